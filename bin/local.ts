@@ -1,0 +1,68 @@
+/**
+ * `npm start`: the whole service on this machine — DynamoDB Local, fauxqs, the local twins of Lambda's event
+ * source mappings, EventBridge Scheduler and KMS, and an API gateway in front of the same handlers as AWS.
+ */
+import { ConfigurationError, loadLocalConfig } from '../functions/adapters/local/config';
+import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
+import { PortInUseError } from '../functions/adapters/local/local-aws';
+import { type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
+
+const say = (line: string) => process.stderr.write(`[local] ${line}\n`);
+
+const main = async (): Promise<void> => {
+  const config = loadLocalConfig(process.env, process.cwd());
+  const started = Date.now();
+  let stack: LocalStack | undefined;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      say(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    say(`${signal} received, stopping`);
+    await stack?.stop();
+    say('stopped; nothing left running');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  stack = await startLocalStack({
+    host: config.host,
+    port: config.port,
+    ...(config.dataDir ? { dataDir: config.dataDir } : {}),
+    apiKey: config.apiKey,
+    adminToken: config.adminToken,
+    logLevel: config.logLevel,
+    progress: say,
+  });
+  if (stopping) return;
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const banner = [
+    '',
+    `  Pricing service (local) is up in ${seconds}s`,
+    `  Base URL     ${stack.url}`,
+    `  Health       curl ${stack.url}/health`,
+    `  Data         ${config.dataDir ?? 'in memory (IN_MEMORY=true): discarded at stop'}`,
+    `  API key      ${config.apiKey}   (x-api-key; ${config.generated.apiKey ? 'generated and saved' : 'from API_KEY or saved'})`,
+    `  Admin token  ${config.adminToken}   (Authorization: Bearer; ${config.generated.adminToken ? 'generated and saved' : 'from ADMIN_TOKEN or saved'})`,
+    `  DynamoDB     ${stack.dynamoDbEndpoint}    SQS/S3 ${stack.sqsEndpoint}`,
+    '  Ctrl-C stops everything.',
+    '',
+  ];
+  process.stdout.write(`${banner.join('\n')}\n`);
+};
+
+main().catch((error: unknown) => {
+  if (
+    error instanceof JavaMissingError ||
+    error instanceof PortInUseError ||
+    error instanceof ConfigurationError
+  ) {
+    say(`cannot start: ${error.message}`);
+  } else {
+    say(`cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+  process.exit(1);
+});

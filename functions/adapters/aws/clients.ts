@@ -1,0 +1,68 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * Where the AWS SDK clients point. In AWS only `region` is set; the local stack and the tests point the same
+ * clients at DynamoDB Local and fauxqs, which speak the real wire protocols.
+ */
+export interface AwsClientConfig {
+  readonly region: string;
+  readonly dynamoDbEndpoint?: string;
+  readonly sqsEndpoint?: string;
+  readonly s3Endpoint?: string;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+export interface AwsClients {
+  readonly dynamoDb: DynamoDBClient;
+  readonly documents: DynamoDBDocumentClient;
+  readonly streams: DynamoDBStreamsClient;
+  readonly sqs: SQSClient;
+  readonly s3: S3Client;
+}
+
+const base = (config: AwsClientConfig) => ({
+  region: config.region,
+  ...(config.credentials ? { credentials: config.credentials } : {}),
+});
+
+/** The document client used for every DynamoDB access: plain JS values in, plain JS values out. */
+export const documentClientOf = (dynamoDb: DynamoDBClient): DynamoDBDocumentClient =>
+  DynamoDBDocumentClient.from(dynamoDb, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    unmarshallOptions: { wrapNumbers: false },
+  });
+
+export const createAwsClients = (config: AwsClientConfig): AwsClients => {
+  const dynamoDbOptions = {
+    ...base(config),
+    ...(config.dynamoDbEndpoint ? { endpoint: config.dynamoDbEndpoint } : {}),
+  };
+  const dynamoDb = new DynamoDBClient(dynamoDbOptions);
+  return {
+    dynamoDb,
+    documents: documentClientOf(dynamoDb),
+    streams: new DynamoDBStreamsClient(dynamoDbOptions),
+    sqs: new SQSClient({ ...base(config), ...(config.sqsEndpoint ? { endpoint: config.sqsEndpoint } : {}) }),
+    s3: new S3Client({
+      ...base(config),
+      ...(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {}),
+    }),
+  };
+};
+
+export const createKmsClient = (region: string): KMSClient => new KMSClient({ region });
+export const createSchedulerClient = (region: string): SchedulerClient => new SchedulerClient({ region });
+
+export const destroyAwsClients = (clients: AwsClients): void => {
+  clients.documents.destroy();
+  clients.dynamoDb.destroy();
+  clients.streams.destroy();
+  clients.sqs.destroy();
+  clients.s3.destroy();
+};

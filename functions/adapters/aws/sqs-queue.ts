@@ -1,0 +1,30 @@
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { type QueueId, SCHEDULER } from '../../definitions';
+import type { MessageQueue, SendOptions } from '../../ports/queue';
+
+/** The SQS adapter of the queue port; the same code talks to SQS in AWS and to fauxqs locally. */
+export class SqsMessageQueue implements MessageQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly queueUrls: Readonly<Record<QueueId, string>>,
+  ) {}
+
+  async send(queue: QueueId, body: string, options: SendOptions = {}): Promise<{ messageId: string }> {
+    const delaySeconds = options.delaySeconds ?? 0;
+    if (
+      !Number.isInteger(delaySeconds) ||
+      delaySeconds < 0 ||
+      delaySeconds > SCHEDULER.maxQueueDelaySeconds
+    ) {
+      throw new RangeError(`delaySeconds must be an integer in 0..${SCHEDULER.maxQueueDelaySeconds}`);
+    }
+    const result = await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrls[queue],
+        MessageBody: body,
+        ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
+      }),
+    );
+    return { messageId: result.MessageId ?? '' };
+  }
+}

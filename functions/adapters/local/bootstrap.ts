@@ -1,0 +1,220 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  type DynamoDBClient,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  SetQueueAttributesCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import {
+  BUCKETS,
+  type BucketDefinition,
+  type BucketId,
+  QUEUES,
+  type QueueDefinition,
+  type QueueId,
+  queueById,
+  TABLES,
+  type TableDefinition,
+  type TableId,
+  visibilityTimeoutSeconds,
+} from '../../definitions';
+
+const SECONDS_PER_DAY = 86_400;
+
+export interface ProvisionedResources {
+  readonly tableNames: Record<TableId, string>;
+  readonly streamArns: Partial<Record<TableId, string>>;
+  readonly queueUrls: Record<QueueId, string>;
+  readonly queueArns: Record<QueueId, string>;
+  readonly bucketNames: Record<BucketId, string>;
+}
+
+const attributeDefinitionsOf = (table: TableDefinition) => {
+  const keys = [table.partitionKey, table.sortKey];
+  for (const index of table.globalSecondaryIndexes ?? []) keys.push(index.partitionKey, index.sortKey);
+  const unique = new Map<string, string>();
+  for (const key of keys) if (key) unique.set(key.name, key.type);
+  return [...unique].map(([AttributeName, AttributeType]) => ({
+    AttributeName,
+    AttributeType: AttributeType as 'S' | 'N' | 'B',
+  }));
+};
+
+const keySchemaOf = (partitionKey: { name: string }, sortKey?: { name: string }) => [
+  { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
+  ...(sortKey ? [{ AttributeName: sortKey.name, KeyType: 'RANGE' as const }] : []),
+];
+
+/** The CreateTable request for a definition; also what the CDK table construct expresses. */
+export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => ({
+  TableName: tableName,
+  BillingMode: 'PAY_PER_REQUEST',
+  AttributeDefinitions: attributeDefinitionsOf(table),
+  KeySchema: keySchemaOf(table.partitionKey, table.sortKey),
+  ...(table.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream } } : {}),
+  ...(table.globalSecondaryIndexes?.length
+    ? {
+        GlobalSecondaryIndexes: table.globalSecondaryIndexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: keySchemaOf(index.partitionKey, index.sortKey),
+          Projection: { ProjectionType: 'ALL' as const },
+        })),
+      }
+    : {}),
+});
+
+const waitForActive = async (client: DynamoDBClient, tableName: string) => {
+  for (let i = 0; i < 100; i += 1) {
+    const description = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (description.Table?.TableStatus === 'ACTIVE') return description.Table;
+    await sleep(100);
+  }
+  throw new Error(`table ${tableName} did not become ACTIVE`);
+};
+
+/** Creates the table if missing, enables its stream and TTL if needed; safe to run on every start. */
+export const ensureTable = async (
+  client: DynamoDBClient,
+  table: TableDefinition,
+  tableName: string,
+): Promise<string | undefined> => {
+  try {
+    await client.send(new CreateTableCommand(createTableInput(table, tableName)));
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceInUseException') throw error;
+  }
+  let description = await waitForActive(client, tableName);
+  if (table.stream && !description.StreamSpecification?.StreamEnabled) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream },
+      }),
+    );
+    description = await waitForActive(client, tableName);
+  }
+  if (table.timeToLiveAttribute) {
+    const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+    if (ttl.TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
+      await client.send(
+        new UpdateTimeToLiveCommand({
+          TableName: tableName,
+          TimeToLiveSpecification: { AttributeName: table.timeToLiveAttribute, Enabled: true },
+        }),
+      );
+    }
+  }
+  return description.LatestStreamArn;
+};
+
+const queueAttributesOf = (queue: QueueDefinition, queueArns: Partial<Record<string, string>>) => {
+  const attributes: Record<string, string> = {
+    MessageRetentionPeriod: String(queue.retentionDays * SECONDS_PER_DAY),
+    VisibilityTimeout: String(visibilityTimeoutSeconds(queueIdOf(queue))),
+  };
+  if (queue.deadLetter) {
+    const target = queueArns[queue.deadLetter.queue];
+    if (!target) throw new Error(`dead-letter queue ${queue.deadLetter.queue} must be created first`);
+    attributes.RedrivePolicy = JSON.stringify({
+      deadLetterTargetArn: target,
+      maxReceiveCount: queue.deadLetter.maxReceiveCount,
+    });
+  }
+  return attributes;
+};
+
+const queueIdOf = (queue: QueueDefinition): QueueId =>
+  (Object.keys(QUEUES) as QueueId[]).find((id) => QUEUES[id].id === queue.id) as QueueId;
+
+/** Creates the queue or brings an existing one's attributes to the definition. */
+export const ensureQueue = async (
+  client: SQSClient,
+  queueName: string,
+  attributes: Record<string, string>,
+): Promise<{ url: string; arn: string }> => {
+  let url: string | undefined;
+  try {
+    url = (await client.send(new CreateQueueCommand({ QueueName: queueName, Attributes: attributes })))
+      .QueueUrl;
+  } catch (error) {
+    if ((error as Error).name !== 'QueueAlreadyExists' && (error as Error).name !== 'QueueNameExists')
+      throw error;
+    url = (await client.send(new GetQueueUrlCommand({ QueueName: queueName }))).QueueUrl;
+    if (url) await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
+  }
+  if (!url) throw new Error(`queue ${queueName} has no URL`);
+  const described = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = described.Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${queueName} has no ARN`);
+  return { url, arn };
+};
+
+export const ensureBucket = async (client: S3Client, bucketName: string): Promise<void> => {
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: bucketName }));
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
+  }
+};
+
+export interface ProvisionOptions {
+  readonly dynamoDb: DynamoDBClient;
+  readonly sqs: SQSClient;
+  readonly s3: S3Client;
+  /** Prepended to every physical name (tests isolate themselves with a unique prefix). */
+  readonly namePrefix?: string;
+}
+
+/**
+ * Creates every table, queue (dead-letter queues first, then work queues with their redrive policy) and bucket
+ * from the definitions module: the same definitions the CDK stacks deploy. Idempotent across restarts.
+ */
+export const provisionResources = async (options: ProvisionOptions): Promise<ProvisionedResources> => {
+  const prefix = options.namePrefix ?? '';
+  const tableNames = {} as Record<TableId, string>;
+  const streamArns: Partial<Record<TableId, string>> = {};
+  for (const [id, table] of Object.entries(TABLES) as [TableId, TableDefinition][]) {
+    tableNames[id] = `${prefix}${table.id}`;
+    const streamArn = await ensureTable(options.dynamoDb, table, tableNames[id]);
+    if (table.stream && streamArn) streamArns[id] = streamArn;
+  }
+
+  const queueUrls = {} as Record<QueueId, string>;
+  const queueArns = {} as Record<QueueId, string>;
+  const arnsByDefinitionId: Record<string, string> = {};
+  const ordered = (Object.entries(QUEUES) as [QueueId, QueueDefinition][]).sort(
+    ([, a], [, b]) => Number(Boolean(a.deadLetter)) - Number(Boolean(b.deadLetter)),
+  );
+  for (const [id, queue] of ordered) {
+    if (queue.deadLetter) queueById(queue.deadLetter.queue);
+    const created = await ensureQueue(
+      options.sqs,
+      `${prefix}${queue.id}`,
+      queueAttributesOf(queue, arnsByDefinitionId),
+    );
+    queueUrls[id] = created.url;
+    queueArns[id] = created.arn;
+    arnsByDefinitionId[queue.id] = created.arn;
+  }
+
+  const bucketNames = {} as Record<BucketId, string>;
+  for (const [id, bucket] of Object.entries(BUCKETS) as [BucketId, BucketDefinition][]) {
+    bucketNames[id] = `${prefix}${bucket.id}`;
+    await ensureBucket(options.s3, bucketNames[id]);
+  }
+  return { tableNames, streamArns, queueUrls, queueArns, bucketNames };
+};

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import type { FunctionDefinition } from '../../definitions';
+
+export type LambdaHandler<Event, Result> = (event: Event, context: Context) => Promise<Result>;
+
+export class FunctionTimeoutError extends Error {
+  constructor(functionId: string, timeoutSeconds: number) {
+    super(`Task timed out after ${timeoutSeconds} seconds (${functionId})`);
+    this.name = 'FunctionTimeoutError';
+  }
+}
+
+const contextFor = (definition: FunctionDefinition, deadline: number): Context => ({
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: `pricing-local-${definition.id}`,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:pricing-local-${definition.id}`,
+  memoryLimitInMB: String(definition.memoryMb),
+  awsRequestId: randomUUID(),
+  logGroupName: `/aws/lambda/pricing-local-${definition.id}`,
+  logStreamName: 'local',
+  getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+});
+
+/**
+ * Lambda's execution model for the local stack: each instance serves one event at a time, instances are
+ * created on demand up to a concurrency limit, and an invocation past the function's timeout fails (the
+ * instance that timed out is discarded, as Lambda does).
+ */
+export class FunctionPool<Event, Result> {
+  private readonly idle: LambdaHandler<Event, Result>[] = [];
+  private readonly waiting: ((instance: LambdaHandler<Event, Result>) => void)[] = [];
+  private instances = 0;
+
+  constructor(
+    readonly definition: FunctionDefinition,
+    private readonly createInstance: () => LambdaHandler<Event, Result>,
+    private readonly maxInstances = 16,
+  ) {}
+
+  private async acquire(): Promise<LambdaHandler<Event, Result>> {
+    const ready = this.idle.pop();
+    if (ready) return ready;
+    if (this.instances < this.maxInstances) {
+      this.instances += 1;
+      return this.createInstance();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(instance: LambdaHandler<Event, Result>): void {
+    const next = this.waiting.shift();
+    if (next) next(instance);
+    else this.idle.push(instance);
+  }
+
+  private discard(): void {
+    const next = this.waiting.shift();
+    if (next) next(this.createInstance());
+    else this.instances -= 1;
+  }
+
+  async invoke(event: Event): Promise<Result> {
+    const instance = await this.acquire();
+    const timeoutMs = this.definition.timeoutSeconds * 1000;
+    const deadline = Date.now() + timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new FunctionTimeoutError(this.definition.id, this.definition.timeoutSeconds)),
+        timeoutMs,
+      );
+    });
+    try {
+      const result = await Promise.race([instance(event, contextFor(this.definition, deadline)), timeout]);
+      this.release(instance);
+      return result;
+    } catch (error) {
+      if (error instanceof FunctionTimeoutError) this.discard();
+      else this.release(instance);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,260 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type FunctionId, matchRoute, ROUTES, type RouteDefinition } from '../../definitions';
+import { type ErrorCode, errorBody, HttpError } from '../../handlers/middleware/errors';
+import { newId } from '../../shared/ids';
+import type { FunctionPool } from './function-pool';
+
+/** Largest request body accepted (C22); API Gateway's own limit is 10 MB. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export type HttpFunctionPool = FunctionPool<APIGatewayProxyEvent, APIGatewayProxyResult>;
+
+export interface GatewayOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly functions: Readonly<Partial<Record<FunctionId, HttpFunctionPool>>>;
+  /** Catalog callers' key (`x-api-key`), API Gateway's usage-plan key in AWS. */
+  readonly apiKey: string;
+  /** Operators' bearer token, standing in for IAM SigV4 locally. */
+  readonly adminToken: string;
+  readonly routes?: readonly RouteDefinition[];
+  readonly onError?: (error: unknown) => void;
+}
+
+class BodyTooLargeError extends Error {}
+
+const readBody = (request: IncomingMessage, limit: number): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new BodyTooLargeError());
+        request.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+
+const sameSecret = (given: string | undefined, expected: string): boolean => {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+const singleHeaders = (request: IncomingMessage): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return headers;
+};
+
+const multiHeaders = (request: IncomingMessage): Record<string, string[]> => {
+  const headers: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value : [value];
+  }
+  return headers;
+};
+
+const queryOf = (url: URL) => {
+  const single: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    single[name] = value;
+    multi[name] = [...(multi[name] ?? []), value];
+  }
+  return Object.keys(single).length === 0 ? { single: null, multi: null } : { single, multi };
+};
+
+const isTextual = (contentType: string | undefined): boolean =>
+  !contentType || /json|text|xml|x-www-form-urlencoded/i.test(contentType);
+
+/** Builds the REST API (v1) Lambda proxy event API Gateway would send for this request. */
+export const toProxyEvent = (
+  request: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  route: RouteDefinition,
+  pathParameters: Record<string, string>,
+): APIGatewayProxyEvent => {
+  const headers = singleHeaders(request);
+  const textual = isTextual(headers['content-type']);
+  const query = queryOf(url);
+  const method = (request.method ?? 'GET').toUpperCase();
+  return {
+    resource: route.path,
+    path: url.pathname,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: multiHeaders(request),
+    queryStringParameters: query.single,
+    multiValueQueryStringParameters: query.multi,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+    stageVariables: null,
+    body: body.length === 0 ? null : textual ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: body.length > 0 && !textual,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: `HTTP/${request.httpVersion}`,
+      httpMethod: method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: headers['x-api-key'] ?? null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        user: null,
+        userAgent: headers['user-agent'] ?? null,
+        userArn: null,
+      },
+      path: url.pathname,
+      stage: 'local',
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: route.path,
+    },
+  };
+};
+
+const send = (response: ServerResponse, result: APIGatewayProxyResult): void => {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {}))
+    headers[name] = values.map(String);
+  const body = result.isBase64Encoded
+    ? Buffer.from(result.body, 'base64')
+    : Buffer.from(result.body ?? '', 'utf8');
+  response.writeHead(result.statusCode, { ...headers, 'Content-Length': String(body.length) });
+  response.end(body);
+};
+
+const refusal = (
+  code: ErrorCode,
+  description: string,
+  traceId: string,
+  extra: Record<string, string> = {},
+) => {
+  const error = new HttpError(code, description);
+  return {
+    statusCode: error.statusCode,
+    headers: { 'Content-Type': 'application/json', 'X-Trace-Id': traceId, ...extra },
+    body: JSON.stringify(errorBody(error, traceId)),
+  } satisfies APIGatewayProxyResult;
+};
+
+/** API Gateway's checks before the integration runs: the API key or the admin identity. */
+const authorize = (
+  route: RouteDefinition,
+  request: IncomingMessage,
+  options: GatewayOptions,
+  traceId: string,
+) => {
+  if (route.auth === 'none') return undefined;
+  const apiKey = request.headers['x-api-key'];
+  const givenKey = Array.isArray(apiKey) ? apiKey[0] : apiKey;
+  if (route.auth === 'api_key') {
+    if (sameSecret(givenKey, options.apiKey)) return undefined;
+    return refusal('unauthorized', 'a valid API key is required in x-api-key', traceId);
+  }
+  const authorization = request.headers.authorization ?? '';
+  const bearer = authorization.match(/^Bearer\s+(.+)$/i)?.[1];
+  if (sameSecret(bearer, options.adminToken)) return undefined;
+  if (bearer === undefined && sameSecret(givenKey, options.apiKey)) {
+    return refusal('forbidden', 'this route needs operator credentials, not a catalog API key', traceId);
+  }
+  return refusal('unauthorized', 'operator credentials are required', traceId, {
+    'WWW-Authenticate': 'Bearer realm="admin"',
+  });
+};
+
+/**
+ * The local API gateway: matches each request against the same route table as the CDK API, applies the same
+ * authentication rule, turns it into an API Gateway proxy event and invokes the route's function handler.
+ */
+export const startGateway = async (options: GatewayOptions): Promise<{ server: Server; url: string }> => {
+  const routes = options.routes ?? ROUTES;
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const traceId = newId('trc');
+    let url: URL;
+    try {
+      url = new URL(request.url ?? '/', 'http://localhost');
+    } catch {
+      return send(response, refusal('invalid_request', 'the request target is not a valid URL', traceId));
+    }
+    const { match, pathExists } = matchRoute(request.method ?? 'GET', url.pathname, routes);
+    if (!match) {
+      request.resume();
+      return pathExists
+        ? send(
+            response,
+            refusal('method_not_allowed', `${request.method} is not allowed on ${url.pathname}`, traceId),
+          )
+        : send(response, refusal('not_found', `no route for ${url.pathname}`, traceId));
+    }
+    const denied = authorize(match.route, request, options, traceId);
+    if (denied) {
+      request.resume();
+      return send(response, denied);
+    }
+    let body: Buffer;
+    try {
+      body = await readBody(request, MAX_BODY_BYTES);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        response.setHeader('Connection', 'close');
+        return send(
+          response,
+          refusal('payload_too_large', `the body exceeds ${MAX_BODY_BYTES} bytes`, traceId),
+        );
+      }
+      throw error;
+    }
+    const pool = options.functions[match.route.function];
+    if (!pool) return send(response, refusal('not_found', `no function serves ${url.pathname}`, traceId));
+    const event = toProxyEvent(request, url, body, match.route, match.pathParameters);
+    send(response, await pool.invoke(event));
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      options.onError?.(error);
+      if (!response.headersSent) {
+        send(response, refusal('internal_error', 'an internal error occurred; retry later', newId('trc')));
+      } else {
+        response.destroy();
+      }
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const displayHost = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
+  return { server, url: `http://${displayHost}:${port}` };
+};

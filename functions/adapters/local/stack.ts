@@ -1,0 +1,254 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import type { ServiceDependencies, ServiceTableId } from '../../composition/dependencies';
+import { FUNCTION_FACTORIES } from '../../composition/functions';
+import {
+  EVENT_SOURCE_MAPPINGS,
+  type EventSourceMappingDefinition,
+  FUNCTIONS,
+  type FunctionId,
+} from '../../definitions';
+import type { Clock } from '../../ports/clock';
+import type { HealthProbe } from '../../ports/health';
+import { systemClock } from '../../shared/clock';
+import { createLogger, type LoggerOptions } from '../../shared/logger';
+import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
+import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
+import { SqsMessageQueue } from '../aws/sqs-queue';
+import { type ProvisionedResources, provisionResources } from './bootstrap';
+import { type DynamoDbLocalProcess, startDynamoDbLocal } from './dynamodb-local';
+import { type FauxqsServer, startFauxqsServer } from './fauxqs';
+import { FunctionPool, type LambdaHandler } from './function-pool';
+import { type HttpFunctionPool, startGateway } from './gateway';
+import { assertPortFree, freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from './local-aws';
+import { loadOrCreateLocalKeys } from './local-signing';
+import { LocalOneTimeScheduler, ScheduleDispatcher } from './scheduler';
+import { SqsPoller } from './sqs-poller';
+import { StreamPoller } from './stream-poller';
+
+export interface LocalStackOptions {
+  /** Interface the gateway listens on. Default `127.0.0.1`. */
+  readonly host?: string;
+  /** Gateway port; 0 picks a free one. */
+  readonly port: number;
+  /** Persistent state (DynamoDB Local, fauxqs SQLite, keys); omitted → in memory, gone at stop. */
+  readonly dataDir?: string;
+  readonly apiKey: string;
+  readonly adminToken: string;
+  readonly logLevel?: LoggerOptions['logLevel'];
+  readonly clock?: Clock;
+  /** How often due schedules are dispatched. Default 250 ms. */
+  readonly schedulerIntervalMs?: number;
+  /** How often an idle stream shard is polled. Default 200 ms. */
+  readonly streamPollIntervalMs?: number;
+  /** Progress lines while starting and stopping. */
+  readonly progress?: (line: string) => void;
+}
+
+export interface LocalStack {
+  readonly url: string;
+  readonly dynamoDbEndpoint: string;
+  readonly sqsEndpoint: string;
+  readonly dataDir: string | undefined;
+  readonly resources: ProvisionedResources;
+  readonly deps: ServiceDependencies;
+  readonly clients: AwsClients;
+  stop(): Promise<void>;
+}
+
+type Stoppable = { stop(): Promise<void> };
+
+/** A component of the local stack that runs in-process and reports its own health. */
+const componentProbe = (component: string, healthy: () => boolean): HealthProbe => ({
+  component,
+  check: async () => {
+    if (!healthy()) throw new Error(`${component} is not running`);
+  },
+});
+
+/**
+ * Starts the whole local stack in one process tree: DynamoDB Local (Java), fauxqs (SQS + S3), the resources
+ * from the definitions module, local keys, the scheduler twin, the event source mapping twins and the API
+ * gateway, all wired to the same handlers as the Lambda functions. `stop()` ends every part, Java included.
+ */
+export const startLocalStack = async (options: LocalStackOptions): Promise<LocalStack> => {
+  const host = options.host ?? '127.0.0.1';
+  const progress = options.progress ?? (() => undefined);
+  const clock = options.clock ?? systemClock;
+  const stopStack: Stoppable[] = [];
+  const stopAll = async () => {
+    for (const part of stopStack.splice(0).reverse()) {
+      await part.stop().catch(() => undefined);
+    }
+  };
+
+  try {
+    if (options.port !== 0) await assertPortFree(options.port, host);
+    const scratch = options.dataDir ? undefined : mkdtempSync(path.join(tmpdir(), 'pricing-local-'));
+    if (scratch) stopStack.push({ stop: async () => rmSync(scratch, { recursive: true, force: true }) });
+    const root = options.dataDir ?? (scratch as string);
+
+    progress(`starting DynamoDB Local and fauxqs (${options.dataDir ? `data in ${root}` : 'in memory'})`);
+    const [dynamo, fauxqs]: [DynamoDbLocalProcess, FauxqsServer] = await Promise.all([
+      freePort().then((port) =>
+        startDynamoDbLocal({
+          port,
+          workDir: root,
+          ...(options.dataDir ? { dbPath: path.join(root, 'dynamodb') } : {}),
+        }),
+      ),
+      startFauxqsServer(options.dataDir ? { dataDir: path.join(root, 'fauxqs') } : {}),
+    ]);
+    stopStack.push(dynamo, fauxqs);
+
+    const clients = createAwsClients({
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      dynamoDbEndpoint: dynamo.endpoint,
+      sqsEndpoint: fauxqs.endpoint,
+      s3Endpoint: fauxqs.endpoint,
+    });
+    stopStack.push({ stop: async () => destroyAwsClients(clients) });
+
+    progress('creating tables, queues and buckets from the definitions');
+    const resources = await provisionResources({
+      dynamoDb: clients.dynamoDb,
+      sqs: clients.sqs,
+      s3: clients.s3,
+    });
+    const keys = await loadOrCreateLocalKeys(path.join(root, 'keys'));
+
+    const loggers = new Map<string, Logger>();
+    const loggerFor = (name: string): Logger => {
+      let logger = loggers.get(name);
+      if (!logger) {
+        logger = createLogger({ serviceName: name, logLevel: options.logLevel ?? 'INFO' });
+        loggers.set(name, logger);
+      }
+      return logger;
+    };
+    const stackLogger = loggerFor('pricing-local');
+    const queue = new SqsMessageQueue(clients.sqs, resources.queueUrls);
+    const scheduler = new LocalOneTimeScheduler(
+      clients.documents,
+      resources.tableNames.localSchedules,
+      clock,
+    );
+    const dispatcher = new ScheduleDispatcher(scheduler, queue, stackLogger, options.schedulerIntervalMs);
+
+    const pollers: { healthy: boolean; start(): void; stop(): Promise<void> }[] = [];
+    const serviceTableNames: Record<ServiceTableId, string> = { events: resources.tableNames.events };
+    const deps: ServiceDependencies = {
+      clock,
+      createLogger: (functionId) =>
+        createLogger({ serviceName: `pricing-${functionId}`, logLevel: options.logLevel ?? 'INFO' }),
+      documents: clients.documents,
+      tableNames: serviceTableNames,
+      bucketNames: resources.bucketNames,
+      queueUrls: resources.queueUrls,
+      queue,
+      scheduler,
+      receiptSigner: keys.receiptSigner,
+      quoteMac: keys.quoteMac,
+      dataCipher: keys.dataCipher,
+      healthProbes: [
+        dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
+        sqsProbe(clients.sqs, resources.queueUrls.delivery),
+        s3Probe(clients.s3, resources.bucketNames.receipts),
+        componentProbe('event_source_mappings', () => pollers.every((poller) => poller.healthy)),
+        componentProbe('scheduler', () => dispatcher.healthy),
+      ],
+    };
+
+    const pool = <Event, Result>(id: FunctionId, factory: () => LambdaHandler<Event, Result>) =>
+      new FunctionPool<Event, Result>(FUNCTIONS[id], factory);
+    const httpPools: Partial<Record<FunctionId, HttpFunctionPool>> = {
+      api: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('api', () => FUNCTION_FACTORIES.api(deps)),
+    };
+    const fanoutPool = pool<
+      DynamoDBStreamEvent,
+      Awaited<ReturnType<ReturnType<typeof FUNCTION_FACTORIES.fanout>>>
+    >('fanout', () => FUNCTION_FACTORIES.fanout(deps));
+    const deliverPool = pool<SQSEvent, Awaited<ReturnType<ReturnType<typeof FUNCTION_FACTORIES.deliver>>>>(
+      'deliver',
+      () => FUNCTION_FACTORIES.deliver(deps),
+    );
+
+    for (const mapping of Object.values(EVENT_SOURCE_MAPPINGS) as EventSourceMappingDefinition[]) {
+      if (mapping.kind === 'dynamodb-stream') {
+        const streamArn = resources.streamArns[mapping.table];
+        if (!streamArn) throw new Error(`table ${mapping.table} has no stream`);
+        pollers.push(
+          new StreamPoller({
+            mapping,
+            streamArn,
+            streams: clients.streams,
+            documents: clients.documents,
+            checkpointTable: resources.tableNames.localStreamCheckpoints,
+            invoke: (event) => fanoutPool.invoke(event),
+            sendToOnFailure: async (body) => {
+              await queue.send(mapping.onFailureQueue, body);
+            },
+            clock,
+            logger: stackLogger,
+            ...(options.streamPollIntervalMs ? { pollIntervalMs: options.streamPollIntervalMs } : {}),
+          }),
+        );
+      } else {
+        pollers.push(
+          new SqsPoller({
+            mapping,
+            sqs: clients.sqs,
+            queueUrl: resources.queueUrls[mapping.queue],
+            queueArn: resources.queueArns[mapping.queue],
+            invoke: (event) => deliverPool.invoke(event),
+            logger: stackLogger,
+          }),
+        );
+      }
+    }
+    for (const poller of pollers) {
+      poller.start();
+      stopStack.push(poller);
+    }
+    dispatcher.start();
+    stopStack.push(dispatcher);
+
+    const gateway = await startGateway({
+      host,
+      port: options.port,
+      functions: httpPools,
+      apiKey: options.apiKey,
+      adminToken: options.adminToken,
+      onError: (error) => stackLogger.error('gateway error', { error: error as Error }),
+    });
+    stopStack.push({ stop: () => closeServer(gateway.server) });
+
+    return {
+      url: gateway.url,
+      dynamoDbEndpoint: dynamo.endpoint,
+      sqsEndpoint: fauxqs.endpoint,
+      dataDir: options.dataDir,
+      resources,
+      deps,
+      clients,
+      stop: async () => {
+        progress('stopping');
+        await stopAll();
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+};
+
+const closeServer = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });

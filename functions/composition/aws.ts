@@ -1,0 +1,86 @@
+import { createAwsClients, createKmsClient, createSchedulerClient } from '../adapters/aws/clients';
+import { EventBridgeOneTimeScheduler } from '../adapters/aws/eventbridge-scheduler';
+import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
+import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../adapters/aws/kms-signing';
+import { SqsMessageQueue } from '../adapters/aws/sqs-queue';
+import {
+  BUCKETS,
+  type BucketId,
+  KEYS,
+  QUEUES,
+  type QueueId,
+  SCHEDULER,
+  serviceTables,
+  type TableDefinition,
+} from '../definitions';
+import { systemClock } from '../shared/clock';
+import { createLogger } from '../shared/logger';
+import type { ServiceDependencies, ServiceTableId } from './dependencies';
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** A required setting of the deployed function; its absence is a deployment defect, reported by name. */
+const required = (env: Environment, name: string): string => {
+  const value = env[name];
+  if (!value) throw new Error(`missing environment variable ${name}`);
+  return value;
+};
+
+const recordOf = <Id extends string>(
+  definitions: Readonly<Record<Id, { readonly envVar: string }>>,
+  env: Environment,
+): Record<Id, string> => {
+  const entries = Object.entries(definitions) as [Id, { envVar: string }][];
+  return Object.fromEntries(
+    entries.map(([id, definition]) => [id, required(env, definition.envVar)]),
+  ) as Record<Id, string>;
+};
+
+/** Queue ARN from its URL (`https://sqs.<region>.amazonaws.com/<account>/<name>`). */
+export const queueArnFromUrl = (url: string, partition = 'aws'): string => {
+  const match = url.match(/^https:\/\/sqs\.([a-z0-9-]+)\.[^/]+\/(\d+)\/([^/]+)$/);
+  if (!match) throw new Error(`not an SQS queue URL: ${url}`);
+  const [, region, account, name] = match;
+  return `arn:${partition}:sqs:${region}:${account}:${name}`;
+};
+
+let cached: ServiceDependencies | undefined;
+
+/** Composition root inside Lambda: every name comes from the environment the CDK stack sets. */
+export const awsDependencies = (env: Environment = process.env): ServiceDependencies => {
+  if (cached) return cached;
+  const region = required(env, 'AWS_REGION');
+  const clients = createAwsClients({ region });
+  const kms = createKmsClient(region);
+  const tableNames = Object.fromEntries(
+    serviceTables().map((table: TableDefinition) => [table.id, required(env, table.envVar)]),
+  ) as Record<ServiceTableId, string>;
+  const queueUrls = recordOf<QueueId>(QUEUES, env);
+  const bucketNames = recordOf<BucketId>(BUCKETS, env);
+  const queueArns = Object.fromEntries(
+    Object.entries(queueUrls).map(([id, url]) => [id, queueArnFromUrl(url)]),
+  ) as Record<QueueId, string>;
+  cached = {
+    clock: systemClock,
+    createLogger: (functionId) => createLogger({ serviceName: `pricing-${functionId}` }),
+    documents: clients.documents,
+    tableNames,
+    bucketNames,
+    queueUrls,
+    queue: new SqsMessageQueue(clients.sqs, queueUrls),
+    scheduler: new EventBridgeOneTimeScheduler(createSchedulerClient(region), {
+      groupName: required(env, SCHEDULER.groupEnvVar),
+      roleArn: required(env, SCHEDULER.roleEnvVar),
+      queueArns,
+    }),
+    receiptSigner: new KmsReceiptSigner(kms, required(env, KEYS.receiptSigning.envVar)),
+    quoteMac: new KmsMacSigner(kms, required(env, KEYS.quoteMac.envVar)),
+    dataCipher: new KmsDataCipher(kms, required(env, KEYS.data.envVar)),
+    healthProbes: [
+      dynamoDbProbe(clients.dynamoDb, tableNames.events),
+      sqsProbe(clients.sqs, queueUrls.delivery),
+      s3Probe(clients.s3, bucketNames.receipts),
+    ],
+  };
+  return cached;
+};

@@ -1,0 +1,32 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { BucketId, FunctionId, QueueId, TABLES, TableId } from '../definitions';
+import type { Clock } from '../ports/clock';
+import type { HealthProbe } from '../ports/health';
+import type { MessageQueue } from '../ports/queue';
+import type { OneTimeScheduler } from '../ports/scheduler';
+import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
+
+/** Tables the functions use (deployed to AWS); local-only tables belong to the local twins. */
+export type ServiceTableId = {
+  [K in TableId]: (typeof TABLES)[K]['scope'] extends 'service' ? K : never;
+}[TableId];
+
+/**
+ * Everything a handler may use, built once per function instance by a composition root: `aws.ts` from the
+ * Lambda environment, `local.ts` from the local stack. Handlers receive it; they never build clients.
+ */
+export interface ServiceDependencies {
+  readonly clock: Clock;
+  readonly createLogger: (functionId: FunctionId) => Logger;
+  readonly documents: DynamoDBDocumentClient;
+  readonly tableNames: Readonly<Record<ServiceTableId, string>>;
+  readonly bucketNames: Readonly<Record<BucketId, string>>;
+  readonly queue: MessageQueue;
+  readonly queueUrls: Readonly<Record<QueueId, string>>;
+  readonly scheduler: OneTimeScheduler;
+  readonly receiptSigner: ReceiptSigner;
+  readonly quoteMac: MacSigner;
+  readonly dataCipher: DataCipher;
+  readonly healthProbes: readonly HealthProbe[];
+}

@@ -1,0 +1,18 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { FunctionId } from '../definitions';
+import { createApiHandler } from '../handlers/api';
+import { createDeliverHandler, type QueueHandler } from '../handlers/deliver';
+import { createFanoutHandler, type StreamHandler } from '../handlers/fanout';
+import type { ServiceDependencies } from './dependencies';
+
+type HttpFunction = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/**
+ * The factory behind each function's Lambda entry point (`FUNCTIONS[id].entry` exports `handler`, built by the
+ * same factory from the AWS composition root). The local stack builds its instances from here.
+ */
+export const FUNCTION_FACTORIES = {
+  api: (deps: ServiceDependencies): HttpFunction => createApiHandler(deps),
+  fanout: (deps: ServiceDependencies): StreamHandler => createFanoutHandler(deps),
+  deliver: (deps: ServiceDependencies): QueueHandler => createDeliverHandler(deps),
+} as const satisfies Record<FunctionId, (deps: ServiceDependencies) => unknown>;

@@ -1,0 +1,108 @@
+/**
+ * Lambda functions, their event source mappings and the HTTP route table: read by the CDK service stack
+ * and by the local stack (gateway and pollers), so both wire the same handlers the same way.
+ */
+import type { QueueId, TableId } from './resources';
+
+export type FunctionId = 'api' | 'fanout' | 'deliver';
+
+export interface FunctionDefinition {
+  readonly id: FunctionId;
+  readonly description: string;
+  /** Source file, relative to the repository root, whose `handler` export is the Lambda entry point. */
+  readonly entry: string;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+}
+
+export const FUNCTIONS = {
+  api: {
+    id: 'api',
+    description: 'HTTP API: system routes (health).',
+    entry: 'functions/handlers/api.ts',
+    timeoutSeconds: 10,
+    memoryMb: 512,
+  },
+  fanout: {
+    id: 'fanout',
+    description: 'Events stream consumer: relays new outbox events to the delivery queue.',
+    entry: 'functions/handlers/fanout.ts',
+    timeoutSeconds: 30,
+    memoryMb: 256,
+  },
+  deliver: {
+    id: 'deliver',
+    description: 'Delivery queue consumer.',
+    entry: 'functions/handlers/deliver.ts',
+    timeoutSeconds: 30,
+    memoryMb: 256,
+  },
+} as const satisfies Record<FunctionId, FunctionDefinition>;
+
+/** SQS visibility must cover a whole batch plus Lambda's own retries: AWS recommends at least 6 × timeout. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+export interface StreamMappingDefinition {
+  readonly kind: 'dynamodb-stream';
+  readonly id: string;
+  readonly table: TableId;
+  readonly function: FunctionId;
+  readonly batchSize: number;
+  readonly maxBatchingWindowSeconds: number;
+  readonly startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  readonly bisectBatchOnError: boolean;
+  /** Retries after the first attempt before the batch goes to the on-failure destination. */
+  readonly maxRetryAttempts: number;
+  readonly onFailureQueue: QueueId;
+  readonly reportBatchItemFailures: boolean;
+}
+
+export interface QueueMappingDefinition {
+  readonly kind: 'sqs';
+  readonly id: string;
+  readonly queue: QueueId;
+  readonly function: FunctionId;
+  readonly batchSize: number;
+  readonly maxBatchingWindowSeconds: number;
+  readonly reportBatchItemFailures: boolean;
+}
+
+export type EventSourceMappingDefinition = StreamMappingDefinition | QueueMappingDefinition;
+
+export const EVENT_SOURCE_MAPPINGS = {
+  eventsToFanout: {
+    kind: 'dynamodb-stream',
+    id: 'events-to-fanout',
+    table: 'events',
+    function: 'fanout',
+    batchSize: 100,
+    maxBatchingWindowSeconds: 0,
+    startingPosition: 'TRIM_HORIZON',
+    bisectBatchOnError: true,
+    maxRetryAttempts: 5,
+    onFailureQueue: 'eventsStreamFailures',
+    reportBatchItemFailures: true,
+  },
+  deliveryToDeliver: {
+    kind: 'sqs',
+    id: 'delivery-to-deliver',
+    queue: 'delivery',
+    function: 'deliver',
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
+    reportBatchItemFailures: true,
+  },
+} as const satisfies Record<string, EventSourceMappingDefinition>;
+
+/** Which function consumes a queue: the queue's visibility timeout is derived from that function's timeout. */
+export const consumerOfQueue = (queue: QueueId): FunctionDefinition | undefined => {
+  const mapping = Object.values(EVENT_SOURCE_MAPPINGS).find(
+    (candidate: EventSourceMappingDefinition) => candidate.kind === 'sqs' && candidate.queue === queue,
+  );
+  return mapping ? FUNCTIONS[mapping.function] : undefined;
+};
+
+export const visibilityTimeoutSeconds = (queue: QueueId): number => {
+  const consumer = consumerOfQueue(queue);
+  return consumer ? consumer.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR : 30;
+};

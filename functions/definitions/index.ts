@@ -1,0 +1,3 @@
+export * from './functions';
+export * from './resources';
+export * from './routes';

@@ -1,0 +1,177 @@
+/**
+ * The single source of the service's stateful resources: tables, queues, buckets and keys.
+ *
+ * Both the CDK constructs (`lib/`) and the local stack's bootstrap (`functions/adapters/local/bootstrap.ts`)
+ * read these objects, so the deployed and the local shapes cannot drift. Pure data: no SDK, no CDK imports.
+ */
+
+export type AttributeType = 'S' | 'N' | 'B';
+
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+
+export interface GlobalSecondaryIndexDefinition {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+}
+
+export type StreamViewType = 'NEW_IMAGE' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES' | 'KEYS_ONLY';
+
+/** `service`: deployed to AWS and created locally. `local`: state that only the local stack's twins need. */
+export type ResourceScope = 'service' | 'local';
+
+export interface TableDefinition {
+  readonly id: string;
+  readonly description: string;
+  readonly scope: ResourceScope;
+  /** Environment variable that carries the physical table name to the functions. */
+  readonly envVar: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  readonly stream?: StreamViewType;
+  readonly timeToLiveAttribute?: string;
+  readonly globalSecondaryIndexes?: readonly GlobalSecondaryIndexDefinition[];
+}
+
+export interface QueueDefinition {
+  readonly id: string;
+  readonly description: string;
+  readonly envVar: string;
+  /** Work queues name their dead-letter queue; dead-letter queues and on-failure destinations are terminal. */
+  readonly deadLetter?: { readonly queue: string; readonly maxReceiveCount: number };
+  readonly terminal?: boolean;
+  readonly retentionDays: number;
+}
+
+export interface BucketDefinition {
+  readonly id: string;
+  readonly description: string;
+  readonly envVar: string;
+}
+
+export type KeyKind = 'ECC_NIST_P256_SIGN' | 'HMAC_256' | 'SYMMETRIC';
+
+export interface KeyDefinition {
+  readonly id: string;
+  readonly description: string;
+  readonly envVar: string;
+  readonly kind: KeyKind;
+  /** File under `<DATA_DIR>/keys/` that holds the local twin's key material. */
+  readonly localFile: string;
+}
+
+export const TABLES = {
+  events: {
+    id: 'events',
+    description: 'Outbox of event envelopes; its stream feeds the fan-out function.',
+    scope: 'service',
+    envVar: 'EVENTS_TABLE_NAME',
+    partitionKey: { name: 'event_id', type: 'S' },
+    stream: 'NEW_AND_OLD_IMAGES',
+    timeToLiveAttribute: 'expires_at',
+  },
+  localSchedules: {
+    id: 'local-schedules',
+    description: 'Local twin of EventBridge Scheduler: one-time schedules waiting for their time.',
+    scope: 'local',
+    envVar: 'LOCAL_SCHEDULES_TABLE_NAME',
+    partitionKey: { name: 'name', type: 'S' },
+    globalSecondaryIndexes: [
+      {
+        name: 'by-due-time',
+        partitionKey: { name: 'due_partition', type: 'S' },
+        sortKey: { name: 'due_at', type: 'S' },
+      },
+    ],
+  },
+  localStreamCheckpoints: {
+    id: 'local-stream-checkpoints',
+    description: 'Local twin of the stream event source mapping: last processed sequence number per shard.',
+    scope: 'local',
+    envVar: 'LOCAL_STREAM_CHECKPOINTS_TABLE_NAME',
+    partitionKey: { name: 'mapping_id', type: 'S' },
+    sortKey: { name: 'shard_id', type: 'S' },
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+export const QUEUES = {
+  delivery: {
+    id: 'delivery',
+    description: 'One message per (event, endpoint) delivery attempt; delayed messages carry backoff.',
+    envVar: 'DELIVERY_QUEUE_URL',
+    deadLetter: { queue: 'delivery-dlq', maxReceiveCount: 5 },
+    retentionDays: 4,
+  },
+  deliveryDlq: {
+    id: 'delivery-dlq',
+    description: 'Dead deliveries: retries exhausted or the consumer kept failing.',
+    envVar: 'DELIVERY_DLQ_URL',
+    terminal: true,
+    retentionDays: 14,
+  },
+  eventsStreamFailures: {
+    id: 'events-stream-failures',
+    description: 'On-failure destination of the events stream mapping (batch metadata after retries).',
+    envVar: 'EVENTS_STREAM_FAILURES_QUEUE_URL',
+    terminal: true,
+    retentionDays: 14,
+  },
+} as const satisfies Record<string, QueueDefinition>;
+
+export const BUCKETS = {
+  receipts: {
+    id: 'receipts',
+    description: 'Signed receipts exported for finance.',
+    envVar: 'RECEIPTS_BUCKET_NAME',
+  },
+} as const satisfies Record<string, BucketDefinition>;
+
+export const KEYS = {
+  receiptSigning: {
+    id: 'receipt-signing',
+    description: 'Signs receipts (ECDSA P-256 over SHA-256).',
+    envVar: 'RECEIPT_SIGNING_KEY_ID',
+    kind: 'ECC_NIST_P256_SIGN',
+    localFile: 'receipt-signing.pem',
+  },
+  quoteMac: {
+    id: 'quote-mac',
+    description: 'Signs and verifies quotes (HMAC-SHA-256).',
+    envVar: 'QUOTE_MAC_KEY_ID',
+    kind: 'HMAC_256',
+    localFile: 'quote-mac.key',
+  },
+  data: {
+    id: 'data',
+    description: 'Encrypts data at rest: tables, queues, bucket and endpoint secrets.',
+    envVar: 'DATA_KEY_ID',
+    kind: 'SYMMETRIC',
+    localFile: 'data.key',
+  },
+} as const satisfies Record<string, KeyDefinition>;
+
+/** EventBridge Scheduler group for one-time delivery retries (longer than SQS's 15-minute delay). */
+export const SCHEDULER = {
+  groupName: 'deliveries',
+  groupEnvVar: 'SCHEDULE_GROUP_NAME',
+  roleEnvVar: 'SCHEDULER_ROLE_ARN',
+  /** SQS `DelaySeconds` tops out at 15 minutes; longer waits go through the scheduler. */
+  maxQueueDelaySeconds: 900,
+} as const;
+
+export type TableId = keyof typeof TABLES;
+export type QueueId = keyof typeof QUEUES;
+export type BucketId = keyof typeof BUCKETS;
+export type KeyId = keyof typeof KEYS;
+
+export const serviceTables = (): TableDefinition[] =>
+  Object.values(TABLES).filter((table: TableDefinition) => table.scope === 'service');
+
+export const queueById = (id: string): QueueDefinition => {
+  const queue = Object.values(QUEUES).find((candidate: QueueDefinition) => candidate.id === id);
+  if (!queue) throw new Error(`unknown queue definition: ${id}`);
+  return queue;
+};

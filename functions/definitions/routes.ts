@@ -1,0 +1,91 @@
+/**
+ * The HTTP route table. The CDK API creates exactly these resources and methods; the local gateway matches
+ * requests against the same list; the `api` function's router dispatches on `operation`.
+ */
+import type { FunctionId } from './functions';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * `none`: open (health). `api_key`: catalog callers (`x-api-key`, API Gateway usage plan in AWS).
+ * `admin`: operators (IAM SigV4 in AWS; `Authorization: Bearer <ADMIN_TOKEN>` locally).
+ */
+export type RouteAuth = 'none' | 'api_key' | 'admin';
+
+export interface RouteDefinition {
+  readonly method: HttpMethod;
+  /** API Gateway resource path; `{name}` segments are path parameters. */
+  readonly path: string;
+  readonly function: FunctionId;
+  readonly operation: string;
+  readonly auth: RouteAuth;
+  readonly summary: string;
+}
+
+export const ROUTES = [
+  {
+    method: 'GET',
+    path: '/health',
+    function: 'api',
+    operation: 'health',
+    auth: 'none',
+    summary: 'Health of the service and its components.',
+  },
+] as const satisfies readonly RouteDefinition[];
+
+export type OperationId = (typeof ROUTES)[number]['operation'];
+
+export interface RouteMatch {
+  readonly route: RouteDefinition;
+  readonly pathParameters: Record<string, string>;
+}
+
+const safeDecode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+};
+
+const segmentsOf = (path: string): string[] => path.split('/').filter((segment) => segment.length > 0);
+
+/** Match a concrete request path against the route table; static segments win over parameters. */
+export const matchRoute = (
+  method: string,
+  path: string,
+  routes: readonly RouteDefinition[] = ROUTES,
+): { match?: RouteMatch; pathExists: boolean } => {
+  const requestSegments = segmentsOf(path);
+  let pathExists = false;
+  let best: { match: RouteMatch; staticSegments: number } | undefined;
+  for (const route of routes) {
+    const routeSegments = segmentsOf(route.path);
+    if (routeSegments.length !== requestSegments.length) continue;
+    const pathParameters: Record<string, string> = {};
+    let staticSegments = 0;
+    let matches = true;
+    routeSegments.forEach((segment, index) => {
+      const actual = requestSegments[index] ?? '';
+      if (segment.startsWith('{') && segment.endsWith('}')) {
+        const decoded = safeDecode(actual);
+        if (decoded === undefined) matches = false;
+        else pathParameters[segment.slice(1, -1)] = decoded;
+      } else if (segment === actual) {
+        staticSegments += 1;
+      } else {
+        matches = false;
+      }
+    });
+    if (!matches) continue;
+    pathExists = true;
+    if (route.method !== method.toUpperCase()) continue;
+    if (!best || staticSegments > best.staticSegments) {
+      best = { match: { route, pathParameters }, staticSegments };
+    }
+  }
+  return best ? { match: best.match, pathExists } : { pathExists };
+};
+
+export const routeKey = (method: string, resourcePath: string): string =>
+  `${method.toUpperCase()} ${resourcePath}`;

@@ -1,0 +1,15 @@
+import { awsDependencies } from '../composition/aws';
+import type { ServiceDependencies } from '../composition/dependencies';
+import { lazyHandler } from './lazy';
+import { createHttpApi, type HttpHandler } from './middleware/http';
+import { healthOperation } from './operations/health';
+
+/** The `api` function: system routes. Route groups added later get functions of their own. */
+export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
+  createHttpApi({
+    functionId: 'api',
+    logger: deps.createLogger('api'),
+    operations: { health: healthOperation(deps.healthProbes) },
+  });
+
+export const handler = lazyHandler(() => createApiHandler(awsDependencies()));

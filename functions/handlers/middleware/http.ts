@@ -1,0 +1,132 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { type FunctionId, ROUTES, type RouteDefinition, routeKey } from '../../definitions';
+import { newId } from '../../shared/ids';
+import { errorBody, HttpError } from './errors';
+
+/** What an operation returns; the middleware turns it into an API Gateway proxy result. */
+export interface HttpResult {
+  readonly statusCode: number;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface OperationRequest {
+  readonly event: APIGatewayProxyEvent;
+  readonly route: RouteDefinition;
+  readonly traceId: string;
+}
+
+export type Operation = (request: OperationRequest) => Promise<HttpResult>;
+
+export type HttpHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const TRACE_ID_PATTERN = /^[A-Za-z0-9_.:-]{8,128}$/;
+
+const headerValue = (event: APIGatewayProxyEvent, name: string): string | undefined => {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === wanted && typeof value === 'string') return value;
+  }
+  return undefined;
+};
+
+/**
+ * The trace id of a request: the caller's `X-Trace-Id` when well formed, else the root of API Gateway's
+ * `X-Amzn-Trace-Id`, else a fresh `trc_` id. It is on every log line and every response.
+ */
+export const traceIdOf = (event: APIGatewayProxyEvent): string => {
+  const given = headerValue(event, 'x-trace-id');
+  if (given && TRACE_ID_PATTERN.test(given)) return given;
+  const amazon = headerValue(event, 'x-amzn-trace-id')?.match(/Root=([A-Za-z0-9-]+)/)?.[1];
+  if (amazon) return amazon;
+  return newId('trc');
+};
+
+const jsonResult = (
+  statusCode: number,
+  body: unknown,
+  traceId: string,
+  headers: Readonly<Record<string, string>> = {},
+): APIGatewayProxyResult => ({
+  statusCode,
+  headers: {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-store',
+    ...headers,
+    'X-Trace-Id': traceId,
+  },
+  body: body === undefined ? '' : JSON.stringify(body),
+});
+
+/** Any thrown error becomes a C6 body; unexpected ones are logged and answered 500 with no internals. */
+export const errorResult = (error: unknown, traceId: string, logger: Logger): APIGatewayProxyResult => {
+  if (error instanceof HttpError) {
+    if (error.statusCode >= 500) logger.error('request failed', { error_code: error.code, error });
+    else logger.info('request refused', { error_code: error.code, status: error.statusCode });
+    const headers: Record<string, string> =
+      error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) };
+    return jsonResult(error.statusCode, errorBody(error, traceId), traceId, headers);
+  }
+  logger.error('unhandled error', { error: error instanceof Error ? error : String(error) });
+  const internal = new HttpError('internal_error', 'an internal error occurred; retry later', {
+    retryAfterSeconds: 1,
+  });
+  return jsonResult(internal.statusCode, errorBody(internal, traceId), traceId, { 'Retry-After': '1' });
+};
+
+/** Trace ids per in-flight event (a Lambda instance serves one event at a time; this stays correct anyway). */
+type TraceIds = WeakMap<APIGatewayProxyEvent, string>;
+
+const traceMiddleware = (
+  logger: Logger,
+  traceIds: TraceIds,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
+  before: (request) => {
+    const traceId = traceIdOf(request.event);
+    traceIds.set(request.event, traceId);
+    logger.appendKeys({ trace_id: traceId });
+  },
+  onError: (request) => {
+    request.response = errorResult(request.error, traceIds.get(request.event) ?? newId('trc'), logger);
+  },
+});
+
+export interface HttpApiOptions {
+  readonly functionId: FunctionId;
+  readonly logger: Logger;
+  readonly operations: Readonly<Record<string, Operation>>;
+  readonly routes?: readonly RouteDefinition[];
+}
+
+/**
+ * One Lambda handler for a route group: middy with the Powertools logging context, a trace id on every log
+ * line and response, dispatch on `<method> <resource>` through the shared route table, and C6 errors.
+ */
+export const createHttpApi = (options: HttpApiOptions): HttpHandler => {
+  const routes = (options.routes ?? ROUTES).filter((route) => route.function === options.functionId);
+  const byKey = new Map(routes.map((route) => [routeKey(route.method, route.path), route]));
+  for (const route of routes) {
+    if (!options.operations[route.operation]) {
+      throw new Error(`no operation implements ${route.method} ${route.path} (${route.operation})`);
+    }
+  }
+  const traceIds: TraceIds = new WeakMap();
+
+  const dispatch = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const traceId = traceIds.get(event) ?? newId('trc');
+    const route = byKey.get(routeKey(event.httpMethod, event.resource));
+    if (!route) throw new HttpError('not_found', `no route for ${event.httpMethod} ${event.path}`);
+    const operation = options.operations[route.operation];
+    if (!operation) throw new HttpError('not_found', `no route for ${event.httpMethod} ${event.path}`);
+    const result = await operation({ event, route, traceId });
+    return jsonResult(result.statusCode, result.body, traceId, result.headers);
+  };
+
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(injectLambdaContext(options.logger, { resetKeys: true }))
+    .use(traceMiddleware(options.logger, traceIds))
+    .handler(dispatch);
+};

@@ -1,0 +1,4 @@
+/** Time is injected: nothing outside the composition root reads the system clock directly. */
+export interface Clock {
+  now(): Date;
+}

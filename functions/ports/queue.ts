@@ -1,0 +1,11 @@
+import type { QueueId } from '../definitions';
+
+export interface SendOptions {
+  /** 0–900 seconds (SQS `DelaySeconds`); longer waits go through the scheduler port. */
+  readonly delaySeconds?: number;
+}
+
+/** Sends messages to the service's queues, addressed by their definition id. */
+export interface MessageQueue {
+  send(queue: QueueId, body: string, options?: SendOptions): Promise<{ messageId: string }>;
+}

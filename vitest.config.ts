@@ -1,0 +1,47 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Four projects: `unit` (pure code and adapters with mocked AWS-only clients), `integration` (real DynamoDB
+ * Local and fauxqs started by the global setup), `infra` (CDK template assertions and cdk-nag) and `e2e` (the
+ * local stack started as a user would, driven over HTTP).
+ */
+export default defineConfig({
+  test: {
+    reporters: process.env.CI ? ['default'] : ['default'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/support/engines.global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
