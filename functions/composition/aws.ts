@@ -36,12 +36,16 @@ const recordOf = <Id extends string>(
   ) as Record<Id, string>;
 };
 
+/** The ARN partition of a region: `aws`, `aws-cn` or `aws-us-gov`. */
+export const partitionOf = (region: string): string =>
+  region.startsWith('cn-') ? 'aws-cn' : region.startsWith('us-gov-') ? 'aws-us-gov' : 'aws';
+
 /** Queue ARN from its URL (`https://sqs.<region>.amazonaws.com/<account>/<name>`). */
-export const queueArnFromUrl = (url: string, partition = 'aws'): string => {
+export const queueArnFromUrl = (url: string): string => {
   const match = url.match(/^https:\/\/sqs\.([a-z0-9-]+)\.[^/]+\/(\d+)\/([^/]+)$/);
   if (!match) throw new Error(`not an SQS queue URL: ${url}`);
-  const [, region, account, name] = match;
-  return `arn:${partition}:sqs:${region}:${account}:${name}`;
+  const [, region = '', account, name] = match;
+  return `arn:${partitionOf(region)}:sqs:${region}:${account}:${name}`;
 };
 
 let cached: ServiceDependencies | undefined;
@@ -50,8 +54,6 @@ let cached: ServiceDependencies | undefined;
 export const awsDependencies = (env: Environment = process.env): ServiceDependencies => {
   if (cached) return cached;
   const region = required(env, 'AWS_REGION');
-  const clients = createAwsClients({ region });
-  const kms = createKmsClient(region);
   const tableNames = Object.fromEntries(
     serviceTables().map((table: TableDefinition) => [table.id, required(env, table.envVar)]),
   ) as Record<ServiceTableId, string>;
@@ -60,6 +62,15 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
   const queueArns = Object.fromEntries(
     Object.entries(queueUrls).map(([id, url]) => [id, queueArnFromUrl(url)]),
   ) as Record<QueueId, string>;
+  const groupName = required(env, SCHEDULER.groupEnvVar);
+  const roleArn = required(env, SCHEDULER.roleEnvVar);
+  const keyIds = {
+    receipt: required(env, KEYS.receiptSigning.envVar),
+    quote: required(env, KEYS.quoteMac.envVar),
+    data: required(env, KEYS.data.envVar),
+  };
+  const clients = createAwsClients({ region });
+  const kms = createKmsClient(region);
   cached = {
     clock: systemClock,
     createLogger: (functionId) => createLogger({ serviceName: `pricing-${functionId}` }),
@@ -69,13 +80,13 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
     queueUrls,
     queue: new SqsMessageQueue(clients.sqs, queueUrls),
     scheduler: new EventBridgeOneTimeScheduler(createSchedulerClient(region), {
-      groupName: required(env, SCHEDULER.groupEnvVar),
-      roleArn: required(env, SCHEDULER.roleEnvVar),
+      groupName,
+      roleArn,
       queueArns,
     }),
-    receiptSigner: new KmsReceiptSigner(kms, required(env, KEYS.receiptSigning.envVar)),
-    quoteMac: new KmsMacSigner(kms, required(env, KEYS.quoteMac.envVar)),
-    dataCipher: new KmsDataCipher(kms, required(env, KEYS.data.envVar)),
+    receiptSigner: new KmsReceiptSigner(kms, keyIds.receipt),
+    quoteMac: new KmsMacSigner(kms, keyIds.quote),
+    dataCipher: new KmsDataCipher(kms, keyIds.data),
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),
       sqsProbe(clients.sqs, queueUrls.delivery),

@@ -118,25 +118,35 @@ describe('local DynamoDB Streams event source mapping', () => {
     expect([...accepted].sort()).toEqual(keys.filter((key) => key !== 'p5'));
   });
 
-  it('with a partial batch response, checkpoints before the failed record and retries from it', async () => {
-    const keys = ['a0', 'a1', 'a2', 'a3'];
-    await putEvents(keys);
-    const batches: string[][] = [];
-    let failedOnce = false;
-    startPoller(async (event) => {
-      const batch = event.Records.map(keyOf);
-      batches.push(batch);
-      const failing = event.Records.find((record) => keyOf(record) === 'a2');
-      if (failing && !failedOnce) {
-        failedOnce = true;
-        return { batchItemFailures: [{ itemIdentifier: failing.dynamodb?.SequenceNumber ?? '' }] };
-      }
-      return { batchItemFailures: [] };
-    });
-    await eventually(async () => (batches.length >= 2 ? true : undefined));
-    expect(batches[0]).toEqual(keys);
-    expect(batches[1]).toEqual(['a2', 'a3']);
-  });
+  it.each([
+    { bisectBatchOnError: false, retried: [['a2', 'a3']] },
+    { bisectBatchOnError: true, retried: [['a2'], ['a3']] },
+  ])(
+    'a partial batch response checkpoints before the failed record and retries from it (bisect: $bisectBatchOnError)',
+    async ({ bisectBatchOnError, retried }) => {
+      const keys = ['a0', 'a1', 'a2', 'a3'];
+      await putEvents(keys);
+      const batches: string[][] = [];
+      let failedOnce = false;
+      startPoller(
+        async (event) => {
+          const batch = event.Records.map(keyOf);
+          batches.push(batch);
+          const failing = event.Records.find((record) => keyOf(record) === 'a2');
+          if (failing && !failedOnce) {
+            failedOnce = true;
+            return { batchItemFailures: [{ itemIdentifier: failing.dynamodb?.SequenceNumber ?? '' }] };
+          }
+          return { batchItemFailures: [] };
+        },
+        { bisectBatchOnError },
+      );
+      await eventually(async () =>
+        batches.flat().filter((key) => key === 'a3').length >= 2 ? true : undefined,
+      );
+      expect(batches).toEqual([keys, ...retried]);
+    },
+  );
 
   it('resumes after a restart from its checkpoint: records already handled are not handed over again', async () => {
     await putEvents(['r0', 'r1', 'r2']);

@@ -35,9 +35,16 @@ const storedCredentials = (dataDir: string | undefined) => {
   if (!dataDir) return { api_key: secret('key_local'), admin_token: secret('adm_local'), created: true };
   const file = path.join(dataDir, CREDENTIALS_FILE);
   if (existsSync(file)) {
-    const parsed = credentialsSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-    if (!parsed.success)
+    let content: unknown;
+    try {
+      content = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      content = undefined;
+    }
+    const parsed = credentialsSchema.safeParse(content);
+    if (!parsed.success) {
       throw new ConfigurationError(`${file} is not a valid credentials file; remove it to regenerate`);
+    }
     return { ...parsed.data, created: false };
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -54,7 +61,7 @@ export const loadLocalConfig = (
   cwd: string,
 ): LocalConfig => {
   const port = env.PORT === undefined || env.PORT === '' ? DEFAULT_PORT : Number(env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+  if ((env.PORT && !/^\d{1,5}$/.test(env.PORT)) || !Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new ConfigurationError(`PORT must be an integer from 0 to 65535, got ${JSON.stringify(env.PORT)}`);
   }
   const logLevel = (env.LOG_LEVEL ?? 'INFO').toUpperCase();

@@ -33,7 +33,10 @@ const contextFor = (definition: FunctionDefinition, deadline: number): Context =
  */
 export class FunctionPool<Event, Result> {
   private readonly idle: LambdaHandler<Event, Result>[] = [];
-  private readonly waiting: ((instance: LambdaHandler<Event, Result>) => void)[] = [];
+  private readonly waiting: {
+    resolve: (instance: LambdaHandler<Event, Result>) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
   private instances = 0;
 
   constructor(
@@ -42,26 +45,40 @@ export class FunctionPool<Event, Result> {
     private readonly maxInstances = 16,
   ) {}
 
+  /** A new instance, or the init error; a failed init frees its slot (Lambda retries init on the next event). */
+  private create(): LambdaHandler<Event, Result> {
+    this.instances += 1;
+    try {
+      return this.createInstance();
+    } catch (error) {
+      this.instances -= 1;
+      throw error;
+    }
+  }
+
   private async acquire(): Promise<LambdaHandler<Event, Result>> {
     const ready = this.idle.pop();
     if (ready) return ready;
-    if (this.instances < this.maxInstances) {
-      this.instances += 1;
-      return this.createInstance();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    if (this.instances < this.maxInstances) return this.create();
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
 
   private release(instance: LambdaHandler<Event, Result>): void {
     const next = this.waiting.shift();
-    if (next) next(instance);
+    if (next) next.resolve(instance);
     else this.idle.push(instance);
   }
 
+  /** Drops a timed-out instance; a waiting caller gets a fresh slot instead. */
   private discard(): void {
+    this.instances -= 1;
     const next = this.waiting.shift();
-    if (next) next(this.createInstance());
-    else this.instances -= 1;
+    if (!next) return;
+    try {
+      next.resolve(this.create());
+    } catch (error) {
+      next.reject(error);
+    }
   }
 
   async invoke(event: Event): Promise<Result> {

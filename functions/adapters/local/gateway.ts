@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type FunctionId, matchRoute, ROUTES, type RouteDefinition } from '../../definitions';
 import { type ErrorCode, errorBody, HttpError } from '../../handlers/middleware/errors';
 import { newId } from '../../shared/ids';
-import type { FunctionPool } from './function-pool';
+import { type FunctionPool, FunctionTimeoutError } from './function-pool';
 
 /** Largest request body accepted (C22); API Gateway's own limit is 10 MB. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -204,12 +204,14 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     const { match, pathExists } = matchRoute(request.method ?? 'GET', url.pathname, routes);
     if (!match) {
       request.resume();
-      return pathExists
-        ? send(
-            response,
-            refusal('method_not_allowed', `${request.method} is not allowed on ${url.pathname}`, traceId),
-          )
-        : send(response, refusal('not_found', `no route for ${url.pathname}`, traceId));
+      if (!pathExists) return send(response, refusal('not_found', `no route for ${url.pathname}`, traceId));
+      const allowed = routes.filter((route) => matchRoute(route.method, url.pathname, [route]).match);
+      return send(
+        response,
+        refusal('method_not_allowed', `${request.method} is not allowed on ${url.pathname}`, traceId, {
+          Allow: [...new Set(allowed.map((route) => route.method))].join(', '),
+        }),
+      );
     }
     const denied = authorize(match.route, request, options, traceId);
     if (denied) {
@@ -232,7 +234,22 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     const pool = options.functions[match.route.function];
     if (!pool) return send(response, refusal('not_found', `no function serves ${url.pathname}`, traceId));
     const event = toProxyEvent(request, url, body, match.route, match.pathParameters);
-    send(response, await pool.invoke(event));
+    try {
+      send(response, await pool.invoke(event));
+    } catch (error) {
+      // API Gateway answers an integration timeout with 504 and a failed integration with 502.
+      options.onError?.(error);
+      const timedOut = error instanceof FunctionTimeoutError;
+      send(
+        response,
+        refusal(
+          timedOut ? 'gateway_timeout' : 'bad_gateway',
+          timedOut ? 'the function did not answer in time' : 'the function failed',
+          traceId,
+          { 'Retry-After': '1' },
+        ),
+      );
+    }
   };
 
   const server = createServer((request, response) => {

@@ -77,9 +77,10 @@ const sequenceOf = (record: StreamRecord): string => record.dynamodb?.SequenceNu
  * `batchSize`; the checkpoint advances only past records the function accepted.
  *
  * Failure handling follows the AWS mapping: a partial batch response (`batchItemFailures`) checkpoints the
- * records before the first failed sequence number and retries from it; a function error splits the batch in
- * two when `bisectBatchOnError` is set (a split is not a retry), otherwise retries it; after
- * `maxRetryAttempts` retries the batch's metadata goes to the on-failure destination and the shard moves on.
+ * records before the first failed sequence number and retries from it; with `bisectBatchOnError` the records
+ * still to do (all of them after a function error) are split in two first (a split is not a retry), so a
+ * poison record ends up alone; a batch of one that keeps failing is retried, and after `maxRetryAttempts`
+ * retries its metadata goes to the on-failure destination and the shard moves on.
  */
 export class StreamPoller {
   private readonly controller = new AbortController();
@@ -283,7 +284,7 @@ export class StreamPoller {
         await checkpoint(sequenceOf(batch.records[outcome.failedIndex - 1] as StreamRecord));
         batch.records = batch.records.slice(outcome.failedIndex);
       }
-      if (outcome.functionError && mapping.bisectBatchOnError && batch.records.length > 1) {
+      if (mapping.bisectBatchOnError && batch.records.length > 1) {
         const middle = Math.ceil(batch.records.length / 2);
         pending.splice(
           0,

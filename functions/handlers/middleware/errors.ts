@@ -16,7 +16,9 @@ export const ERROR_STATUS = {
   personal_data_not_allowed: 422,
   rate_limited: 429,
   internal_error: 500,
+  bad_gateway: 502,
   unavailable: 503,
+  gateway_timeout: 504,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

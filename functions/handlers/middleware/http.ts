@@ -61,16 +61,30 @@ const jsonResult = (
   body: body === undefined ? '' : JSON.stringify(body),
 });
 
+/**
+ * What an error log line may carry (C6: no stack traces, SDK or driver messages, or secrets in logs): the
+ * error's class and, for AWS SDK errors, the service's error code and HTTP status.
+ */
+export const causeOf = (error: unknown): Record<string, string | number> => {
+  if (!(error instanceof Error)) return { error_type: typeof error };
+  const details: Record<string, string | number> = { error_type: error.name };
+  const metadata = (error as { $metadata?: { httpStatusCode?: number } }).$metadata;
+  if (metadata?.httpStatusCode !== undefined) details.error_http_status = metadata.httpStatusCode;
+  if (error.cause instanceof Error) details.cause_type = error.cause.name;
+  return details;
+};
+
 /** Any thrown error becomes a C6 body; unexpected ones are logged and answered 500 with no internals. */
 export const errorResult = (error: unknown, traceId: string, logger: Logger): APIGatewayProxyResult => {
   if (error instanceof HttpError) {
-    if (error.statusCode >= 500) logger.error('request failed', { error_code: error.code, error });
+    if (error.statusCode >= 500)
+      logger.error('request failed', { error_code: error.code, ...causeOf(error) });
     else logger.info('request refused', { error_code: error.code, status: error.statusCode });
     const headers: Record<string, string> =
       error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) };
     return jsonResult(error.statusCode, errorBody(error, traceId), traceId, headers);
   }
-  logger.error('unhandled error', { error: error instanceof Error ? error : String(error) });
+  logger.error('unhandled error', causeOf(error));
   const internal = new HttpError('internal_error', 'an internal error occurred; retry later', {
     retryAfterSeconds: 1,
   });

@@ -1,0 +1,82 @@
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { BucketDefinition } from '../../functions/definitions';
+import { SECURE_DEFAULTS } from './defaults';
+
+export interface BucketWithAccessLogsProps {
+  /** The bucket's definition from `functions/definitions`. */
+  readonly definition: BucketDefinition;
+  /** Customer-managed key that encrypts every object (SSE-KMS with an S3 Bucket Key). */
+  readonly encryptionKey: kms.IKey;
+  /**
+   * Bucket that receives the server access logs. Access logs cannot be delivered to an SSE-KMS bucket, so the
+   * log bucket is SSE-S3.
+   * @default a new access-log bucket (SSE-S3, SSL only, no public access, logs expire after
+   * SECURE_DEFAULTS.accessLogRetentionDays)
+   */
+  readonly accessLogBucket?: s3.IBucket;
+  /**
+   * Enable S3 Object Lock so objects (signed receipts) can be made immutable. No default retention is set
+   * here: the exporter sets per-object retention.
+   * @default true
+   */
+  readonly objectLock?: boolean;
+  /** @default SECURE_DEFAULTS.statefulRemovalPolicy (RETAIN) */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * A private, versioned, SSL-only S3 bucket encrypted with the customer-managed data key, whose server access
+ * logs go to a separate access-log bucket.
+ */
+export class BucketWithAccessLogs extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly accessLogBucket: s3.IBucket;
+
+  constructor(scope: Construct, id: string, props: BucketWithAccessLogsProps) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy ?? SECURE_DEFAULTS.statefulRemovalPolicy;
+    this.accessLogBucket = props.accessLogBucket ?? this.createAccessLogBucket(removalPolicy);
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: props.encryptionKey,
+      bucketKeyEnabled: true,
+      versioned: true,
+      objectLockEnabled: props.objectLock ?? true,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogBucket,
+      serverAccessLogsPrefix: `${props.definition.id}/`,
+      removalPolicy,
+    });
+  }
+
+  private createAccessLogBucket(removalPolicy: RemovalPolicy): s3.Bucket {
+    const accessLogBucket = new s3.Bucket(this, 'AccessLogs', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      versioned: true,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [
+        {
+          expiration: Duration.days(SECURE_DEFAULTS.accessLogRetentionDays),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+      ],
+      removalPolicy,
+    });
+    Validations.of(accessLogBucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'This is the server access log destination itself; logging its own accesses into itself would loop, and ' +
+        'S3 delivers access logs with its service principal only (bucket policy scoped to the source bucket).',
+    });
+    return accessLogBucket;
+  }
+}

@@ -1,0 +1,216 @@
+import { Stack, type StackProps } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as cxapi from 'aws-cdk-lib/cx-api';
+import type { Construct } from 'constructs';
+import {
+  type BucketId,
+  EVENT_SOURCE_MAPPINGS,
+  type EventSourceMappingDefinition,
+  FUNCTIONS,
+  type FunctionDefinition,
+  type FunctionId,
+  KEYS,
+  type KeyId,
+  type QueueId,
+  ROUTES,
+  SCHEDULER,
+} from '../../functions/definitions';
+import { ApiFirewall } from '../constructs/api-firewall';
+import { DeadLetterAlarm } from '../constructs/dead-letter-alarm';
+import { EncryptedQueue } from '../constructs/encrypted-queue';
+import { QueueToFunction } from '../constructs/queue-to-function';
+import { SchedulerToQueue } from '../constructs/scheduler-to-queue';
+import { ServiceApi } from '../constructs/service-api';
+import { ServiceFunction, type TableAccess } from '../constructs/service-function';
+import { StreamToFunction } from '../constructs/stream-to-function';
+import {
+  bucketEntries,
+  keyEntries,
+  mapRecord,
+  queueEntries,
+  queueIdOf,
+  type ServiceTableId,
+  serviceTableEntries,
+} from '../definition-entries';
+
+/**
+ * What each function may touch. Everything else it is denied; the composition root only builds clients, so a
+ * function never calls a service it has no grant for.
+ */
+interface FunctionAccess {
+  readonly tables: Readonly<Partial<Record<ServiceTableId, TableAccess>>>;
+  /** Queues it sends to (SendMessage and GetQueueAttributes). */
+  readonly sendsTo: readonly QueueId[];
+  /** Keys it uses directly: sign, MAC or encrypt/decrypt per the key's kind. */
+  readonly usesKeys: readonly KeyId[];
+  /** Creates and deletes one-time retry schedules (passing the scheduler role). */
+  readonly schedulesRetries: boolean;
+  /** Runs the health probes: DescribeTable (in table read), GetQueueAttributes on the delivery queue, HeadBucket. */
+  readonly probesBuckets: readonly BucketId[];
+}
+
+const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
+  api: {
+    tables: { events: 'readWrite' },
+    sendsTo: ['delivery'],
+    usesKeys: ['receiptSigning', 'quoteMac', 'data'],
+    schedulesRetries: false,
+    probesBuckets: ['receipts'],
+  },
+  fanout: {
+    tables: { events: 'readWrite' },
+    sendsTo: ['delivery'],
+    usesKeys: [],
+    schedulesRetries: false,
+    probesBuckets: [],
+  },
+  deliver: {
+    tables: { events: 'readWrite' },
+    sendsTo: ['delivery', 'deliveryDlq'],
+    usesKeys: ['data'],
+    schedulesRetries: true,
+    probesBuckets: [],
+  },
+};
+
+export interface PricingServiceStackProps extends StackProps {
+  readonly stage: string;
+  /** From the stateful stack: the service tables, keyed as in `TABLES`. */
+  readonly tables: Readonly<Record<ServiceTableId, dynamodb.ITable>>;
+  /** From the stateful stack: the KMS keys, keyed as in `KEYS`. */
+  readonly keys: Readonly<Record<KeyId, kms.IKey>>;
+  /** From the stateful stack: the buckets, keyed as in `BUCKETS`. */
+  readonly buckets: Readonly<Record<BucketId, s3.IBucket>>;
+}
+
+/**
+ * The stateless half: queues, functions, event source mappings, the REST API, the retry scheduler and the
+ * dead-letter alarms, all generated from `functions/definitions`.
+ */
+export class PricingServiceStack extends Stack {
+  readonly queues: Readonly<Record<QueueId, EncryptedQueue>>;
+  readonly functions: Readonly<Record<FunctionId, ServiceFunction>>;
+  readonly scheduler: SchedulerToQueue;
+  readonly api: ServiceApi;
+  readonly alarms: Readonly<Partial<Record<QueueId, DeadLetterAlarm>>>;
+
+  constructor(scope: Construct, id: string, props: PricingServiceStackProps) {
+    super(scope, id, props);
+    // The tables, keys and buckets this stack uses are imported from the stateful stack with strong (export)
+    // references, so the stateful stack can never remove a resource this stack still uses.
+    this.node.setContext(cxapi.DEFAULT_CROSS_STACK_REFERENCES, 'strong');
+    const dataKey = props.keys.data;
+
+    this.queues = this.createQueues(dataKey);
+    this.scheduler = new SchedulerToQueue(this, 'DeliveryScheduler', {
+      groupName: SCHEDULER.groupName,
+      target: this.queues.delivery,
+    });
+
+    const environment = this.functionEnvironment(props);
+    this.functions = mapRecord<FunctionId, FunctionDefinition, ServiceFunction>(
+      FUNCTIONS,
+      (definition, functionId) =>
+        new ServiceFunction(this, `${functionId}Function`, { definition, environment }),
+    );
+    for (const [functionId, fn] of Object.entries(this.functions) as [FunctionId, ServiceFunction][]) {
+      this.grantAccess(fn, FUNCTION_ACCESS[functionId], props);
+    }
+
+    for (const [mappingId, mapping] of Object.entries(EVENT_SOURCE_MAPPINGS) as [
+      string,
+      EventSourceMappingDefinition,
+    ][]) {
+      const target = this.functions[mapping.function];
+      if (mapping.kind === 'dynamodb-stream') {
+        const table = (props.tables as Readonly<Record<string, dynamodb.ITable | undefined>>)[mapping.table];
+        if (!table)
+          throw new Error(`mapping ${mapping.id} reads table ${mapping.table}, which is not deployed`);
+        new StreamToFunction(this, mappingId, {
+          mapping,
+          table,
+          target,
+          onFailure: this.queues[mapping.onFailureQueue],
+        });
+      } else {
+        new QueueToFunction(this, mappingId, { mapping, source: this.queues[mapping.queue], target });
+      }
+    }
+
+    this.api = new ServiceApi(this, 'Api', {
+      routes: ROUTES,
+      handlers: mapRecord<FunctionId, ServiceFunction, lambda.IFunction>(this.functions, (fn) => fn.function),
+    });
+    new ApiFirewall(this, 'ApiFirewall', { stage: this.api.api.deploymentStage });
+
+    this.alarms = Object.fromEntries(
+      queueEntries()
+        .filter(([, definition]) => definition.terminal === true)
+        .map(([queueId]) => [
+          queueId,
+          new DeadLetterAlarm(this, `${queueId}Alarm`, { queue: this.queues[queueId] }),
+        ]),
+    ) as Partial<Record<QueueId, DeadLetterAlarm>>;
+  }
+
+  /** Terminal queues first, then the work queues that redrive into them. */
+  private createQueues(dataKey: kms.IKey): Record<QueueId, EncryptedQueue> {
+    const queues: Partial<Record<QueueId, EncryptedQueue>> = {};
+    const ordered = [...queueEntries()].sort(
+      ([, a], [, b]) => Number(a.deadLetter !== undefined) - Number(b.deadLetter !== undefined),
+    );
+    for (const [queueId, definition] of ordered) {
+      const deadLetterQueue = definition.deadLetter
+        ? queues[queueIdOf(definition.deadLetter.queue)]
+        : undefined;
+      queues[queueId] = new EncryptedQueue(this, `${queueId}Queue`, {
+        queueId,
+        encryptionKey: dataKey,
+        ...(deadLetterQueue ? { deadLetterQueue } : {}),
+      });
+    }
+    return queues as Record<QueueId, EncryptedQueue>;
+  }
+
+  /** Every variable the AWS composition root reads, named by the definitions' `envVar`s. */
+  private functionEnvironment(props: PricingServiceStackProps): Record<string, string> {
+    return {
+      ...Object.fromEntries(
+        serviceTableEntries().map(([tableId, definition]) => [
+          definition.envVar,
+          props.tables[tableId].tableName,
+        ]),
+      ),
+      ...Object.fromEntries(
+        queueEntries().map(([queueId, definition]) => [
+          definition.envVar,
+          this.queues[queueId].queue.queueUrl,
+        ]),
+      ),
+      ...Object.fromEntries(
+        bucketEntries().map(([bucketId, definition]) => [
+          definition.envVar,
+          props.buckets[bucketId].bucketName,
+        ]),
+      ),
+      ...Object.fromEntries(
+        keyEntries().map(([keyId, definition]) => [definition.envVar, props.keys[keyId].keyArn]),
+      ),
+      [SCHEDULER.groupEnvVar]: this.scheduler.groupName,
+      [SCHEDULER.roleEnvVar]: this.scheduler.role.roleArn,
+    };
+  }
+
+  private grantAccess(fn: ServiceFunction, access: FunctionAccess, props: PricingServiceStackProps): void {
+    for (const [tableId, tableAccess] of Object.entries(access.tables) as [ServiceTableId, TableAccess][]) {
+      fn.grantTableData(props.tables[tableId], tableAccess, props.keys.data);
+    }
+    for (const queueId of access.sendsTo) fn.grantSendMessages(this.queues[queueId]);
+    for (const keyId of access.usesKeys) fn.grantKeyUse(props.keys[keyId], KEYS[keyId].kind);
+    for (const bucketId of access.probesBuckets) fn.grantBucketProbe(props.buckets[bucketId]);
+    if (access.schedulesRetries) this.scheduler.grantManageSchedules(fn);
+  }
+}

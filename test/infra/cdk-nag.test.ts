@@ -1,0 +1,50 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PricingAppFixture, pricingApp } from './fixture';
+
+interface ValidationReport {
+  readonly pluginReports: readonly { readonly violations?: readonly unknown[] }[];
+}
+
+describe('cdk-nag (AWS Solutions)', () => {
+  let fixture: PricingAppFixture;
+  let synthError: unknown;
+
+  beforeAll(() => {
+    fixture = pricingApp({ nag: true });
+    try {
+      fixture.app.synth();
+    } catch (error) {
+      synthError = error;
+    }
+  });
+  afterAll(() => fixture.cleanup());
+
+  it('synthesises the app with zero unacknowledged findings', () => {
+    expect(synthError).toBeUndefined();
+  });
+
+  it('writes a validation report without violations', () => {
+    const report = JSON.parse(
+      readFileSync(join(fixture.outdir, 'validation-report.json'), 'utf8'),
+    ) as ValidationReport;
+    expect(report.pluginReports.flatMap((plugin) => plugin.violations ?? [])).toEqual([]);
+  });
+
+  it('fails synthesis on a finding (the checks are live)', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'pricing-nag-'));
+    try {
+      const app = new App({ outdir });
+      new sqs.Queue(new Stack(app, 'Unchecked'), 'PlainQueue');
+      Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+      expect(() => app.synth()).toThrow(expect.objectContaining({ name: 'ValidationFailed' }));
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});

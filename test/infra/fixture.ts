@@ -1,0 +1,45 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, CfnElement, Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import { expect } from 'vitest';
+import { addPricingStacks, type PricingStacks } from '../../lib/pricing-app';
+
+export interface PricingAppFixture {
+  readonly app: App;
+  readonly stacks: PricingStacks;
+  readonly outdir: string;
+  /** Removes the cloud assembly written to a temporary directory. */
+  readonly cleanup: () => void;
+}
+
+/**
+ * The deployed app, built by the same `addPricingStacks` as `bin/app.ts`, with bundling skipped (TOOLCHAIN
+ * gotcha 6) and its cloud assembly in a temporary directory. cdk-nag is off unless asked for, so a template
+ * assertion fails on its own behaviour, not on an unrelated finding.
+ */
+export const pricingApp = (options: { readonly nag?: boolean } = {}): PricingAppFixture => {
+  const outdir = mkdtempSync(join(tmpdir(), 'pricing-infra-'));
+  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const stacks = addPricingStacks(app, { stage: 'test', nag: options.nag ?? false });
+  return { app, stacks, outdir, cleanup: () => rmSync(outdir, { recursive: true, force: true }) };
+};
+
+/** Logical id of an L2 construct's CloudFormation resource (or of an L1 itself). */
+export const logicalIdOf = (construct: IConstruct): string => {
+  const element = CfnElement.isCfnElement(construct) ? construct : construct.node.defaultChild;
+  if (!element || !CfnElement.isCfnElement(element))
+    throw new Error(`${construct.node.path} has no CFN resource`);
+  return Stack.of(element).getLogicalId(element);
+};
+
+/** `{ Fn::GetAtt: [<logical id>, 'Arn'] }` of a resource in the same stack. */
+export const arnOf = (construct: IConstruct): { 'Fn::GetAtt': [string, string] } => ({
+  'Fn::GetAtt': [logicalIdOf(construct), 'Arn'],
+});
+
+/** Matches (in `expect`) a value imported from the stateful stack that was exported from `construct`. */
+export const importedFrom = (construct: IConstruct): { 'Fn::ImportValue': unknown } => ({
+  'Fn::ImportValue': expect.stringMatching(new RegExp(`:ExportsOutput\\w*${logicalIdOf(construct)}`)),
+});

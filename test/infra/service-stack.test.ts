@@ -1,0 +1,418 @@
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  consumerOfQueue,
+  EVENT_SOURCE_MAPPINGS,
+  FUNCTIONS,
+  type FunctionDefinition,
+  type QUEUES,
+  ROUTES,
+  SCHEDULER,
+  VISIBILITY_TIMEOUT_FACTOR,
+} from '../../functions/definitions';
+import { bucketEntries, keyEntries, queueEntries, serviceTableEntries } from '../../lib/definition-entries';
+import { arnOf, importedFrom, logicalIdOf, type PricingAppFixture, pricingApp } from './fixture';
+
+let fixture: PricingAppFixture;
+let template: Template;
+
+beforeAll(() => {
+  fixture = pricingApp();
+  template = Template.fromStack(fixture.stacks.service);
+});
+afterAll(() => fixture.cleanup());
+
+interface CfnResource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+}
+
+const resourceOf = (construct: Parameters<typeof logicalIdOf>[0]): CfnResource => {
+  const resource = template.toJSON().Resources[logicalIdOf(construct)] as CfnResource | undefined;
+  if (!resource) throw new Error(`no resource for ${construct.node.path}`);
+  return resource;
+};
+
+const queues = queueEntries().map(([queueId, definition]) => ({ queueId, definition }));
+const queueOf = (queueId: keyof typeof QUEUES) => fixture.stacks.service.queues[queueId].queue;
+const functions = Object.entries(FUNCTIONS).map(([functionId, definition]) => ({
+  functionId: functionId as keyof typeof FUNCTIONS,
+  definition: definition as FunctionDefinition,
+}));
+const functionOf = (functionId: keyof typeof FUNCTIONS) => fixture.stacks.service.functions[functionId];
+
+describe('queues', () => {
+  it('deploys one queue per QUEUES entry', () => {
+    template.resourceCountIs('AWS::SQS::Queue', queues.length);
+  });
+
+  it.each(queues)('$queueId is encrypted with the data key', ({ queueId }) => {
+    expect(resourceOf(queueOf(queueId)).Properties.KmsMasterKeyId).toEqual(
+      importedFrom(fixture.stacks.stateful.keys.data),
+    );
+  });
+
+  it.each(queues)('$queueId refuses requests without TLS', ({ queueId }) => {
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: logicalIdOf(queueOf(queueId)) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sqs:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it.each(queues)('$queueId keeps messages for its definition’s retention', ({ queueId, definition }) => {
+    expect(resourceOf(queueOf(queueId)).Properties.MessageRetentionPeriod).toBe(
+      definition.retentionDays * 24 * 60 * 60,
+    );
+  });
+
+  it.each(queues.filter(({ queueId }) => consumerOfQueue(queueId)))(
+    '$queueId hides messages for at least 6 × its consumer’s timeout',
+    ({ queueId }) => {
+      const consumer = consumerOfQueue(queueId) as FunctionDefinition;
+      expect(resourceOf(queueOf(queueId)).Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+        VISIBILITY_TIMEOUT_FACTOR * consumer.timeoutSeconds,
+      );
+    },
+  );
+});
+
+describe('stream → fanout mapping', () => {
+  const mapping = EVENT_SOURCE_MAPPINGS.eventsToFanout;
+  const esm = (): Record<string, unknown> => {
+    const found = template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { FunctionName: { Ref: logicalIdOf(functionOf(mapping.function).function) } },
+    });
+    const [resource] = Object.values(found);
+    if (!resource) throw new Error('no event source mapping for the fanout function');
+    return resource.Properties;
+  };
+
+  it('reads the events table stream', () => {
+    expect(esm().EventSourceArn).toEqual(importedFrom(fixture.stacks.stateful.tables.events));
+  });
+
+  it('bisects a failing batch', () => {
+    expect(esm().BisectBatchOnFunctionError).toBe(mapping.bisectBatchOnError);
+  });
+
+  it('retries as often as its definition says', () => {
+    expect(esm().MaximumRetryAttempts).toBe(mapping.maxRetryAttempts);
+  });
+
+  it('sends exhausted batches to the on-failure queue', () => {
+    expect(esm().DestinationConfig).toEqual({
+      OnFailure: { Destination: arnOf(queueOf(mapping.onFailureQueue)) },
+    });
+  });
+
+  it('reports batch item failures', () => {
+    expect(esm().FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+  });
+
+  it('uses its definition’s batch size and starting position', () => {
+    expect({ batch: esm().BatchSize, start: esm().StartingPosition }).toEqual({
+      batch: mapping.batchSize,
+      start: mapping.startingPosition,
+    });
+  });
+});
+
+describe('delivery queue → deliver mapping', () => {
+  const mapping = EVENT_SOURCE_MAPPINGS.deliveryToDeliver;
+
+  it('consumes the delivery queue with its definition’s batching and reports batch item failures', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalIdOf(functionOf(mapping.function).function) },
+      EventSourceArn: arnOf(queueOf(mapping.queue)),
+      BatchSize: mapping.batchSize,
+      MaximumBatchingWindowInSeconds: mapping.maxBatchingWindowSeconds,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+});
+
+describe('functions', () => {
+  const expectedVariables = [
+    ...serviceTableEntries().map(([, definition]) => definition.envVar),
+    ...queueEntries().map(([, definition]) => definition.envVar),
+    ...bucketEntries().map(([, definition]) => definition.envVar),
+    ...keyEntries().map(([, definition]) => definition.envVar),
+    SCHEDULER.groupEnvVar,
+    SCHEDULER.roleEnvVar,
+  ];
+  const propertiesOf = (functionId: keyof typeof FUNCTIONS) =>
+    resourceOf(functionOf(functionId).function).Properties;
+  const variablesOf = (functionId: keyof typeof FUNCTIONS): Record<string, unknown> =>
+    (propertiesOf(functionId).Environment as { Variables: Record<string, unknown> }).Variables;
+
+  it('deploys one function per FUNCTIONS entry', () => {
+    template.resourceCountIs('AWS::Lambda::Function', functions.length);
+  });
+
+  it.each(functions)('$functionId runs on nodejs24.x', ({ functionId }) => {
+    expect(propertiesOf(functionId).Runtime).toBe('nodejs24.x');
+  });
+
+  it.each(functions)('$functionId runs on arm64', ({ functionId }) => {
+    expect(propertiesOf(functionId).Architectures).toEqual(['arm64']);
+  });
+
+  it.each(functions)('$functionId has its definition’s timeout and memory', ({ functionId, definition }) => {
+    expect({
+      timeout: propertiesOf(functionId).Timeout,
+      memory: propertiesOf(functionId).MemorySize,
+    }).toEqual({
+      timeout: definition.timeoutSeconds,
+      memory: definition.memoryMb,
+    });
+  });
+
+  it.each(functions)('$functionId gets every variable the composition root reads', ({ functionId }) => {
+    expect(Object.keys(variablesOf(functionId))).toEqual(expect.arrayContaining(expectedVariables));
+  });
+
+  it.each(functions)('$functionId does not set the reserved AWS_REGION', ({ functionId }) => {
+    expect(variablesOf(functionId)).not.toHaveProperty('AWS_REGION');
+  });
+
+  it.each(functions)('$functionId has active X-Ray tracing', ({ functionId }) => {
+    expect(propertiesOf(functionId).TracingConfig).toEqual({ Mode: 'Active' });
+  });
+
+  it.each(functions)('$functionId logs to its own log group with a retention', ({ functionId }) => {
+    const logGroup = resourceOf(functionOf(functionId).logGroup);
+    expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it.each(functions)('$functionId uses Resource "*" only for X-Ray and ListStreams', ({ functionId }) => {
+    const policy = resourceOf(functionOf(functionId).role.node.findChild('DefaultPolicy')) as CfnResource;
+    const statements = (
+      policy.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }
+    ).Statement;
+    const wildcardActions = statements
+      .filter((statement) => statement.Resource === '*')
+      .flatMap((statement) => [statement.Action].flat());
+    expect(
+      wildcardActions.filter(
+        (action) =>
+          !['xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'dynamodb:ListStreams'].includes(
+            String(action),
+          ),
+      ),
+    ).toEqual([]);
+  });
+});
+
+describe('REST API', () => {
+  const AUTH = {
+    none: { AuthorizationType: 'NONE', ApiKeyRequired: false },
+    api_key: { AuthorizationType: 'NONE', ApiKeyRequired: true },
+    admin: { AuthorizationType: 'AWS_IAM', ApiKeyRequired: false },
+  } as const;
+
+  const methodFor = (route: (typeof ROUTES)[number]): apigateway.Method => {
+    let resource: apigateway.IResource | undefined = fixture.stacks.service.api.api.root;
+    for (const part of route.path.split('/').filter((segment) => segment.length > 0)) {
+      resource = resource?.getResource(part);
+    }
+    const method = resource?.node.tryFindChild(route.method);
+    if (!(method instanceof apigateway.Method)) throw new Error(`no ${route.method} ${route.path}`);
+    return method;
+  };
+
+  it.each(ROUTES.map((route) => ({ ...route })))('$method $path exists with $auth auth', (route) => {
+    const properties = resourceOf(methodFor(route)).Properties;
+    expect({
+      HttpMethod: properties.HttpMethod,
+      AuthorizationType: properties.AuthorizationType,
+      ApiKeyRequired: properties.ApiKeyRequired ?? false,
+    }).toEqual({ HttpMethod: route.method, ...AUTH[route.auth] });
+  });
+
+  it.each(ROUTES.map((route) => ({ ...route })))(
+    '$method $path proxies to the $function function',
+    (route) => {
+      const integration = resourceOf(methodFor(route)).Properties.Integration as {
+        Type: string;
+        Uri: unknown;
+      };
+      expect({ type: integration.Type, uri: JSON.stringify(integration.Uri) }).toEqual({
+        type: 'AWS_PROXY',
+        uri: expect.stringContaining(logicalIdOf(functionOf(route.function).function)),
+      });
+    },
+  );
+
+  it('has one method per route', () => {
+    template.resourceCountIs('AWS::ApiGateway::Method', ROUTES.length);
+  });
+
+  it('throttles the usage plan at 100 req/s with a burst of 200', () => {
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: 100, BurstLimit: 200 },
+    });
+  });
+
+  it('binds an API key to the usage plan', () => {
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlanKey', {
+      KeyType: 'API_KEY',
+      UsagePlanId: { Ref: logicalIdOf(fixture.stacks.service.api.usagePlan) },
+    });
+  });
+
+  it('validates request bodies and parameters', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RequestValidator', {
+      ValidateRequestBody: true,
+      ValidateRequestParameters: true,
+    });
+  });
+
+  it('writes JSON access logs to its log group', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      AccessLogSetting: {
+        DestinationArn: arnOf(fixture.stacks.service.api.accessLogs),
+        Format: Match.stringLikeRegexp('^\\{.*"requestId":"\\$context.requestId"'),
+      },
+    });
+  });
+
+  it('traces and logs every method of the stage without request bodies', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      TracingEnabled: true,
+      MethodSettings: [
+        Match.objectLike({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          LoggingLevel: 'INFO',
+          DataTraceEnabled: false,
+        }),
+      ],
+    });
+  });
+
+  it('is protected by a WAF web ACL', () => {
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      ResourceArn: Match.anyValue(),
+      WebACLArn: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] },
+    });
+  });
+});
+
+describe('retry scheduler', () => {
+  const scheduler = () => fixture.stacks.service.scheduler;
+
+  it('creates the schedule group named in SCHEDULER', () => {
+    template.hasResourceProperties('AWS::Scheduler::ScheduleGroup', { Name: SCHEDULER.groupName });
+  });
+
+  it('lets EventBridge Scheduler (of this account and group) assume the role', () => {
+    expect(resourceOf(scheduler().role).Properties.AssumeRolePolicyDocument).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Action: 'sts:AssumeRole',
+          Principal: { Service: 'scheduler.amazonaws.com' },
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+            ArnEquals: { 'aws:SourceArn': arnOf(scheduler().scheduleGroup) },
+          },
+        },
+      ],
+    });
+  });
+
+  it('lets the scheduler role only send to the delivery queue (with the data key)', () => {
+    expect(resourceOf(scheduler().role).Properties.Policies).toEqual([
+      {
+        PolicyName: 'SendToTarget',
+        PolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            { Effect: 'Allow', Action: 'sqs:SendMessage', Resource: arnOf(queueOf('delivery')) },
+            {
+              Effect: 'Allow',
+              Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+              Resource: importedFrom(fixture.stacks.stateful.keys.data),
+            },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('attaches no other policy to the scheduler role', () => {
+    const attached = template.findResources('AWS::IAM::Policy', {
+      Properties: { Roles: Match.arrayWith([{ Ref: logicalIdOf(scheduler().role) }]) },
+    });
+    expect({
+      attached: Object.keys(attached),
+      managed: resourceOf(scheduler().role).Properties.ManagedPolicyArns,
+    }).toEqual({
+      attached: [],
+      managed: undefined,
+    });
+  });
+
+  it('lets the deliver function create and delete schedules only in the group', () => {
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: logicalIdOf(functionOf('deliver').role) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Effect: 'Allow',
+            Action: ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'],
+            Resource: {
+              'Fn::Join': [
+                '',
+                Match.arrayWith([Match.stringLikeRegexp(`:schedule/${SCHEDULER.groupName}/\\*$`)]),
+              ],
+            },
+          },
+        ]),
+      },
+    });
+  });
+
+  it('lets the deliver function pass only the scheduler role, only to Scheduler', () => {
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: logicalIdOf(functionOf('deliver').role) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Effect: 'Allow',
+            Action: 'iam:PassRole',
+            Resource: arnOf(scheduler().role),
+            Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+          },
+        ]),
+      },
+    });
+  });
+});
+
+describe('alarms', () => {
+  const terminal = queues.filter(({ definition }) => 'terminal' in definition && definition.terminal);
+
+  it.each(terminal)('alarms when $queueId holds any message', ({ queueId }) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(queueOf(queueId)), 'QueueName'] } },
+      ],
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+    });
+  });
+});

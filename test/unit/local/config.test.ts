@@ -1,0 +1,148 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ConfigurationError,
+  DEFAULT_DATA_DIR,
+  DEFAULT_PORT,
+  loadLocalConfig,
+} from '../../../functions/adapters/local/config';
+
+let cwd: string;
+
+beforeEach(() => {
+  cwd = mkdtempSync(path.join(tmpdir(), 'pricing-config-'));
+});
+
+afterEach(() => {
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+const credentialsFile = (dataDir: string) => path.join(dataDir, 'credentials.json');
+
+describe('loadLocalConfig: defaults', () => {
+  it('listens on port 3000 on 127.0.0.1 at level INFO by default', () => {
+    const config = loadLocalConfig({}, cwd);
+    expect(config.port).toBe(DEFAULT_PORT);
+    expect(DEFAULT_PORT).toBe(3000);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.logLevel).toBe('INFO');
+  });
+
+  it('keeps data in .local/data resolved against the working directory', () => {
+    expect(loadLocalConfig({}, cwd).dataDir).toBe(path.resolve(cwd, DEFAULT_DATA_DIR));
+    expect(path.resolve(cwd, DEFAULT_DATA_DIR)).toBe(path.join(cwd, '.local', 'data'));
+  });
+
+  it('resolves a relative DATA_DIR against the working directory and keeps an absolute one', () => {
+    expect(loadLocalConfig({ DATA_DIR: 'elsewhere' }, cwd).dataDir).toBe(path.join(cwd, 'elsewhere'));
+    const absolute = path.join(cwd, 'absolute');
+    expect(loadLocalConfig({ DATA_DIR: absolute }, cwd).dataDir).toBe(absolute);
+  });
+
+  it('treats an empty PORT as the default', () => {
+    expect(loadLocalConfig({ PORT: '' }, cwd).port).toBe(DEFAULT_PORT);
+  });
+});
+
+describe('loadLocalConfig: PORT', () => {
+  it.each(['0', '8080', '65535'])('accepts %s', (port) => {
+    expect(loadLocalConfig({ PORT: port, IN_MEMORY: 'true' }, cwd).port).toBe(Number(port));
+  });
+
+  it.each(['-1', '65536', '80.5', 'http', '3000abc'])('refuses %s with ConfigurationError', (port) => {
+    expect(() => loadLocalConfig({ PORT: port, IN_MEMORY: 'true' }, cwd)).toThrow(ConfigurationError);
+  });
+});
+
+describe('loadLocalConfig: LOG_LEVEL', () => {
+  it('accepts a level in any case', () => {
+    expect(loadLocalConfig({ LOG_LEVEL: 'debug', IN_MEMORY: '1' }, cwd).logLevel).toBe('DEBUG');
+  });
+
+  it('refuses an unknown level', () => {
+    expect(() => loadLocalConfig({ LOG_LEVEL: 'verbose', IN_MEMORY: '1' }, cwd)).toThrow(ConfigurationError);
+  });
+});
+
+describe('loadLocalConfig: IN_MEMORY', () => {
+  it.each(['true', '1', 'yes', 'TRUE'])('IN_MEMORY=%s has no data directory and writes nothing', (value) => {
+    const config = loadLocalConfig({ IN_MEMORY: value }, cwd);
+    expect(config.dataDir).toBeUndefined();
+    expect(existsSync(path.join(cwd, '.local'))).toBe(false);
+    expect(config.generated).toEqual({ apiKey: true, adminToken: true });
+    expect(config.apiKey.length).toBeGreaterThanOrEqual(16);
+  });
+
+  it('IN_MEMORY=false keeps the data directory', () => {
+    expect(loadLocalConfig({ IN_MEMORY: 'false' }, cwd).dataDir).toBe(path.join(cwd, '.local', 'data'));
+  });
+});
+
+describe('loadLocalConfig: credentials', () => {
+  it('generates credentials on first load into <dataDir>/credentials.json with mode 0600', () => {
+    const config = loadLocalConfig({}, cwd);
+    const dataDir = config.dataDir ?? '';
+    const file = credentialsFile(dataDir);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      api_key: config.apiKey,
+      admin_token: config.adminToken,
+    });
+    expect(config.apiKey).not.toBe(config.adminToken);
+    expect(config.generated).toEqual({ apiKey: true, adminToken: true });
+  });
+
+  it('creates the data directory readable by its owner only', () => {
+    const dataDir = loadLocalConfig({}, cwd).dataDir ?? '';
+    expect(statSync(dataDir).mode & 0o077).toBe(0);
+  });
+
+  it('reuses the stored credentials on the next load', () => {
+    const first = loadLocalConfig({}, cwd);
+    const second = loadLocalConfig({}, cwd);
+    expect(second.apiKey).toBe(first.apiKey);
+    expect(second.adminToken).toBe(first.adminToken);
+    expect(second.generated).toEqual({ apiKey: false, adminToken: false });
+  });
+
+  it('lets API_KEY and ADMIN_TOKEN from the environment override the stored ones', () => {
+    loadLocalConfig({}, cwd);
+    const config = loadLocalConfig(
+      { API_KEY: 'env-api-key-0123456789', ADMIN_TOKEN: 'env-admin-token-0123456789' },
+      cwd,
+    );
+    expect(config.apiKey).toBe('env-api-key-0123456789');
+    expect(config.adminToken).toBe('env-admin-token-0123456789');
+    expect(config.generated).toEqual({ apiKey: false, adminToken: false });
+  });
+
+  it('reports as generated only the credential the environment did not give', () => {
+    const config = loadLocalConfig({ API_KEY: 'env-api-key-0123456789' }, cwd);
+    expect(config.generated).toEqual({ apiKey: false, adminToken: true });
+  });
+
+  it.each(['API_KEY', 'ADMIN_TOKEN'])('refuses a %s shorter than 16 characters', (name) => {
+    expect(() => loadLocalConfig({ [name]: 'short', IN_MEMORY: 'true' }, cwd)).toThrow(
+      new ConfigurationError(`${name} must be at least 16 characters`),
+    );
+  });
+
+  it('refuses a credentials file with values too short', () => {
+    const dataDir = path.join(cwd, 'data');
+    mkdirSync(dataDir);
+    writeFileSync(
+      credentialsFile(dataDir),
+      JSON.stringify({ api_key: 'short', admin_token: 'x'.repeat(20) }),
+    );
+    expect(() => loadLocalConfig({ DATA_DIR: dataDir }, cwd)).toThrow(ConfigurationError);
+  });
+
+  it('refuses a credentials file that is not JSON with ConfigurationError', () => {
+    const dataDir = path.join(cwd, 'data');
+    mkdirSync(dataDir);
+    writeFileSync(credentialsFile(dataDir), '{ not json');
+    expect(() => loadLocalConfig({ DATA_DIR: dataDir }, cwd)).toThrow(ConfigurationError);
+  });
+});

@@ -1,0 +1,76 @@
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+
+/** A minimal Lambda context for handlers under test. */
+export const lambdaContext = (overrides: Partial<Context> = {}): Context => ({
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'pricing-test-api',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:000000000000:function:pricing-test-api',
+  memoryLimitInMB: '512',
+  awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678',
+  logGroupName: '/aws/lambda/pricing-test-api',
+  logStreamName: 'test',
+  getRemainingTimeInMillis: () => 10_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+  ...overrides,
+});
+
+export interface ProxyEventInput {
+  readonly method?: string;
+  readonly resource: string;
+  readonly path?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string | null;
+  readonly pathParameters?: Record<string, string> | null;
+}
+
+/** An API Gateway REST (v1) proxy event, as the gateway would send it. */
+export const proxyEvent = (input: ProxyEventInput): APIGatewayProxyEvent => {
+  const method = input.method ?? 'GET';
+  const path = input.path ?? input.resource;
+  return {
+    resource: input.resource,
+    path,
+    httpMethod: method,
+    headers: input.headers ?? {},
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: input.pathParameters ?? null,
+    stageVariables: null,
+    body: input.body ?? null,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'test',
+      authorizer: null,
+      protocol: 'HTTP/1.1',
+      httpMethod: method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: '127.0.0.1',
+        user: null,
+        userAgent: 'vitest',
+        userArn: null,
+      },
+      path,
+      stage: 'test',
+      requestId: 'req-1',
+      requestTimeEpoch: 0,
+      resourceId: 'test',
+      resourcePath: input.resource,
+    },
+  };
+};
