@@ -68,6 +68,18 @@ export interface DynamoDbLocalProcess {
 
 const PID_FILE = 'dynamodb-local.pid';
 
+/**
+ * `sh -c SUPERVISOR name <parent-pid> <java args…>`: starts Java, forwards TERM/INT to it, and stops it as
+ * soon as the parent Node process is gone.
+ */
+const SUPERVISOR = [
+  'parent=$1; shift',
+  'java "$@" & java_pid=$!',
+  "trap 'kill -TERM $java_pid 2>/dev/null; wait $java_pid; exit 0' TERM INT",
+  'while kill -0 "$parent" 2>/dev/null && kill -0 $java_pid 2>/dev/null; do sleep 1 & wait $!; done',
+  'kill -TERM $java_pid 2>/dev/null; wait $java_pid',
+].join('\n');
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -89,7 +101,9 @@ const commandLineOf = (pid: number): string => {
 const stopLeftover = async (pidFile: string): Promise<void> => {
   if (!existsSync(pidFile)) return;
   const pid = Number.parseInt(readFileSync(pidFile, 'utf8'), 10);
-  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && commandLineOf(pid).includes('DynamoDBLocal.jar')) {
+  const commandLine = commandLineOf(pid);
+  const ours = commandLine.includes('DynamoDBLocal.jar') || commandLine.includes('dynamodb-local-supervisor');
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && ours) {
     killGroup(pid, 'SIGKILL');
     for (let i = 0; i < 50 && isAlive(pid); i += 1) await sleep(100);
   }
@@ -170,7 +184,9 @@ export const startDynamoDbLocal = async (options: DynamoDbLocalOptions): Promise
   } else {
     args.push('-inMemory');
   }
-  const child = spawn('java', args, {
+  // Java runs under a small supervisor in a process group of its own: `stop()` signals the whole group, and
+  // if this Node process dies without stopping it (SIGKILL, a crash), the supervisor stops Java within a second.
+  const child = spawn('sh', ['-c', SUPERVISOR, 'dynamodb-local-supervisor', String(process.pid), ...args], {
     cwd: options.workDir,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
