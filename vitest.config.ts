@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
         test: {

@@ -7,19 +7,25 @@ import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
 import { PortInUseError } from '../functions/adapters/local/local-aws';
 import { type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
 
+/** A second Ctrl-C later than this after the first ends the process without waiting for a clean stop. */
+const FORCE_QUIT_AFTER_MS = 2_000;
+
 const say = (line: string) => process.stderr.write(`[local] ${line}\n`);
 
 const main = async (): Promise<void> => {
   const config = loadLocalConfig(process.env, process.cwd());
   const started = Date.now();
   let stack: LocalStack | undefined;
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // One Ctrl-C reaches this process more than once (directly, and relayed by npm); only a signal sent well
+      // after the first means "stop waiting".
+      if (Date.now() - stoppingSince < FORCE_QUIT_AFTER_MS) return;
       say(`${signal} again: exiting now`);
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     say(`${signal} received, stopping`);
     await stack?.stop();
     say('stopped; nothing left running');
@@ -37,7 +43,7 @@ const main = async (): Promise<void> => {
     logLevel: config.logLevel,
     progress: say,
   });
-  if (stopping) return;
+  if (stoppingSince !== undefined) return;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const banner = [
     '',

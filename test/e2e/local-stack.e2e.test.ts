@@ -128,12 +128,13 @@ const startStack = async (port: number): Promise<Started> => {
  * What Ctrl-C does in a terminal: SIGINT to the whole foreground process group (npm, the shell, the stack).
  * Resolves once every process of that group is gone, with whether the stack reported a clean stop.
  */
-const pressCtrlC = async (started: Started): Promise<boolean> => {
+const pressCtrlC = async (started: Started): Promise<string> => {
   const pgid = started.child.pid as number;
   process.kill(-pgid, 'SIGINT');
   await exitOf(started.child);
-  const gone = await waitUntil(() => !groupAlive(pgid), 15_000);
-  return gone && started.output().includes('stopped; nothing left running');
+  const gone = await waitUntil(() => !groupAlive(pgid), 20_000);
+  const clean = started.output().includes('stopped; nothing left running');
+  return gone && clean ? 'clean stop' : `gone=${gone} clean=${clean}\n${started.output().slice(-3000)}`;
 };
 
 const clientsFor = (banner: Record<string, string>) => {
@@ -201,7 +202,7 @@ describe('npm start', () => {
     await before.sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'persisted-message' }));
     before.destroy();
 
-    expect(await pressCtrlC(first)).toBe(true);
+    expect(await pressCtrlC(first)).toBe('clean stop');
     expect(isAlive(javaPid)).toBe(false);
     expect(processesMentioning(`${dataDir}/dynamodb`)).toEqual([]);
     expect(existsSync(path.join(dataDir, 'dynamodb-local.pid'))).toBe(false);
@@ -222,7 +223,7 @@ describe('npm start', () => {
       expect(received.Messages?.map((message) => message.Body)).toContain('persisted-message');
       after.destroy();
     } finally {
-      expect(await pressCtrlC(second)).toBe(true);
+      expect(await pressCtrlC(second)).toBe('clean stop');
     }
   });
 
