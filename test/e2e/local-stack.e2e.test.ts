@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isAlive } from '../../functions/adapters/local/dynamodb-local';
 import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
 
 /** A started `npm start`, with what its banner printed. */
@@ -25,15 +26,6 @@ interface Started {
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'pricing-e2e-'));
 const children: ChildProcess[] = [];
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Every process on the machine whose command line mentions `needle` (read from /proc). */
 const processesMentioning = (needle: string): number[] =>

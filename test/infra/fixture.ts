@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, CfnElement, Stack } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { expect } from 'vitest';
 import { addPricingStacks, type PricingStacks } from '../../lib/pricing-app';
@@ -43,3 +44,16 @@ export const arnOf = (construct: IConstruct): { 'Fn::GetAtt': [string, string] }
 export const importedFrom = (construct: IConstruct): { 'Fn::ImportValue': unknown } => ({
   'Fn::ImportValue': expect.stringMatching(new RegExp(`:ExportsOutput\\w*${logicalIdOf(construct)}`)),
 });
+
+export interface CfnResource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+}
+
+/** The synthesized resource of a construct in a template. */
+export const resourceIn = (template: Template, construct: IConstruct): CfnResource => {
+  const resources = template.toJSON().Resources as Record<string, CfnResource | undefined>;
+  const resource = resources[logicalIdOf(construct)];
+  if (!resource) throw new Error(`no resource for ${construct.node.path}`);
+  return resource;
+};

@@ -12,7 +12,15 @@ import {
   VISIBILITY_TIMEOUT_FACTOR,
 } from '../../functions/definitions';
 import { bucketEntries, keyEntries, queueEntries, serviceTableEntries } from '../../lib/definition-entries';
-import { arnOf, importedFrom, logicalIdOf, type PricingAppFixture, pricingApp } from './fixture';
+import {
+  arnOf,
+  type CfnResource,
+  importedFrom,
+  logicalIdOf,
+  type PricingAppFixture,
+  pricingApp,
+  resourceIn,
+} from './fixture';
 
 let fixture: PricingAppFixture;
 let template: Template;
@@ -23,16 +31,7 @@ beforeAll(() => {
 });
 afterAll(() => fixture.cleanup());
 
-interface CfnResource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-}
-
-const resourceOf = (construct: Parameters<typeof logicalIdOf>[0]): CfnResource => {
-  const resource = template.toJSON().Resources[logicalIdOf(construct)] as CfnResource | undefined;
-  if (!resource) throw new Error(`no resource for ${construct.node.path}`);
-  return resource;
-};
+const resourceOf = (construct: Parameters<typeof logicalIdOf>[0]) => resourceIn(template, construct);
 
 const queues = queueEntries().map(([queueId, definition]) => ({ queueId, definition }));
 const queueOf = (queueId: keyof typeof QUEUES) => fixture.stacks.service.queues[queueId].queue;

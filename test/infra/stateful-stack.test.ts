@@ -2,7 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, serviceTables, type TableDefinition } from '../../functions/definitions';
 import { keyEntries, serviceTableEntries } from '../../lib/definition-entries';
-import { arnOf, logicalIdOf, type PricingAppFixture, pricingApp } from './fixture';
+import { arnOf, logicalIdOf, type PricingAppFixture, pricingApp, resourceIn } from './fixture';
 
 let fixture: PricingAppFixture;
 let template: Template;
@@ -13,15 +13,7 @@ beforeAll(() => {
 });
 afterAll(() => fixture.cleanup());
 
-const resourceOf = (
-  construct: Parameters<typeof logicalIdOf>[0],
-): { Properties: Record<string, unknown> } => {
-  const resource = template.toJSON().Resources[logicalIdOf(construct)] as
-    | { Properties: Record<string, unknown> }
-    | undefined;
-  if (!resource) throw new Error(`no resource for ${construct.node.path}`);
-  return resource;
-};
+const resourceOf = (construct: Parameters<typeof logicalIdOf>[0]) => resourceIn(template, construct);
 
 const tables = serviceTableEntries().map(([tableId, definition]) => ({ tableId, definition }));
 const tableOf = (tableId: (typeof tables)[number]['tableId']) => fixture.stacks.stateful.tables[tableId];

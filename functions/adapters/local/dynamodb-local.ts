@@ -80,7 +80,8 @@ const SUPERVISOR = [
   'kill -TERM $java_pid 2>/dev/null; wait $java_pid',
 ].join('\n');
 
-const isAlive = (pid: number): boolean => {
+/** Whether a process with this pid exists. */
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;

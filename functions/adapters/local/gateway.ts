@@ -78,6 +78,29 @@ const queryOf = (url: URL) => {
 const isTextual = (contentType: string | undefined): boolean =>
   !contentType || /json|text|xml|x-www-form-urlencoded/i.test(contentType);
 
+/** The `requestContext.identity` of a proxy event: what API Gateway knows of an API-key or anonymous caller. */
+export const callerIdentity = (caller: {
+  readonly sourceIp: string;
+  readonly apiKey: string | null;
+  readonly userAgent: string | null;
+}): APIGatewayProxyEvent['requestContext']['identity'] => ({
+  accessKey: null,
+  accountId: null,
+  apiKey: caller.apiKey,
+  apiKeyId: null,
+  caller: null,
+  clientCert: null,
+  cognitoAuthenticationProvider: null,
+  cognitoAuthenticationType: null,
+  cognitoIdentityId: null,
+  cognitoIdentityPoolId: null,
+  principalOrgId: null,
+  sourceIp: caller.sourceIp,
+  user: null,
+  userAgent: caller.userAgent,
+  userArn: null,
+});
+
 /** Builds the REST API (v1) Lambda proxy event API Gateway would send for this request. */
 export const toProxyEvent = (
   request: IncomingMessage,
@@ -108,23 +131,11 @@ export const toProxyEvent = (
       authorizer: null,
       protocol: `HTTP/${request.httpVersion}`,
       httpMethod: method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: headers['x-api-key'] ?? null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
+      identity: callerIdentity({
         sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
-        user: null,
+        apiKey: headers['x-api-key'] ?? null,
         userAgent: headers['user-agent'] ?? null,
-        userArn: null,
-      },
+      }),
       path: url.pathname,
       stage: 'local',
       requestId: randomUUID(),

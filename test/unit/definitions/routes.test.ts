@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { matchRoute, ROUTES, type RouteDefinition, routeKey } from '../../../functions/definitions';
-
-const route = (method: RouteDefinition['method'], path: string, operation: string): RouteDefinition => ({
-  method,
-  path,
-  function: 'api',
-  operation,
-  auth: 'none',
-  summary: operation,
-});
+import { route } from '../support/routes';
 
 const routes: readonly RouteDefinition[] = [
   route('GET', '/items/{item_id}', 'getItem'),

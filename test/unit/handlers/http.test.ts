@@ -12,17 +12,9 @@ import {
 import { parseJsonBody } from '../../../functions/handlers/middleware/validation';
 import { createLogger } from '../../../functions/shared/logger';
 import { lambdaContext, type ProxyEventInput, proxyEvent } from '../support/lambda';
+import { route } from '../support/routes';
 
 const TRC_ID = /^trc_[0-9A-HJKMNP-TV-Z]{26}$/;
-
-const route = (method: RouteDefinition['method'], path: string, operation: string): RouteDefinition => ({
-  method,
-  path,
-  function: 'api',
-  operation,
-  auth: 'none',
-  summary: operation,
-});
 
 const routes: readonly RouteDefinition[] = [
   route('GET', '/things/{thing_id}', 'getThing'),

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { callerIdentity } from '../../../functions/adapters/local/gateway';
 
 /** A minimal Lambda context for handlers under test. */
 export const lambdaContext = (overrides: Partial<Context> = {}): Context => ({
@@ -48,23 +49,7 @@ export const proxyEvent = (input: ProxyEventInput): APIGatewayProxyEvent => {
       authorizer: null,
       protocol: 'HTTP/1.1',
       httpMethod: method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '127.0.0.1',
-        user: null,
-        userAgent: 'vitest',
-        userArn: null,
-      },
+      identity: callerIdentity({ sourceIp: '127.0.0.1', apiKey: null, userAgent: 'vitest' }),
       path,
       stage: 'test',
       requestId: 'req-1',
