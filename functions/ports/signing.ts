@@ -19,7 +19,14 @@ export interface ReceiptSigner {
   publicKey(): Promise<PublicJwk>;
 }
 
-/** HMAC-SHA-256 with a key that never leaves its store (KMS `GenerateMac`/`VerifyMac` in AWS). */
+/** Largest message a MAC is computed over (KMS `GenerateMac`/`VerifyMac`); both adapters refuse longer ones. */
+export const MAC_MESSAGE_MAX_BYTES = 4096;
+
+/** Largest secret the data cipher encrypts (KMS `Encrypt` less the adapter's one-byte prefix). */
+export const DATA_PLAINTEXT_MAX_BYTES = 4095;
+
+/**
+ * HMAC-SHA-256 with a key that never leaves its store (KMS `GenerateMac`/`VerifyMac` in AWS). */
 export interface MacSigner {
   readonly keyId: string;
   generateMac(message: Uint8Array): Promise<Uint8Array>;
@@ -27,8 +34,9 @@ export interface MacSigner {
 }
 
 /**
- * Encrypts small secrets at rest (endpoint secrets, client keys). The context is bound to the ciphertext:
- * decrypting with another context fails.
+ * Encrypts small secrets at rest (endpoint secrets, client keys), up to `DATA_PLAINTEXT_MAX_BYTES` (else
+ * `RangeError`). The context is bound to the ciphertext: decrypting with another context, a tampered or an
+ * unknown ciphertext throws `IntegrityError`.
  */
 export interface DataCipher {
   encrypt(plaintext: Uint8Array, context: Readonly<Record<string, string>>): Promise<string>;

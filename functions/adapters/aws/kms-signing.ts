@@ -9,21 +9,21 @@ import {
   VerifyMacCommand,
 } from '@aws-sdk/client-kms';
 import {
+  DATA_PLAINTEXT_MAX_BYTES,
   type DataCipher,
   IntegrityError,
+  MAC_MESSAGE_MAX_BYTES,
   type MacSigner,
   type PublicJwk,
   type ReceiptSigner,
 } from '../../ports/signing';
 
-/** KMS accepts 1..4096 bytes as the `Message` of `GenerateMac` and `VerifyMac`. */
-export const KMS_MAC_MESSAGE_MAX_BYTES = 4096;
+export const KMS_MAC_MESSAGE_MAX_BYTES = MAC_MESSAGE_MAX_BYTES;
 
 /** Length of an HMAC-SHA-256 tag. */
 export const HMAC_SHA_256_MAC_BYTES = 32;
 
-/** KMS accepts 1..4096 bytes as the `Plaintext` of `Encrypt`; one of them is the framing byte below. */
-export const KMS_DATA_PLAINTEXT_MAX_BYTES = 4095;
+export const KMS_DATA_PLAINTEXT_MAX_BYTES = DATA_PLAINTEXT_MAX_BYTES;
 
 /** Prefix of the ciphertext strings this adapter writes: `kms:v1:<base64 CiphertextBlob>`. */
 export const KMS_CIPHERTEXT_PREFIX = 'kms:v1:';

@@ -15,8 +15,10 @@ import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promis
 import { join } from 'node:path';
 import { KEYS } from '../../definitions';
 import {
+  DATA_PLAINTEXT_MAX_BYTES,
   type DataCipher,
   IntegrityError,
+  MAC_MESSAGE_MAX_BYTES,
   type MacSigner,
   type PublicJwk,
   type ReceiptSigner,
@@ -28,10 +30,8 @@ import {
  * fails locally too.
  */
 
-/** Same limit as KMS `GenerateMac`/`VerifyMac`. */
-export const LOCAL_MAC_MESSAGE_MAX_BYTES = 4096;
-/** Same limit as the KMS data cipher. */
-export const LOCAL_DATA_PLAINTEXT_MAX_BYTES = 4095;
+export const LOCAL_MAC_MESSAGE_MAX_BYTES = MAC_MESSAGE_MAX_BYTES;
+export const LOCAL_DATA_PLAINTEXT_MAX_BYTES = DATA_PLAINTEXT_MAX_BYTES;
 /** Length of the HMAC key and of the AES-256 key, in bytes. */
 export const LOCAL_SECRET_KEY_BYTES = 32;
 export const LOCAL_CIPHERTEXT_PREFIX = 'local:v1:';
