@@ -1,0 +1,74 @@
+import { Decimal, dec, ONE } from '../money/decimal';
+import { step } from '../money/rounding';
+import { PricingError } from './errors';
+import type { FxMarkupRule, FxRateSet } from './types';
+
+const BPS_PER_UNIT = 10_000;
+
+/** `EUR→USD` or `EUR->USD` → [from, to]. */
+export const parsePair = (pair: string): [string, string] => {
+  const [from, to, ...rest] = pair.split(/→|->/);
+  if (!from || !to || rest.length > 0)
+    throw new PricingError('invalid_request', 'fx_pair', `not a rate pair: ${pair}`);
+  return [from.trim(), to.trim()];
+};
+
+/** Rates of one snapshot, indexed by pair. */
+export class FxTable {
+  private readonly direct = new Map<string, Decimal>();
+
+  constructor(readonly set: FxRateSet) {
+    for (const rate of set.rates) {
+      const [from, to] = parsePair(rate.pair);
+      this.direct.set(`${from}>${to}`, dec(rate.rate));
+    }
+  }
+
+  /** A published rate in this direction, or its inverse; never assumes 1:1 (stablecoins included). */
+  private oneHop(from: string, to: string): Decimal | undefined {
+    const direct = this.direct.get(`${from}>${to}`);
+    if (direct) return direct;
+    const inverse = this.direct.get(`${to}>${from}`);
+    return inverse && !inverse.isZero() ? ONE.dividedBy(inverse) : undefined;
+  }
+
+  /**
+   * The published rate from → to: the direct pair, else the inverse of the opposite pair, else the cross rate
+   * through the snapshot's base currency (from → base → to, each leg direct or inverse). Kept at 9 decimals.
+   */
+  rate(from: string, to: string): Decimal {
+    if (from === to) return ONE;
+    const hop = this.oneHop(from, to);
+    if (hop) return step(hop);
+    const base = this.set.base_currency;
+    const first = from === base ? ONE : this.oneHop(from, base);
+    const second = to === base ? ONE : this.oneHop(base, to);
+    if (!first || !second) {
+      throw new PricingError(
+        'currency_not_available',
+        'fx_rate',
+        `no rate from ${from} to ${to} in ${this.set.fx_version}`,
+      );
+    }
+    return step(first.times(second));
+  }
+}
+
+/** The most specific markup rule: channel and region, then region, then channel, then the default. */
+export const markupBpsFor = (rules: readonly FxMarkupRule[], channel?: string, region?: string): number => {
+  const score = (rule: FxMarkupRule): number => {
+    if (rule.channel !== undefined && rule.channel !== channel) return -1;
+    if (rule.region !== undefined && rule.region !== region) return -1;
+    return (rule.region !== undefined ? 2 : 0) + (rule.channel !== undefined ? 1 : 0);
+  };
+  let best: { score: number; bps: number } | undefined;
+  for (const rule of rules) {
+    const value = score(rule);
+    if (value >= 0 && (!best || value > best.score)) best = { score: value, bps: rule.fx_markup_bps };
+  }
+  return best?.bps ?? 0;
+};
+
+/** Client rate = published rate × (1 + bps / 10 000) (C19), at 9 decimals. */
+export const clientRate = (published: Decimal, markupBps: number): Decimal =>
+  step(published.times(ONE.plus(new Decimal(markupBps).dividedBy(BPS_PER_UNIT))));

@@ -1,0 +1,36 @@
+import type { PricingCatalog, TaxRule } from '../../functions/domain/pricing/types';
+
+/** A small catalog in one currency, no FX, no promotions, no fees: tests override what they exercise. */
+export const simpleCatalog = (overrides: Partial<PricingCatalog> = {}): PricingCatalog => ({
+  base_currency: 'USD',
+  pricelist: {
+    pricelist_id: 'pl_main',
+    base_currency: 'USD',
+    effective_from: '2026-01-01T00:00:00.000Z',
+    version: 7,
+    items: [
+      {
+        sku_id: 'sku_a',
+        base_price: '1.08',
+        base_currency: 'USD',
+        tax_class: 'standard',
+        pricing_model: 'flat',
+      },
+    ],
+  },
+  strategy: { kind: 'convert_at_display' },
+  products: [{ sku_id: 'sku_a', title: 'A', category: 'cat_1' }],
+  fx: { fx_version: 'fx_1', base_currency: 'USD', rates: [] },
+  tax_rules: { tax_rule_version: 'tax_1', rules: [] },
+  display_rules: [{ region: 'US', currency_whitelist: ['USD'] }],
+  basket_policy: { rounding_scope: 'line', promo_stack_mode: 'best_single' },
+  ...overrides,
+});
+
+export const taxRule = (overrides: Partial<TaxRule> = {}): TaxRule => ({
+  region: 'US',
+  tax_mode: { type: 'GST', inclusion: 'excluded' },
+  rates: { standard: [{ name: 'sales_tax', rate: '0.19' }] },
+  rounding: { mode: 'HALF_UP', level: 'per_line' },
+  ...overrides,
+});
