@@ -1,4 +1,4 @@
-import { Decimal } from './decimal';
+import { Decimal, toScaledBigint } from './decimal';
 
 export class AllocationError extends Error {
   constructor(message: string) {
@@ -9,6 +9,16 @@ export class AllocationError extends Error {
 
 /** Weights as integers sharing one scale, so the whole allocation runs in exact bigint arithmetic. */
 const scaledWeights = (weights: readonly (Decimal | bigint | number | string)[]): bigint[] => {
+  if (weights.every((weight): weight is bigint => typeof weight === 'bigint')) {
+    if (weights.some((weight) => weight < 0n)) throw new AllocationError('weights must be finite and ≥ 0');
+    return [...weights];
+  }
+  if (
+    weights.every((weight): weight is number => typeof weight === 'number' && Number.isSafeInteger(weight))
+  ) {
+    if (weights.some((weight) => weight < 0)) throw new AllocationError('weights must be finite and ≥ 0');
+    return weights.map((weight) => BigInt(weight));
+  }
   const decimals = weights.map((weight) =>
     typeof weight === 'bigint' ? new Decimal(weight.toString()) : new Decimal(weight),
   );
@@ -17,8 +27,7 @@ const scaledWeights = (weights: readonly (Decimal | bigint | number | string)[])
       throw new AllocationError('weights must be finite and ≥ 0');
   }
   const places = Math.max(0, ...decimals.map((weight) => weight.decimalPlaces()));
-  const scale = new Decimal(10).pow(places);
-  return decimals.map((weight) => BigInt(weight.times(scale).toFixed(0)));
+  return decimals.map((weight) => toScaledBigint(weight, places));
 };
 
 /**
@@ -67,28 +76,40 @@ export const allocate = (
   return negative ? parts.map((part) => -part) : parts;
 };
 
+/** Floor division for bigints (toward −∞), with the non-negative remainder. */
+const floorDivide = (numerator: bigint, divisor: bigint): [bigint, bigint] => {
+  const quotient = numerator / divisor;
+  const remainder = numerator - quotient * divisor;
+  return remainder < 0n ? [quotient - 1n, remainder + divisor] : [quotient, remainder];
+};
+
 /**
  * Rounds values to `minorUnits` so that the parts add up to the rounded sum (C3, basket scope): the total is
  * the sum of the exact values rounded BANKERS; each part starts at its value rounded toward −∞, and the units
  * still missing go one each to the parts with the largest fractional remainders (ties by input order).
- * Returns smallest units.
+ * Values carry at most `exactDecimals` places (the 9 kept at step boundaries). Returns smallest units.
  */
-export const roundPreservingSum = (values: readonly Decimal[], minorUnits: number): bigint[] => {
-  const scale = new Decimal(10).pow(minorUnits);
-  const scaled = values.map((value) => value.times(scale));
-  const floors = scaled.map((value) => value.floor());
-  const total = scaled
-    .reduce((acc, value) => acc.plus(value), new Decimal(0))
-    .toDecimalPlaces(0, Decimal.ROUND_HALF_EVEN);
-  let missing = BigInt(
-    total.minus(floors.reduce((acc, value) => acc.plus(value), new Decimal(0))).toFixed(0),
+export const roundPreservingSum = (
+  values: readonly Decimal[],
+  minorUnits: number,
+  exactDecimals = 9,
+): bigint[] => {
+  const divisor = 10n ** BigInt(Math.max(0, exactDecimals - minorUnits));
+  const exact = values.map((value) => toScaledBigint(value, Math.max(exactDecimals, minorUnits)));
+  const split = exact.map((value) => floorDivide(value, divisor));
+  const [wholeTotal, remainderTotal] = floorDivide(
+    exact.reduce((acc, value) => acc + value, 0n),
+    divisor,
   );
-  const parts = floors.map((value) => BigInt(value.toFixed(0)));
-  const order = scaled
-    .map((value, index) => ({ fraction: value.minus(floors[index] as Decimal), index }))
-    .sort((a, b) =>
-      a.fraction.equals(b.fraction) ? a.index - b.index : a.fraction.greaterThan(b.fraction) ? -1 : 1,
-    );
+  // BANKERS on the total: above half up, below half down, exactly half to the even neighbour.
+  const twice = remainderTotal * 2n;
+  const total =
+    twice > divisor || (twice === divisor && wholeTotal % 2n !== 0n) ? wholeTotal + 1n : wholeTotal;
+  const parts = split.map(([whole]) => whole);
+  let missing = total - parts.reduce((acc, value) => acc + value, 0n);
+  const order = split
+    .map(([, remainder], index) => ({ remainder, index }))
+    .sort((a, b) => (a.remainder === b.remainder ? a.index - b.index : a.remainder > b.remainder ? -1 : 1));
   for (const { index } of order) {
     if (missing <= 0n) break;
     parts[index] = (parts[index] as bigint) + 1n;

@@ -1,10 +1,27 @@
 import currencyCodes from 'currency-codes';
-import { Decimal } from './decimal';
+import { type Decimal, fromScaledBigint, toScaledBigint } from './decimal';
 
 /** Crypto currencies the catalog knows by default, with their minor units (overridable by a DisplayRule). */
 export const CRYPTO_MINOR_UNITS: Readonly<Record<string, number>> = { BTC: 8, ETH: 8, USDT: 6 };
 
 export const CURRENCY_CODE = /^[A-Z]{3,5}$/;
+
+/** ISO 4217 codes that are not money one can price in: metals, bond units, SDR, testing and "no currency". */
+const NOT_CURRENCIES = new Set([
+  'XAG',
+  'XAU',
+  'XPD',
+  'XPT',
+  'XBA',
+  'XBB',
+  'XBC',
+  'XBD',
+  'XDR',
+  'XSU',
+  'XUA',
+  'XTS',
+  'XXX',
+]);
 
 export class UnknownCurrencyError extends Error {
   constructor(readonly currency: string) {
@@ -27,11 +44,10 @@ export const minorUnitsOf = (
   overrides: Readonly<Record<string, number>> = {},
   cryptoUnits: Readonly<Record<string, number>> = CRYPTO_MINOR_UNITS,
 ): number => {
-  const override = overrides[currency];
-  if (override !== undefined) return override;
-  const crypto = cryptoUnits[currency];
-  if (crypto !== undefined) return crypto;
-  const iso = CURRENCY_CODE.test(currency) ? currencyCodes.code(currency) : undefined;
+  if (Object.hasOwn(overrides, currency)) return overrides[currency] as number;
+  if (Object.hasOwn(cryptoUnits, currency)) return cryptoUnits[currency] as number;
+  const iso =
+    CURRENCY_CODE.test(currency) && !NOT_CURRENCIES.has(currency) ? currencyCodes.code(currency) : undefined;
   if (!iso) throw new UnknownCurrencyError(currency);
   return iso.digits;
 };
@@ -52,12 +68,14 @@ export const formatAmount = (value: Decimal, minorUnits: number): string => {
 };
 
 /** Smallest units as an integer: 12.30 EUR → 1230n. The value must already have at most `minorUnits` decimals. */
-export const toMinor = (value: Decimal, minorUnits: number): bigint => {
-  const scaled = value.times(new Decimal(10).pow(minorUnits));
-  if (!scaled.isInteger())
-    throw new RangeError(`amount ${value.toString()} has more than ${minorUnits} decimals`);
-  return BigInt(scaled.toFixed(0));
-};
+export const toMinor = (value: Decimal, minorUnits: number): bigint => toScaledBigint(value, minorUnits);
 
-export const fromMinor = (units: bigint, minorUnits: number): Decimal =>
-  new Decimal(units.toString()).dividedBy(new Decimal(10).pow(minorUnits));
+export const fromMinor = (units: bigint, minorUnits: number): Decimal => fromScaledBigint(units, minorUnits);
+
+/** Smallest units written as an amount with exactly `minorUnits` decimals: 1230n, 2 → "12.30"; −5n, 2 → "-0.05". */
+export const formatMinor = (units: bigint, minorUnits: number): string => {
+  if (minorUnits === 0) return units.toString();
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(minorUnits + 1, '0');
+  return `${negative ? '-' : ''}${digits.slice(0, -minorUnits)}.${digits.slice(-minorUnits)}`;
+};

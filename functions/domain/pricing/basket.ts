@@ -2,17 +2,17 @@ import { allocate, roundPreservingSum } from '../money/allocation';
 import {
   CRYPTO_MINOR_UNITS,
   formatAmount,
-  fromMinor,
+  formatMinor,
   isCrypto,
   minorUnitsOf,
   toMinor,
 } from '../money/currency';
-import { Decimal, dec, sum, ZERO } from '../money/decimal';
-import { round, roundBankers, roundCeil, step } from '../money/rounding';
+import { Decimal, dec, sum, toScaledBigint, ZERO } from '../money/decimal';
+import { INTERMEDIATE_DECIMALS, round, roundBankers, roundCeil, step } from '../money/rounding';
 import { checkAvailability } from './availability';
 import { PricingError } from './errors';
 import { computeFees } from './fees';
-import { clientRate, FxTable, markupBpsFor } from './fx';
+import { clientRate, fxTableOf, markupBpsFor } from './fx';
 import { applyPromotions, conditionHolds } from './promotions';
 import { type ResolutionContext, resolveItem } from './resolve';
 import { chargesTax, computeTaxes, type LineTax, netOf } from './tax';
@@ -75,7 +75,7 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
   }
   const crypto = isCrypto(currency, cryptoUnits);
 
-  const fx = new FxTable(catalog.fx);
+  const fx = fxTableOf(catalog.fx);
   const markupBps = markupBpsFor(catalog.fx_markup_rules ?? [], request.channel, region);
   const clientRates = new Map<string, Decimal>();
   const rateFrom = (from: string): Decimal => {
@@ -215,7 +215,7 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
     const room = (baseParts[index] as bigint) - units(roundCeil(lines[index]?.floor ?? ZERO, minorUnits));
     return discount > room ? (room > 0n ? room : 0n) : discount;
   });
-  const feeWeights = weightsOr1(goods);
+  const feeWeights = weightsOr1(goods).map((weight) => toScaledBigint(step(weight), INTERMEDIATE_DECIMALS));
   const feeRounded = fees.map((fee) => ({
     kind: fee.kind,
     units: units(roundBankers(fee.amount, minorUnits)),
@@ -224,7 +224,7 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
   const taxUnits = taxes.map((lineTaxes) => lineTaxes.map((tax) => units(tax.amount)));
 
   const displayMode = displayRule?.rounding_mode ?? 'HALF_UP';
-  const show = (value: bigint) => formatAmount(fromMinor(value, minorUnits), minorUnits);
+  const show = (value: bigint) => formatMinor(value, minorUnits);
   const items_priced: PricedLine[] = lines.map(({ line, resolved, unitPrice }, index) => {
     const lineTaxes = taxes[index] as LineTax[];
     const lineTaxUnits = taxUnits[index] as bigint[];

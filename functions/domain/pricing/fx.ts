@@ -13,6 +13,18 @@ export const parsePair = (pair: string): [string, string] => {
   return [from.trim(), to.trim()];
 };
 
+const tables = new WeakMap<FxRateSet, FxTable>();
+
+/** The table of a snapshot, built once per snapshot object (snapshots are immutable). */
+export const fxTableOf = (set: FxRateSet): FxTable => {
+  let table = tables.get(set);
+  if (!table) {
+    table = new FxTable(set);
+    tables.set(set, table);
+  }
+  return table;
+};
+
 /** Rates of one snapshot, indexed by pair. */
 export class FxTable {
   private readonly direct = new Map<string, Decimal>();

@@ -1,5 +1,5 @@
 import { allocate } from '../money/allocation';
-import { Decimal, dec, sum, ZERO } from '../money/decimal';
+import { Decimal, dec, fromScaledBigint, sum, toScaledBigint, ZERO } from '../money/decimal';
 import { INTERMEDIATE_DECIMALS, step } from '../money/rounding';
 import type { BasketPolicy, Promotion, PromotionCondition } from './types';
 
@@ -25,8 +25,6 @@ export interface LineDiscounts {
   /** Promotions applied per line, with their amounts. */
   readonly applied: readonly (readonly { readonly promo_id: string; readonly amount: Decimal }[])[];
 }
-
-const UNITS = new Decimal(10).pow(INTERMEDIATE_DECIMALS);
 
 /** The basket-level part of a condition: region, currency set and channel (rule 7). */
 export const conditionHolds = (condition: PromotionCondition, scope: PromotionScope): boolean =>
@@ -63,10 +61,10 @@ const discountsOf = (
   const total = sum(uncapped);
   if (!cap || total.lessThanOrEqualTo(cap) || total.isZero()) return uncapped;
   const parts = allocate(
-    BigInt(cap.times(UNITS).toFixed(0)),
-    uncapped.map((value) => value.times(UNITS).toFixed(0)),
+    toScaledBigint(step(cap), INTERMEDIATE_DECIMALS),
+    uncapped.map((value) => toScaledBigint(value, INTERMEDIATE_DECIMALS)),
   );
-  return parts.map((part) => new Decimal(part.toString()).dividedBy(UNITS));
+  return parts.map((part) => fromScaledBigint(part, INTERMEDIATE_DECIMALS));
 };
 
 const byPriority = (a: Promotion, b: Promotion): number =>
@@ -115,18 +113,19 @@ export const applyPromotions = (
     return { perLine, applied, total: sum(perLine) };
   };
 
-  const singles = eligible.map((promotion) => ({ promotion, result: run([promotion]) }));
-  const bestSingle = (candidates: typeof singles) =>
-    candidates.reduce<(typeof singles)[number] | undefined>(
-      (best, candidate) =>
-        !best || candidate.result.total.greaterThan(best.result.total) ? candidate : best,
+  const singleRuns = (candidates: readonly Promotion[]) =>
+    candidates.map((promotion) => ({ promotion, result: run([promotion]) }));
+  const best = (candidates: ReturnType<typeof singleRuns>) =>
+    candidates.reduce<ReturnType<typeof singleRuns>[number] | undefined>(
+      (chosen, candidate) =>
+        !chosen || candidate.result.total.greaterThan(chosen.result.total) ? candidate : chosen,
       undefined,
     );
 
   if (policy.promo_stack_mode === 'best_single') {
-    return bestSingle(singles)?.result ?? none;
+    return best(singleRuns(eligible))?.result ?? none;
   }
   const stack = run(eligible.filter((promotion) => promotion.stackable));
-  const alone = bestSingle(singles.filter((single) => !single.promotion.stackable));
+  const alone = best(singleRuns(eligible.filter((promotion) => !promotion.stackable)));
   return alone && alone.result.total.greaterThan(stack.total) ? alone.result : stack;
 };

@@ -124,15 +124,37 @@ const sourceList = (catalog: PricingCatalog, currency: string): PriceList | unde
   return top.includes(currency) ? precomputed : undefined;
 };
 
-const findItem = (list: PriceList, skuId: string): PriceItem | undefined =>
-  list.items.find((item) => item.sku_id === skuId);
+/**
+ * Lookups by SKU, built once per price list or catalog object. Snapshots are immutable, so an index keyed by
+ * the object's identity can never go stale.
+ */
+const itemIndexes = new WeakMap<PriceList, Map<string, PriceItem>>();
+const productIndexes = new WeakMap<readonly Product[], Map<string, Product>>();
+
+const findItem = (list: PriceList, skuId: string): PriceItem | undefined => {
+  let index = itemIndexes.get(list);
+  if (!index) {
+    index = new Map(list.items.map((item) => [item.sku_id, item]));
+    itemIndexes.set(list, index);
+  }
+  return index.get(skuId);
+};
+
+const findProduct = (products: readonly Product[], skuId: string): Product | undefined => {
+  let index = productIndexes.get(products);
+  if (!index) {
+    index = new Map(products.map((product) => [product.sku_id, product]));
+    productIndexes.set(products, index);
+  }
+  return index.get(skuId);
+};
 
 /** The unit price of one SKU in the basket currency, with everything step 1 decides. */
 export const resolveItem = (context: ResolutionContext, skuId: string, quantity: number): ResolvedItem => {
   const { catalog, currency } = context;
   const baseItem = findItem(catalog.pricelist, skuId);
   if (!baseItem) throw new PricingError('unknown_sku', 'pricelist', `unknown SKU ${skuId}`);
-  const product = catalog.products.find((candidate) => candidate.sku_id === skuId);
+  const product = findProduct(catalog.products, skuId);
   const list = sourceList(catalog, currency);
   if (catalog.strategy.kind === 'price_lists' && !list) {
     throw new PricingError('currency_not_available', 'price_lists', `no price list in ${currency}`);

@@ -1,6 +1,6 @@
 import { allocate } from '../money/allocation';
-import { fromMinor } from '../money/currency';
-import { Decimal, dec, ONE, sum, ZERO } from '../money/decimal';
+import { fromMinor, toMinor } from '../money/currency';
+import { type Decimal, dec, ONE, sum, ZERO } from '../money/decimal';
 import { round, step } from '../money/rounding';
 import type { TaxComponent, TaxRule } from './types';
 
@@ -96,11 +96,10 @@ export const computeTaxes = (
     });
   });
   const result = exact.map((taxes) => taxes.map((tax) => ({ ...tax })));
-  const scale = new Decimal(10).pow(minorUnits);
   for (const members of groups.values()) {
     const basketTax = roundTax(sum(members.map((member) => member.amount)));
     const weights = members.map((member) => member.amount.abs());
-    const units = BigInt(basketTax.times(scale).toFixed(0));
+    const units = toMinor(basketTax, minorUnits);
     const parts = weights.every((weight) => weight.isZero())
       ? members.map(() => 0n)
       : allocate(units, weights);
