@@ -28,6 +28,15 @@ import type {
 } from './types';
 
 const validate = (request: BasketRequest): void => {
+  for (const [index, fee] of (request.checkout_fees ?? []).entries()) {
+    if (dec(fee.amount).isNegative()) {
+      throw new PricingError(
+        'invalid_request',
+        'checkout_fees',
+        `checkout_fees[${index}].amount must not be negative`,
+      );
+    }
+  }
   if (request.items.length === 0)
     throw new PricingError('invalid_request', 'items', 'the basket has no items');
   request.items.forEach((line, index) => {
@@ -86,8 +95,12 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
     }
     return rate;
   };
-  const convert = (amount: Decimal, from: string): Decimal =>
-    from === currency ? amount : step(amount.times(rateFrom(from)));
+  let conversions = 0;
+  const convert = (amount: Decimal, from: string): Decimal => {
+    if (from === currency) return amount;
+    conversions += 1;
+    return step(amount.times(rateFrom(from)));
+  };
   const convertMoney = (money: MoneyInput): Decimal => convert(dec(money.amount), money.currency);
 
   const taxRule = catalog.tax_rules.rules.find((rule) => rule.region === region);
@@ -159,7 +172,9 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
 
   // Threshold promotions (rule 6) look at the basket total in the basket currency.
   const baseUnits = minorUnitsOf(catalog.base_currency, {}, cryptoUnits);
-  const baseEquivalent = roundBankers(goodsTotal.times(fx.rate(currency, catalog.base_currency)), baseUnits);
+  // Computed only when a threshold is reached: a basket priced from its own list may have no rate at all.
+  const baseEquivalent = () =>
+    roundBankers(goodsTotal.times(fx.rate(currency, catalog.base_currency)), baseUnits);
   const outcome = (promoId: string, kind: ThresholdOutcome['kind'], threshold: Decimal, bonus?: string) => ({
     promo_id: promoId,
     kind,
@@ -167,7 +182,7 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
     threshold: formatAmount(roundCeil(threshold, minorUnits), minorUnits),
     basket_total: formatAmount(roundBankers(goodsTotal, minorUnits), minorUnits),
     base_currency_equivalent: {
-      amount: formatAmount(baseEquivalent, baseUnits),
+      amount: formatAmount(baseEquivalent(), baseUnits),
       currency: catalog.base_currency,
     },
     fx_version: catalog.fx.fx_version,
@@ -216,10 +231,9 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
     return discount > room ? (room > 0n ? room : 0n) : discount;
   });
   const feeWeights = weightsOr1(goods).map((weight) => toScaledBigint(step(weight), INTERMEDIATE_DECIMALS));
-  const feeRounded = fees.map((fee) => ({
-    kind: fee.kind,
-    units: units(roundBankers(fee.amount, minorUnits)),
-  }));
+  const feeRounded = fees
+    .map((fee) => ({ kind: fee.kind, units: units(roundBankers(fee.amount, minorUnits)) }))
+    .filter((fee) => fee.units !== 0n);
   const feeShares = feeRounded.map((fee) => allocate(fee.units, feeWeights));
   const taxUnits = taxes.map((lineTaxes) => lineTaxes.map((tax) => units(tax.amount)));
 
@@ -235,9 +249,18 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
     const feeUnits = feeShares.reduce((acc, shares) => acc + (shares[index] as bigint), 0n);
     const total = (baseParts[index] as bigint) - (discountParts[index] as bigint) + excluded + feeUnits;
     const taxTotal = lineTaxUnits.reduce((acc, value) => acc + value, 0n);
-    const applied = (discounts.applied[index] ?? []).map((entry) => ({
+    // The line's rounded (and floor-clamped) discount, split over the promotions that made it.
+    const entries = discounts.applied[index] ?? [];
+    const shares =
+      entries.length > 0
+        ? allocate(
+            discountParts[index] as bigint,
+            entries.map((entry) => entry.amount),
+          )
+        : [];
+    const applied = entries.map((entry, position) => ({
       promo_id: entry.promo_id,
-      amount: formatAmount(roundBankers(entry.amount, minorUnits), minorUnits),
+      amount: show(shares[position] as bigint),
     }));
     const priced: PricedLine = {
       line: index + 1,
@@ -310,7 +333,7 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
     fees: feeLines,
     total: show(totalUnits),
     threshold_promotions: thresholdOutcomes,
-    ...(currency !== catalog.base_currency ? { fx_rate: rateFrom(catalog.base_currency).toString() } : {}),
+    ...(conversions > 0 ? { fx_rate: rateFrom(catalog.base_currency).toString() } : {}),
     versions: {
       pricelist_version: catalog.pricelist.version,
       fx_version: catalog.fx.fx_version,

@@ -47,6 +47,8 @@ const CHARM_FRACTION: Readonly<Record<CharmEnding, number>> = { '.99': 99, '.95'
  * - Crypto: no charm (the caller does not call this).
  */
 export const applyCharm = (price: Decimal, ending: CharmEnding, minorUnits: number): Decimal => {
+  // A free item stays free.
+  if (price.lessThanOrEqualTo(0)) return price;
   const period = minorUnits >= 2 ? ONE : new Decimal(100);
   const offset =
     minorUnits >= 2
