@@ -1,4 +1,5 @@
-import type { PricingCatalog, TaxRule } from '../../functions/domain/pricing/types';
+import { PricingError } from '../../functions/domain/pricing/errors';
+import type { BasketRequest, FxRate, PricingCatalog, TaxRule } from '../../functions/domain/pricing/types';
 
 /** A small catalog in one currency, no FX, no promotions, no fees: tests override what they exercise. */
 export const simpleCatalog = (overrides: Partial<PricingCatalog> = {}): PricingCatalog => ({
@@ -33,4 +34,35 @@ export const taxRule = (overrides: Partial<TaxRule> = {}): TaxRule => ({
   rates: { standard: [{ name: 'sales_tax', rate: '0.19' }] },
   rounding: { mode: 'HALF_UP', level: 'per_line' },
   ...overrides,
+});
+
+/** A one-line US basket in USD; tests override what they exercise. */
+export const basketRequest = (overrides: Partial<BasketRequest> = {}): BasketRequest => ({
+  items: [{ sku_id: 'sku_a', quantity: 1 }],
+  region: 'US',
+  currency: 'USD',
+  buyer_type: 'consumer',
+  ...overrides,
+});
+
+/** The PricingError `fn` throws; any other outcome fails the test. */
+export const refusal = (fn: () => unknown): PricingError => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof PricingError) return error;
+    throw error;
+  }
+  throw new Error('expected a PricingError');
+};
+
+/** A published rate with filler metadata. */
+export const fxRate = (pair: string, value: string): FxRate => ({
+  pair,
+  rate: value,
+  source: 'ecb',
+  method: 'mid',
+  precision: 6,
+  effective_from: '2026-01-01T00:00:00.000Z',
+  version: 'r1',
 });

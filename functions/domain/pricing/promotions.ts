@@ -127,5 +127,5 @@ export const applyPromotions = (
   }
   const stack = run(eligible.filter((promotion) => promotion.stackable));
   const alone = best(singleRuns(eligible.filter((promotion) => !promotion.stackable)));
-  return alone && alone.result.total.greaterThan(stack.total) ? alone.result : stack;
+  return alone?.result.total.greaterThan(stack.total) ? alone.result : stack;
 };

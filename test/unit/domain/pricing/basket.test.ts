@@ -1,31 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { priceBasket } from '../../../../functions/domain/pricing/basket';
 import { PricingError } from '../../../../functions/domain/pricing/errors';
-import type {
-  BasketRequest,
-  FxRate,
-  PriceItem,
-  PricingCatalog,
-} from '../../../../functions/domain/pricing/types';
-import { simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
+import type { PriceItem, PricingCatalog } from '../../../../functions/domain/pricing/types';
+import { basketRequest, fxRate, refusal, simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
 
-const request = (overrides: Partial<BasketRequest> = {}): BasketRequest => ({
-  items: [{ sku_id: 'sku_a', quantity: 1 }],
-  region: 'US',
-  currency: 'USD',
-  buyer_type: 'consumer',
-  ...overrides,
-});
+const request = basketRequest;
 
-const rate = (pair: string, value: string): FxRate => ({
-  pair,
-  rate: value,
-  source: 'ecb',
-  method: 'mid',
-  precision: 6,
-  effective_from: '2026-01-01T00:00:00.000Z',
-  version: 'r1',
-});
+const rate = fxRate;
 
 const item = (sku: string, price: string, overrides: Partial<PriceItem> = {}): PriceItem => ({
   sku_id: sku,
@@ -61,15 +42,20 @@ const catalog = (items: PriceItem[], overrides: Partial<PricingCatalog> = {}): P
     ...overrides,
   });
 
-const refusal = (fn: () => unknown): PricingError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof PricingError) return error;
-    throw error;
-  }
-  throw new Error('expected a PricingError');
-};
+/** A USD catalog with a precomputed EUR list (strategy price_lists). */
+const eurPriceLists = (): PricingCatalog =>
+  catalog([item('sku_a', '10.00')], {
+    strategy: { kind: 'price_lists' },
+    currency_pricelists: [
+      {
+        pricelist_id: 'pl_eur',
+        base_currency: 'EUR',
+        effective_from: '2026-01-01T00:00:00.000Z',
+        version: 2,
+        items: [item('sku_a', '4.49', { base_currency: 'EUR' })],
+      },
+    ],
+  });
 
 describe('priceBasket: refused requests', () => {
   it('refuses an empty basket', () => {
@@ -292,35 +278,13 @@ describe('priceBasket: currencies and FX', () => {
   });
 
   it('prices a precomputed list without converting (price_lists)', () => {
-    const lists = catalog([item('sku_a', '10.00')], {
-      strategy: { kind: 'price_lists' },
-      currency_pricelists: [
-        {
-          pricelist_id: 'pl_eur',
-          base_currency: 'EUR',
-          effective_from: '2026-01-01T00:00:00.000Z',
-          version: 2,
-          items: [item('sku_a', '4.49', { base_currency: 'EUR' })],
-        },
-      ],
-    });
+    const lists = eurPriceLists();
     const result = priceBasket(lists, request({ currency: 'EUR' }));
     expect([result.total, result.versions.pricelist_version]).toEqual(['4.49', 7]);
   });
 
   it('omits fx_rate when nothing was converted (price_lists)', () => {
-    const lists = catalog([item('sku_a', '10.00')], {
-      strategy: { kind: 'price_lists' },
-      currency_pricelists: [
-        {
-          pricelist_id: 'pl_eur',
-          base_currency: 'EUR',
-          effective_from: '2026-01-01T00:00:00.000Z',
-          version: 2,
-          items: [item('sku_a', '4.49', { base_currency: 'EUR' })],
-        },
-      ],
-    });
+    const lists = eurPriceLists();
     expect(priceBasket(lists, request({ currency: 'EUR' })).fx_rate).toBeUndefined();
   });
 

@@ -3,29 +3,12 @@ import { dec } from '../../../../functions/domain/money/decimal';
 import { PricingError } from '../../../../functions/domain/pricing/errors';
 import { clientRate, FxTable, markupBpsFor, parsePair } from '../../../../functions/domain/pricing/fx';
 import type { FxRate, FxRateSet } from '../../../../functions/domain/pricing/types';
+import { fxRate, refusal } from '../../../support/pricing-fixtures';
 
-const rate = (pair: string, value: string): FxRate => ({
-  pair,
-  rate: value,
-  source: 'ecb',
-  method: 'mid',
-  precision: 6,
-  effective_from: '2026-01-01T00:00:00.000Z',
-  version: 'r1',
-});
+const rate = fxRate;
 
 const table = (rates: FxRate[], base = 'EUR'): FxTable =>
   new FxTable({ fx_version: 'fx_9', base_currency: base, rates } satisfies FxRateSet);
-
-const refusal = (fn: () => unknown): PricingError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof PricingError) return error;
-    throw error;
-  }
-  throw new Error('expected a PricingError');
-};
 
 describe('parsePair', () => {
   it('reads the arrow form FROM→TO', () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Decimal, dec } from '../../../../functions/domain/money/decimal';
 import { step } from '../../../../functions/domain/money/rounding';
-import { PricingError } from '../../../../functions/domain/pricing/errors';
 import {
   applyCharm,
   chooseOverride,
@@ -17,7 +16,7 @@ import type {
   PriceList,
   PricingCatalog,
 } from '../../../../functions/domain/pricing/types';
-import { simpleCatalog } from '../../../support/pricing-fixtures';
+import { refusal, simpleCatalog } from '../../../support/pricing-fixtures';
 
 /** Every conversion doubles the amount, so converted prices are easy to read. */
 const context = (catalog: PricingCatalog, overrides: Partial<ResolutionContext> = {}): ResolutionContext => ({
@@ -49,16 +48,6 @@ const list = (currency: string, items: PriceItem[]): PriceList => ({
 
 const catalogWith = (items: PriceItem[], overrides: Partial<PricingCatalog> = {}): PricingCatalog =>
   simpleCatalog({ pricelist: { ...simpleCatalog().pricelist, items }, ...overrides });
-
-const refusal = (fn: () => unknown): PricingError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof PricingError) return error;
-    throw error;
-  }
-  throw new Error('expected a PricingError');
-};
 
 describe('resolveItem: strategies (rule 8)', () => {
   it('convert_at_display converts the base price into the basket currency', () => {

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { priceBasket } from '../../../../functions/domain/pricing/basket';
-import type { BasketRequest, PricingCatalog } from '../../../../functions/domain/pricing/types';
-import { simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
+import type { PricingCatalog } from '../../../../functions/domain/pricing/types';
+import { basketRequest, simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
 
-const request = (overrides: Partial<BasketRequest> = {}): BasketRequest => ({
-  items: [{ sku_id: 'sku_a', quantity: 1 }],
-  region: 'US',
-  currency: 'USD',
-  buyer_type: 'consumer',
-  ...overrides,
-});
+const request = basketRequest;
 
 const withItem = (price: string, catalog: Partial<PricingCatalog> = {}): PricingCatalog =>
   simpleCatalog({
