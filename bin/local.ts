@@ -2,10 +2,15 @@
  * `npm start`: the whole service on this machine — DynamoDB Local, fauxqs, the local twins of Lambda's event
  * source mappings, EventBridge Scheduler and KMS, and an API gateway in front of the same handlers as AWS.
  */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ConfigurationError, loadLocalConfig } from '../functions/adapters/local/config';
 import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
 import { PortInUseError } from '../functions/adapters/local/local-aws';
 import { type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
+
+/** Published on first start (empty data directory) so the API has something to price. */
+const DEMO_CATALOG = fileURLToPath(new URL('../catalog/demo-catalog.json', import.meta.url));
 
 /** A second Ctrl-C later than this after the first ends the process without waiting for a clean stop. */
 const FORCE_QUIT_AFTER_MS = 2_000;
@@ -34,7 +39,9 @@ const main = async (): Promise<void> => {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+  const seedCatalog: unknown = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8'));
   stack = await startLocalStack({
+    seedCatalog,
     host: config.host,
     port: config.port,
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),

@@ -1,3 +1,4 @@
+import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
 import { createAwsClients, createKmsClient, createSchedulerClient } from '../adapters/aws/clients';
 import { EventBridgeOneTimeScheduler } from '../adapters/aws/eventbridge-scheduler';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
@@ -87,6 +88,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
     receiptSigner: new KmsReceiptSigner(kms, keyIds.receipt),
     quoteMac: new KmsMacSigner(kms, keyIds.quote),
     dataCipher: new KmsDataCipher(kms, keyIds.data),
+    catalogRepository: new DynamoCatalogRepository(clients.documents, tableNames.catalog),
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),
       sqsProbe(clients.sqs, queueUrls.delivery),

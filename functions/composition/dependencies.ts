@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BucketId, FunctionId, QueueId, TABLES, TableId } from '../definitions';
+import type { CatalogRepository } from '../ports/catalog';
 import type { Clock } from '../ports/clock';
 import type { HealthProbe } from '../ports/health';
 import type { MessageQueue } from '../ports/queue';
@@ -29,4 +30,5 @@ export interface ServiceDependencies {
   readonly quoteMac: MacSigner;
   readonly dataCipher: DataCipher;
   readonly healthProbes: readonly HealthProbe[];
+  readonly catalogRepository: CatalogRepository;
 }

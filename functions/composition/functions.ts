@@ -1,6 +1,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { FunctionId } from '../definitions';
+import { createAdminHandler } from '../handlers/admin';
 import { createApiHandler } from '../handlers/api';
+import { createCatalogHandler } from '../handlers/catalog';
 import { createDeliverHandler, type QueueHandler } from '../handlers/deliver';
 import { createFanoutHandler, type StreamHandler } from '../handlers/fanout';
 import type { ServiceDependencies } from './dependencies';
@@ -13,6 +15,8 @@ type HttpFunction = (event: APIGatewayProxyEvent, context: Context) => Promise<A
  */
 export const FUNCTION_FACTORIES = {
   api: (deps: ServiceDependencies): HttpFunction => createApiHandler(deps),
+  catalog: (deps: ServiceDependencies): HttpFunction => createCatalogHandler(deps),
+  admin: (deps: ServiceDependencies): HttpFunction => createAdminHandler(deps),
   fanout: (deps: ServiceDependencies): StreamHandler => createFanoutHandler(deps),
   deliver: (deps: ServiceDependencies): QueueHandler => createDeliverHandler(deps),
 } as const satisfies Record<FunctionId, (deps: ServiceDependencies) => unknown>;

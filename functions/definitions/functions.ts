@@ -4,7 +4,7 @@
  */
 import type { QueueId, TableId } from './resources';
 
-export type FunctionId = 'api' | 'fanout' | 'deliver';
+export type FunctionId = 'api' | 'catalog' | 'admin' | 'fanout' | 'deliver';
 
 export interface FunctionDefinition {
   readonly id: FunctionId;
@@ -22,6 +22,20 @@ export const FUNCTIONS = {
     entry: 'functions/handlers/api.ts',
     timeoutSeconds: 10,
     memoryMb: 512,
+  },
+  catalog: {
+    id: 'catalog',
+    description: 'Catalog reads for storefronts: display prices.',
+    entry: 'functions/handlers/catalog.ts',
+    timeoutSeconds: 10,
+    memoryMb: 1024,
+  },
+  admin: {
+    id: 'admin',
+    description: 'Operator routes: catalog import and export.',
+    entry: 'functions/handlers/admin.ts',
+    timeoutSeconds: 60,
+    memoryMb: 1024,
   },
   fanout: {
     id: 'fanout',

@@ -73,6 +73,15 @@ export const TABLES = {
     stream: 'NEW_AND_OLD_IMAGES',
     timeToLiveAttribute: 'expires_at',
   },
+  catalog: {
+    id: 'catalog',
+    description:
+      'Versioned reference data: immutable part versions (gzip chunks), the current-release pointer and the publication history.',
+    scope: 'service',
+    envVar: 'CATALOG_TABLE_NAME',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+  },
   localSchedules: {
     id: 'local-schedules',
     description: 'Local twin of EventBridge Scheduler: one-time schedules waiting for their time.',

@@ -31,6 +31,30 @@ export const ROUTES = [
     auth: 'none',
     summary: 'Health of the service and its components.',
   },
+  {
+    method: 'GET',
+    path: '/catalog/prices',
+    function: 'catalog',
+    operation: 'getPrice',
+    auth: 'api_key',
+    summary: 'Display price of one SKU in a currency and region, with its versions and tax breakdown.',
+  },
+  {
+    method: 'POST',
+    path: '/admin/catalog/import',
+    function: 'admin',
+    operation: 'importCatalog',
+    auth: 'admin',
+    summary: 'Validate a whole catalog document and publish it as new versions, all or nothing.',
+  },
+  {
+    method: 'GET',
+    path: '/admin/catalog/export',
+    function: 'admin',
+    operation: 'exportCatalog',
+    auth: 'admin',
+    summary: 'The catalog in force (or of a revision) in the import format.',
+  },
 ] as const satisfies readonly RouteDefinition[];
 
 export type OperationId = (typeof ROUTES)[number]['operation'];

@@ -60,6 +60,20 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: ['receipts'],
   },
+  catalog: {
+    tables: { catalog: 'read' },
+    sendsTo: [],
+    usesKeys: [],
+    schedulesRetries: false,
+    probesBuckets: [],
+  },
+  admin: {
+    tables: { catalog: 'readWrite' },
+    sendsTo: [],
+    usesKeys: [],
+    schedulesRetries: false,
+    probesBuckets: [],
+  },
   fanout: {
     tables: { events: 'readWrite' },
     sendsTo: ['delivery'],

@@ -11,11 +11,16 @@ import {
   type EventSourceMappingDefinition,
   FUNCTIONS,
   type FunctionId,
+  TABLES,
+  type TableDefinition,
+  type TableId,
 } from '../../definitions';
 import type { Clock } from '../../ports/clock';
 import type { HealthProbe } from '../../ports/health';
 import { systemClock } from '../../shared/clock';
 import { createLogger, type LoggerOptions } from '../../shared/logger';
+import { importCatalog } from '../../usecases/catalog/import';
+import { DynamoCatalogRepository } from '../aws/catalog-repository';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
 import { SqsMessageQueue } from '../aws/sqs-queue';
@@ -45,6 +50,8 @@ export interface LocalStackOptions {
   readonly schedulerIntervalMs?: number;
   /** How often an idle stream shard is polled. Default 200 ms. */
   readonly streamPollIntervalMs?: number;
+  /** A catalog document published when the data directory has none yet (the demo catalog for `npm start`). */
+  readonly seedCatalog?: unknown;
   /** Progress lines while starting and stopping. */
   readonly progress?: (line: string) => void;
 }
@@ -141,7 +148,11 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const dispatcher = new ScheduleDispatcher(scheduler, queue, stackLogger, options.schedulerIntervalMs);
 
     const pollers: { healthy: boolean; start(): void; stop(): Promise<void> }[] = [];
-    const serviceTableNames: Record<ServiceTableId, string> = { events: resources.tableNames.events };
+    const serviceTableNames = Object.fromEntries(
+      (Object.entries(TABLES) as [TableId, TableDefinition][])
+        .filter(([, table]) => table.scope === 'service')
+        .map(([id]) => [id, resources.tableNames[id]]),
+    ) as Record<ServiceTableId, string>;
     const deps: ServiceDependencies = {
       clock,
       createLogger: (functionId) =>
@@ -155,6 +166,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       receiptSigner: keys.receiptSigner,
       quoteMac: keys.quoteMac,
       dataCipher: keys.dataCipher,
+      catalogRepository: new DynamoCatalogRepository(clients.documents, serviceTableNames.catalog),
       healthProbes: [
         dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
         sqsProbe(clients.sqs, resources.queueUrls.delivery),
@@ -168,6 +180,10 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       new FunctionPool<Event, Result>(FUNCTIONS[id], factory);
     const httpPools: Partial<Record<FunctionId, HttpFunctionPool>> = {
       api: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('api', () => FUNCTION_FACTORIES.api(deps)),
+      catalog: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('catalog', () =>
+        FUNCTION_FACTORIES.catalog(deps),
+      ),
+      admin: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('admin', () => FUNCTION_FACTORIES.admin(deps)),
     };
     const fanoutPool = pool<
       DynamoDBStreamEvent,
@@ -217,6 +233,14 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     }
     dispatcher.start();
     stopStack.push(dispatcher);
+
+    if (options.seedCatalog !== undefined && !(await deps.catalogRepository.current())) {
+      const seeded = await importCatalog({ repository: deps.catalogRepository, clock }, options.seedCatalog);
+      progress(
+        `published the demo catalog: pricelist_version ${seeded.versions.pricelist_version}, ` +
+          `${seeded.versions.fx_version}, tax_rule_version ${seeded.versions.tax_rule_version}`,
+      );
+    }
 
     const gateway = await startGateway({
       host,

@@ -110,7 +110,8 @@ export interface TaxRule {
 }
 
 export interface TaxRuleSet {
-  readonly tax_rule_version: string;
+  /** A positive integer that only grows (C5). */
+  readonly tax_rule_version: number;
   readonly rules: readonly TaxRule[];
 }
 
@@ -323,7 +324,7 @@ export interface ThresholdOutcome {
 export interface PricingVersions {
   readonly pricelist_version: number;
   readonly fx_version: string;
-  readonly tax_rule_version: string;
+  readonly tax_rule_version: number;
 }
 
 export interface BasketPricing {

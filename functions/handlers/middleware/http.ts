@@ -4,6 +4,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type FunctionId, ROUTES, type RouteDefinition, routeKey } from '../../definitions';
 import { newId } from '../../shared/ids';
+import { toHttpError } from './domain-errors';
 import { errorBody, HttpError } from './errors';
 
 /** What an operation returns; the middleware turns it into an API Gateway proxy result. */
@@ -75,7 +76,8 @@ export const causeOf = (error: unknown): Record<string, string | number> => {
 };
 
 /** Any thrown error becomes a C6 body; unexpected ones are logged and answered 500 with no internals. */
-export const errorResult = (error: unknown, traceId: string, logger: Logger): APIGatewayProxyResult => {
+export const errorResult = (thrown: unknown, traceId: string, logger: Logger): APIGatewayProxyResult => {
+  const error = toHttpError(thrown) ?? thrown;
   if (error instanceof HttpError) {
     if (error.statusCode >= 500)
       logger.error('request failed', { error_code: error.code, ...causeOf(error) });

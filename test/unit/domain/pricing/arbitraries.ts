@@ -550,7 +550,7 @@ export const pricingCaseArb = (options: CaseOptions = {}): fc.Arbitrary<PricingC
           fx: spec.fx,
           ...(spec.markups ? { fx_markup_rules: spec.markups } : {}),
           tax_rules: {
-            tax_rule_version: 'tax_3',
+            tax_rule_version: 3,
             rules: spec.taxRules.filter((rule): rule is TaxRule => rule !== null),
           },
           display_rules: spec.displayRules,

@@ -113,7 +113,7 @@ describe('priceBasket: refused requests', () => {
 describe('priceBasket: a simple basket', () => {
   it('prices, taxes and totals a line, with the versions that made it', () => {
     const result = priceBasket(
-      simpleCatalog({ tax_rules: { tax_rule_version: 'tax_1', rules: [taxRule()] } }),
+      simpleCatalog({ tax_rules: { tax_rule_version: 1, rules: [taxRule()] } }),
       request({ items: [{ sku_id: 'sku_a', quantity: 3 }] }),
     );
     expect(result).toMatchObject({
@@ -128,7 +128,7 @@ describe('priceBasket: a simple basket', () => {
       fees: [],
       total: '3.86',
       threshold_promotions: [],
-      versions: { pricelist_version: 7, fx_version: 'fx_1', tax_rule_version: 'tax_1' },
+      versions: { pricelist_version: 7, fx_version: 'fx_1', tax_rule_version: 1 },
     });
     expect(result.items_priced).toEqual([
       {
@@ -152,7 +152,7 @@ describe('priceBasket: a simple basket', () => {
   it('keeps included tax inside the price', () => {
     const included = simpleCatalog({
       tax_rules: {
-        tax_rule_version: 't',
+        tax_rule_version: 1,
         rules: [taxRule({ tax_mode: { type: 'VAT', inclusion: 'included' } })],
       },
     });
@@ -165,7 +165,7 @@ describe('priceBasket: a simple basket', () => {
   it('shows business buyers under reverse charge tax-inclusive prices net, without tax', () => {
     const reverse = simpleCatalog({
       tax_rules: {
-        tax_rule_version: 't',
+        tax_rule_version: 1,
         rules: [
           taxRule({ tax_mode: { type: 'VAT', inclusion: 'included' }, business_buyers: 'reverse_charge' }),
         ],
@@ -179,7 +179,7 @@ describe('priceBasket: a simple basket', () => {
 
   it('charges business buyers under reverse charge no excluded tax, on the same price', () => {
     const reverse = simpleCatalog({
-      tax_rules: { tax_rule_version: 't', rules: [taxRule({ business_buyers: 'reverse_charge' })] },
+      tax_rules: { tax_rule_version: 1, rules: [taxRule({ business_buyers: 'reverse_charge' })] },
     });
     expect(priceBasket(reverse, request({ buyer_type: 'business' })).total).toBe('1.08');
     expect(priceBasket(reverse, request()).total).toBe('1.29');
@@ -188,7 +188,7 @@ describe('priceBasket: a simple basket', () => {
   it('converts a tax threshold into the basket currency', () => {
     const withThreshold = catalog([item('sku_a', '10.00')], {
       tax_rules: {
-        tax_rule_version: 't',
+        tax_rule_version: 1,
         rules: [taxRule({ threshold: { amount: '30.00', currency: 'USD' } })],
       },
     });
@@ -488,7 +488,7 @@ describe('priceBasket: bundles (rule 5)', () => {
         },
       }),
     ];
-    const taxed = catalog(items, { tax_rules: { tax_rule_version: 't', rules: [taxRule()] } });
+    const taxed = catalog(items, { tax_rules: { tax_rule_version: 1, rules: [taxRule()] } });
     const result = priceBasket(taxed, request({ items: [{ sku_id: 'box', quantity: 1 }] }));
     const line = result.items_priced[0];
     expect([line?.pricing_model, line?.total, line?.tax]).toEqual(['bundle', '23.80', '3.80']);
@@ -676,7 +676,7 @@ describe('priceBasket: threshold promotions (rule 6)', () => {
   it('compares the total after discounts and with excluded taxes', () => {
     const taxed = base({
       tax_rules: {
-        tax_rule_version: 't',
+        tax_rule_version: 1,
         rules: [taxRule({ rates: { standard: [{ name: 'vat', rate: '0.5' }] } })],
       },
       basket_policy: {

@@ -39,7 +39,7 @@ describe('calculation order: base price, discounts, taxes, fees, rounding', () =
       },
     ],
     tax_rules: {
-      tax_rule_version: 'tax_1',
+      tax_rule_version: 1,
       rules: [taxRule({ rates: { standard: [{ name: 'sales_tax', rate: '0.10' }] } })],
     },
     fees: { payment: [{ percent: '2', fixed: { amount: '0.30', currency: 'USD' } }] },
@@ -74,7 +74,7 @@ describe('worked examples from real systems', () => {
     ['per_unit', '3.87', '0.63'],
   ] as const)('commercetools: $1.08 × 3 at 19 %% rounded %s → %s', (level, total, tax) => {
     const catalog = withItem('1.08', {
-      tax_rules: { tax_rule_version: 'tax_1', rules: [taxRule({ rounding: { mode: 'HALF_UP', level } })] },
+      tax_rules: { tax_rule_version: 1, rules: [taxRule({ rounding: { mode: 'HALF_UP', level } })] },
     });
     const result = priceBasket(catalog, request({ items: [{ sku_id: 'sku_a', quantity: 3 }] }));
     expect(result.total).toBe(total);
@@ -104,7 +104,7 @@ describe('worked examples from real systems', () => {
       fx: { fx_version: 'fx_1', base_currency: 'GBP', rates: [] },
       display_rules: [{ region: 'GB', currency_whitelist: ['GBP'] }],
       tax_rules: {
-        tax_rule_version: 'tax_1',
+        tax_rule_version: 1,
         rules: [
           taxRule({
             region: 'GB',
@@ -133,7 +133,7 @@ describe('worked examples from real systems', () => {
   ])('half-up line tax: 15 %% of $%s → $%s', (price, tax) => {
     const catalog = withItem(price, {
       tax_rules: {
-        tax_rule_version: 'tax_1',
+        tax_rule_version: 1,
         rules: [taxRule({ rates: { standard: [{ name: 'sales_tax', rate: '0.15' }] } })],
       },
     });

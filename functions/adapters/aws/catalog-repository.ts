@@ -1,0 +1,188 @@
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type {
+  CatalogPartKind,
+  CatalogRepository,
+  Publication,
+  PublishRequest,
+  StoredPart,
+} from '../../ports/catalog';
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/** DynamoDB items are at most 400 KB; content is gzip'd and split into chunks well below that. */
+const CHUNK_BYTES = 300 * 1024;
+const POINTER_KEY = { pk: 'pointer', sk: 'current' } as const;
+const PUBLICATIONS = 'publication';
+
+const pad = (value: number): string => String(value).padStart(10, '0');
+const partPk = (kind: CatalogPartKind) => `part#${kind}`;
+const chunkPk = (kind: CatalogPartKind, version: number) => `chunk#${kind}#${pad(version)}`;
+
+const isConditionFailure = (error: unknown): boolean => {
+  const name = (error as Error).name;
+  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
+};
+
+/** The catalog repository on DynamoDB (the same code against DynamoDB Local in the local stack). */
+export class DynamoCatalogRepository implements CatalogRepository {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async current(): Promise<Publication | undefined> {
+    const result = await this.documents.send(
+      new GetCommand({ TableName: this.tableName, Key: POINTER_KEY, ConsistentRead: true }),
+    );
+    return result.Item ? (result.Item.publication as Publication) : undefined;
+  }
+
+  async publications(): Promise<Publication[]> {
+    const items: Publication[] = [];
+    let exclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': PUBLICATIONS },
+          ConsistentRead: true,
+          ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+        }),
+      );
+      for (const item of page.Items ?? []) items.push(item.publication as Publication);
+      exclusiveStartKey = page.LastEvaluatedKey;
+    } while (exclusiveStartKey);
+    return items;
+  }
+
+  async latestPartVersion(kind: CatalogPartKind): Promise<number> {
+    const result = await this.documents.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': partPk(kind) },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    return Number(result.Items?.[0]?.version ?? 0);
+  }
+
+  async part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined> {
+    const header = await this.documents.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: partPk(kind), sk: `v#${pad(version)}` } }),
+    );
+    if (!header.Item) return undefined;
+    const chunks = await this.documents.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': chunkPk(kind, version) },
+      }),
+    );
+    const parts = (chunks.Items ?? []).map((item) => item.data as Uint8Array);
+    if (parts.length !== Number(header.Item.chunks))
+      throw new Error(`part ${kind} v${version} is incomplete`);
+    const json = (await gunzipAsync(Buffer.concat(parts))).toString('utf8');
+    return {
+      kind,
+      version,
+      effective_from: String(header.Item.effective_from),
+      content_sha256: String(header.Item.content_sha256),
+      content: JSON.parse(json),
+    };
+  }
+
+  /** Writes a part version's chunks, then its header (only if that version does not exist yet). */
+  private async writePart(part: StoredPart): Promise<boolean> {
+    const compressed = await gzipAsync(Buffer.from(JSON.stringify(part.content), 'utf8'));
+    const chunks: Buffer[] = [];
+    for (let offset = 0; offset < compressed.length; offset += CHUNK_BYTES) {
+      chunks.push(compressed.subarray(offset, offset + CHUNK_BYTES));
+    }
+    for (let start = 0; start < chunks.length; start += 25) {
+      await this.documents.send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [this.tableName]: chunks.slice(start, start + 25).map((data, index) => ({
+              PutRequest: {
+                Item: { pk: chunkPk(part.kind, part.version), sk: `c#${pad(start + index)}`, data },
+              },
+            })),
+          },
+        }),
+      );
+    }
+    try {
+      await this.documents.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: partPk(part.kind),
+            sk: `v#${pad(part.version)}`,
+            version: part.version,
+            effective_from: part.effective_from,
+            content_sha256: part.content_sha256,
+            chunks: chunks.length,
+            bytes: compressed.length,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async publish(request: PublishRequest): Promise<'published' | 'conflict'> {
+    for (const part of request.newParts) {
+      if (!(await this.writePart(part))) return 'conflict';
+    }
+    const { publication } = request;
+    try {
+      await this.documents.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...POINTER_KEY, revision: publication.revision, publication },
+                ...(request.expectedRevision === 0
+                  ? { ConditionExpression: 'attribute_not_exists(pk)' }
+                  : {
+                      ConditionExpression: 'revision = :expected',
+                      ExpressionAttributeValues: { ':expected': request.expectedRevision },
+                    }),
+              },
+            },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { pk: PUBLICATIONS, sk: `r#${pad(publication.revision)}`, publication },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+      return 'published';
+    } catch (error) {
+      if (isConditionFailure(error)) return 'conflict';
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import { awsDependencies } from '../composition/aws';
+import type { ServiceDependencies } from '../composition/dependencies';
+import { CatalogReader } from '../usecases/catalog/reader';
+import { lazyHandler } from './lazy';
+import { createHttpApi, type HttpHandler } from './middleware/http';
+import { exportCatalogOperation, importCatalogOperation } from './operations/catalog';
+
+/** The `admin` function: operator routes (IAM in AWS, the admin token locally). */
+export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
+  const reader = new CatalogReader(deps.catalogRepository, deps.clock);
+  return createHttpApi({
+    functionId: 'admin',
+    logger: deps.createLogger('admin'),
+    operations: {
+      importCatalog: importCatalogOperation(deps.catalogRepository, deps.clock),
+      exportCatalog: exportCatalogOperation(deps.catalogRepository, reader),
+    },
+  });
+};
+
+export const handler = lazyHandler(() => createAdminHandler(awsDependencies()));

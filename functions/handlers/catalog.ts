@@ -1,0 +1,18 @@
+import { awsDependencies } from '../composition/aws';
+import type { ServiceDependencies } from '../composition/dependencies';
+import { CatalogReader } from '../usecases/catalog/reader';
+import { lazyHandler } from './lazy';
+import { createHttpApi, type HttpHandler } from './middleware/http';
+import { getPriceOperation } from './operations/catalog';
+
+/** The `catalog` function: storefront reads. One reader (and its caches) per function instance. */
+export const createCatalogHandler = (deps: ServiceDependencies): HttpHandler => {
+  const reader = new CatalogReader(deps.catalogRepository, deps.clock);
+  return createHttpApi({
+    functionId: 'catalog',
+    logger: deps.createLogger('catalog'),
+    operations: { getPrice: getPriceOperation(reader, deps.clock) },
+  });
+};
+
+export const handler = lazyHandler(() => createCatalogHandler(awsDependencies()));

@@ -1,0 +1,27 @@
+import { PricingError } from '../../domain/pricing/errors';
+import { CatalogConflictError } from '../../usecases/catalog/import';
+import { CatalogNotFoundError } from '../../usecases/catalog/reader';
+import { CatalogValidationError } from '../../usecases/catalog/validate';
+import { HttpError } from './errors';
+
+/** Errors of the use cases that a caller caused or can act on, as C6 errors; anything else stays a 500. */
+export const toHttpError = (error: unknown): HttpError | undefined => {
+  if (error instanceof HttpError) return error;
+  if (error instanceof CatalogValidationError) {
+    const summary = error.problems
+      .slice(0, 5)
+      .map((problem) => `${problem.path}: ${problem.message}`)
+      .join('; ');
+    return new HttpError('invalid_request', summary, { details: { problems: error.problems } });
+  }
+  if (error instanceof PricingError) {
+    if (error.code === 'unknown_sku') return new HttpError('not_found', error.message);
+    if (error.code === 'invalid_request') return new HttpError('invalid_request', error.message);
+    return new HttpError('currency_not_available', error.message, { details: { rule: error.rule } });
+  }
+  if (error instanceof CatalogNotFoundError) return new HttpError('not_found', error.message);
+  if (error instanceof CatalogConflictError) {
+    return new HttpError('request_in_progress', error.message, { retryAfterSeconds: 1 });
+  }
+  return undefined;
+};

@@ -1,0 +1,44 @@
+/** The three independently versioned parts of the catalog (see `usecases/catalog/release.ts`). */
+export type CatalogPartKind = 'commercial' | 'fx' | 'tax';
+
+export const CATALOG_PART_KINDS: readonly CatalogPartKind[] = ['commercial', 'fx', 'tax'];
+
+export interface StoredPart {
+  readonly kind: CatalogPartKind;
+  readonly version: number;
+  readonly effective_from: string;
+  /** `sha256:<hex>` of the RFC 8785 bytes of the content. */
+  readonly content_sha256: string;
+  readonly content: unknown;
+}
+
+/** Which part versions make up a release, and from when they are in force. */
+export interface Publication {
+  readonly revision: number;
+  readonly versions: Readonly<Record<CatalogPartKind, number>>;
+  readonly effective_from: string;
+  readonly published_at: string;
+}
+
+export interface PublishRequest {
+  /** The revision the caller read; the pointer moves only if it is still current (0: nothing published yet). */
+  readonly expectedRevision: number;
+  /** New part versions to write (immutable); parts not listed keep their current version. */
+  readonly newParts: readonly StoredPart[];
+  readonly publication: Publication;
+}
+
+/**
+ * Versioned reference data. Part versions are immutable once written; publication is one small conditional
+ * write of the current pointer (with the publication record in the same transaction), so a catalog of any
+ * size goes in whole or not at all.
+ */
+export interface CatalogRepository {
+  current(): Promise<Publication | undefined>;
+  /** Every publication, oldest first. */
+  publications(): Promise<Publication[]>;
+  part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined>;
+  /** Highest version of a part ever written (published or not): new versions go above it. */
+  latestPartVersion(kind: CatalogPartKind): Promise<number>;
+  publish(request: PublishRequest): Promise<'published' | 'conflict'>;
+}

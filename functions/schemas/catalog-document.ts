@@ -1,0 +1,223 @@
+/**
+ * The catalog import/export document (`POST /admin/catalog/import`, `GET /admin/catalog/export`): the spec's
+ * resources with their exact field names, money and rates as decimal strings (C1). Objects are strict: an
+ * unknown field is an error naming its path.
+ */
+import { z } from 'zod';
+import { DECIMAL_STRING, dec } from '../domain/money/decimal';
+import { isoTimestamp } from './envelope';
+
+export const decimalString = z.string().regex(DECIMAL_STRING, 'a decimal string such as "12.30"');
+export const nonNegativeDecimal = decimalString.refine(
+  (value) => !value.startsWith('-'),
+  'must not be negative',
+);
+export const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as "EUR" or "USDT"');
+export const regionCode = z.string().regex(/^[A-Z]{2}$|^\*$/, 'an ISO 3166 region such as "DE"');
+export const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'letters, digits and _ . : - (1–128)');
+const roundingMode = z.enum(['HALF_UP', 'BANKERS', 'FLOOR', 'CEIL']);
+const money = z.strictObject({ amount: nonNegativeDecimal, currency: currencyCode });
+const positiveInt = z.number().int().min(1).max(1_000_000);
+
+export const productSchema = z.strictObject({
+  sku_id: identifier,
+  title: z.string().min(1).max(500),
+  category: identifier.optional(),
+  attributes: z.record(z.string(), z.string().max(1000)).optional(),
+  region_policies: z.array(z.strictObject({ region: regionCode, sellable: z.boolean() })).optional(),
+});
+
+export const priceItemSchema = z.strictObject({
+  sku_id: identifier,
+  base_price: nonNegativeDecimal,
+  base_currency: currencyCode,
+  tax_class: identifier,
+  pricing_model: z.enum(['flat', 'tiered', 'bundle']),
+  promo_refs: z.array(identifier).optional(),
+  tiers: z.array(z.strictObject({ min_quantity: positiveInt, unit_price: nonNegativeDecimal })).optional(),
+  bundle: z
+    .strictObject({
+      positions: z.array(z.strictObject({ sku_id: identifier, quantity: positiveInt })).min(1),
+    })
+    .optional(),
+  min_price: nonNegativeDecimal.optional(),
+});
+
+export const pricelistSchema = z.strictObject({
+  pricelist_id: identifier,
+  base_currency: currencyCode,
+  effective_from: isoTimestamp.optional(),
+  effective_to: isoTimestamp.optional(),
+  items: z.array(priceItemSchema),
+});
+
+const pair = z.string().regex(/^[A-Z]{3,5}(→|->)[A-Z]{3,5}$/, 'a pair such as "EUR→USD"');
+
+export const fxRateSchema = z.strictObject({
+  pair,
+  rate: decimalString.refine(
+    (value) => !value.startsWith('-') && !/^0(\.0*)?$/.test(value),
+    'must be positive',
+  ),
+  source: z.string().min(1).max(100),
+  method: z.enum(['provider', 'median', 'twap']),
+  precision: z.number().int().min(0).max(12),
+  effective_from: isoTimestamp.optional(),
+});
+
+export const fxRatesSchema = z.strictObject({
+  base_currency: currencyCode,
+  rates: z.array(fxRateSchema),
+  markup_rules: z
+    .array(
+      z.strictObject({
+        channel: identifier.optional(),
+        region: regionCode.optional(),
+        fx_markup_bps: z.number().int().min(-10_000).max(10_000),
+      }),
+    )
+    .optional(),
+});
+
+const taxComponent = z.strictObject({
+  name: identifier,
+  rate: nonNegativeDecimal,
+  compound: z.boolean().optional(),
+});
+
+export const taxRuleSchema = z.strictObject({
+  region: regionCode,
+  tax_mode: z.strictObject({ type: z.enum(['VAT', 'GST']), inclusion: z.enum(['included', 'excluded']) }),
+  rates: z.record(identifier, z.array(taxComponent)),
+  threshold: money.optional(),
+  rounding: z.strictObject({ mode: roundingMode, level: z.enum(['per_unit', 'per_line', 'per_basket']) }),
+  business_buyers: z.enum(['reverse_charge', 'same']).optional(),
+});
+
+export const displayRuleSchema = z.strictObject({
+  region: regionCode,
+  currency_whitelist: z.array(currencyCode).min(1),
+  minor_units: z.record(currencyCode, z.number().int().min(0).max(18)).optional(),
+  rounding_mode: roundingMode.optional(),
+  charm_pricing: z.enum(['.99', '.95', '.90']).nullable().optional(),
+});
+
+export const overrideSchema = z.strictObject({
+  override_id: identifier,
+  target: z.union([
+    z.strictObject({ sku_id: identifier }),
+    z.strictObject({ category: identifier }),
+    z.strictObject({ tenant: identifier }),
+    z.strictObject({ campaign: identifier }),
+  ]),
+  currency: currencyCode,
+  price_or_markup: z.union([
+    z.strictObject({ price: nonNegativeDecimal }),
+    z.strictObject({ markup_percent: decimalString }),
+  ]),
+  priority: z.number().int().min(-1_000_000).max(1_000_000),
+});
+
+export const basketPolicySchema = z.strictObject({
+  policy_id: identifier,
+  tenant: identifier.optional(),
+  rounding_scope: z.enum(['line', 'basket']),
+  promo_stack_mode: z.enum(['best_single', 'stack_all']),
+  free_shipping_thresholds: z.array(money).optional(),
+  bundle_rules: z.strictObject({ allow_partial_returns: z.boolean() }).optional(),
+});
+
+const promotionCondition = z.strictObject({
+  regions: z.array(regionCode).optional(),
+  currencies: z.array(currencyCode).optional(),
+  skus: z.array(identifier).optional(),
+  categories: z.array(identifier).optional(),
+  channels: z.array(identifier).optional(),
+});
+
+export const promotionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('percentage'),
+    promo_id: identifier,
+    condition: promotionCondition,
+    percent: nonNegativeDecimal.refine((value) => dec(value).lessThanOrEqualTo(100), 'at most 100'),
+    cap: money.optional(),
+    stackable: z.boolean(),
+    priority: z.number().int().min(-1_000_000).max(1_000_000),
+  }),
+  z.strictObject({
+    kind: z.enum(['free_shipping', 'bonus']),
+    promo_id: identifier,
+    condition: promotionCondition,
+    threshold: money,
+    bonus: z.string().max(200).optional(),
+  }),
+]);
+
+export const feeScheduleSchema = z.strictObject({
+  effective_from: isoTimestamp,
+  payment: z
+    .array(
+      z.strictObject({
+        method: identifier.optional(),
+        provider: identifier.optional(),
+        percent: nonNegativeDecimal,
+        fixed: money.optional(),
+      }),
+    )
+    .optional(),
+  cross_border: z
+    .strictObject({ percent: nonNegativeDecimal, domestic_regions: z.array(regionCode) })
+    .optional(),
+  network: z.record(currencyCode, nonNegativeDecimal).optional(),
+  shipping: z.record(regionCode, money).optional(),
+  /** Charged on a refund: percent of the refunded amount plus a fixed part (rule 13). */
+  refund: z.strictObject({ percent: nonNegativeDecimal, fixed: money.optional() }).optional(),
+});
+
+export const availabilitySchema = z.strictObject({
+  blocked_currencies: z
+    .array(z.strictObject({ currency: currencyCode, regions: z.array(regionCode).optional() }))
+    .optional(),
+  blocked_banks: z.array(identifier).optional(),
+  blocked_tokens: z.array(identifier).optional(),
+  blocked_providers: z
+    .array(z.strictObject({ provider: identifier, currencies: z.array(currencyCode).optional() }))
+    .optional(),
+  blocked_conversions: z.array(z.strictObject({ from: currencyCode, to: currencyCode })).optional(),
+  player_blocks: z
+    .array(z.strictObject({ player_id: identifier, currencies: z.array(currencyCode) }))
+    .optional(),
+});
+
+export const limitSchema = z.strictObject({
+  region: regionCode.optional(),
+  /** Maximum winnings in the catalog's base currency (rule 15). */
+  max_winnings: money,
+});
+
+export const settingsSchema = z.strictObject({
+  pricing_strategy: z.enum(['convert_at_display', 'price_lists', 'mixed']),
+  mixed_top_currencies: z.array(currencyCode).max(50).optional(),
+  crypto_minor_units: z.record(currencyCode, z.number().int().min(0).max(18)).optional(),
+});
+
+/** The whole document. `pricelists[0]` is the primary list; its currency is the catalog's base currency. */
+export const catalogDocumentSchema = z.strictObject({
+  effective_from: isoTimestamp.optional(),
+  settings: settingsSchema,
+  products: z.array(productSchema),
+  pricelists: z.array(pricelistSchema).min(1),
+  fx_rates: fxRatesSchema,
+  settlement_rates: z.array(fxRateSchema).optional(),
+  tax_rules: z.array(taxRuleSchema),
+  display_rules: z.array(displayRuleSchema).min(1),
+  overrides: z.array(overrideSchema).optional(),
+  basket_policies: z.array(basketPolicySchema).min(1),
+  promotions: z.array(promotionSchema).optional(),
+  fees: z.array(feeScheduleSchema).optional(),
+  availability: availabilitySchema.optional(),
+  limits: z.array(limitSchema).optional(),
+});
+
+export type CatalogDocument = z.infer<typeof catalogDocumentSchema>;

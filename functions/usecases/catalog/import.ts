@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson, type Json } from '../../domain/money/canonical';
+import {
+  CATALOG_PART_KINDS,
+  type CatalogPartKind,
+  type CatalogRepository,
+  type Publication,
+  type StoredPart,
+} from '../../ports/catalog';
+import type { Clock } from '../../ports/clock';
+import { type CatalogVersions, fxVersionName, splitDocument } from './release';
+import { validateCatalogDocument } from './validate';
+
+export const contentHash = (content: unknown): string =>
+  `sha256:${createHash('sha256')
+    .update(canonicalJson(content as Json))
+    .digest('hex')}`;
+
+export interface ImportResult {
+  readonly revision: number;
+  readonly versions: CatalogVersions;
+  readonly effective_from: string;
+  /** Parts that got a new version; the others were unchanged and keep theirs. */
+  readonly changed: readonly CatalogPartKind[];
+}
+
+export class CatalogConflictError extends Error {
+  constructor() {
+    super('the catalog changed while this import was being published; retry');
+    this.name = 'CatalogConflictError';
+  }
+}
+
+const MAX_ATTEMPTS = 10;
+
+/** Backoff between attempts after losing a race: 20–60 ms × attempt, jittered so racers spread out. */
+const backoff = (attempt: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, (20 + Math.floor(Math.random() * 40)) * (attempt + 1)));
+
+/**
+ * The one write path of the catalog: validate everything first (every problem with its JSON path), write the
+ * changed parts as new immutable versions, then make them current with one conditional pointer write. A
+ * concurrent publication makes the pointer write fail; the import then starts over from what is current.
+ */
+export const importCatalog = async (
+  deps: { readonly repository: CatalogRepository; readonly clock: Clock },
+  input: unknown,
+): Promise<ImportResult> => {
+  const document = validateCatalogDocument(input);
+  const parts = splitDocument(document);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+    if (attempt > 0) await backoff(attempt);
+    const current = await deps.repository.current();
+    const now = deps.clock.now().toISOString();
+    const effectiveFrom = document.effective_from ?? now;
+    const newParts: StoredPart[] = [];
+    const versions = { commercial: 0, fx: 0, tax: 0 } as Record<CatalogPartKind, number>;
+    for (const kind of CATALOG_PART_KINDS) {
+      const content = parts[kind];
+      const hash = contentHash(content);
+      const currentVersion = current?.versions[kind];
+      const currentPart = currentVersion ? await deps.repository.part(kind, currentVersion) : undefined;
+      if (currentPart && currentPart.content_sha256 === hash) {
+        versions[kind] = currentPart.version;
+        continue;
+      }
+      const version = (await deps.repository.latestPartVersion(kind)) + 1;
+      versions[kind] = version;
+      newParts.push({ kind, version, effective_from: effectiveFrom, content_sha256: hash, content });
+    }
+    if (current && newParts.length === 0 && document.effective_from === undefined) {
+      // Nothing changed: the import is a no-op and reports what is in force.
+      return {
+        revision: current.revision,
+        versions: {
+          pricelist_version: current.versions.commercial,
+          fx_version: fxVersionName(current.versions.fx),
+          tax_rule_version: current.versions.tax,
+        },
+        effective_from: current.effective_from,
+        changed: [],
+      };
+    }
+    const publication: Publication = {
+      revision: (current?.revision ?? 0) + 1,
+      versions,
+      effective_from: effectiveFrom,
+      published_at: now,
+    };
+    const outcome = await deps.repository.publish({
+      expectedRevision: current?.revision ?? 0,
+      newParts,
+      publication,
+    });
+    if (outcome === 'published') {
+      return {
+        revision: publication.revision,
+        versions: {
+          pricelist_version: versions.commercial,
+          fx_version: fxVersionName(versions.fx),
+          tax_rule_version: versions.tax,
+        },
+        effective_from: effectiveFrom,
+        changed: newParts.map((part) => part.kind),
+      };
+    }
+  }
+  throw new CatalogConflictError();
+};

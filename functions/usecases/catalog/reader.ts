@@ -1,0 +1,92 @@
+import type { CatalogPartKind, CatalogRepository, Publication, StoredPart } from '../../ports/catalog';
+import type { Clock } from '../../ports/clock';
+import type { CatalogRelease, CommercialPart, FxPart, TaxPart, VersionedPart } from './release';
+
+export class CatalogNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CatalogNotFoundError';
+  }
+}
+
+/** How long the current pointer is trusted before it is read again (storefront reads; C18). */
+export const POINTER_TTL_MS = 1_000;
+
+/**
+ * Reads releases. Part versions are immutable, so they are cached for the life of the instance; the current
+ * pointer is re-read at most every second (or on every call with `fresh`, for checkout paths).
+ */
+export class CatalogReader {
+  private readonly parts = new Map<string, Promise<StoredPart>>();
+  private pointer: { publication: Publication | undefined; readAt: number } | undefined;
+
+  constructor(
+    private readonly repository: CatalogRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  private part<Part>(kind: CatalogPartKind, version: number): Promise<VersionedPart<Part>> {
+    const key = `${kind}:${version}`;
+    let loading = this.parts.get(key);
+    if (!loading) {
+      loading = this.repository.part(kind, version).then((part) => {
+        if (!part) throw new CatalogNotFoundError(`no ${kind} version ${version}`);
+        return part;
+      });
+      loading.catch(() => this.parts.delete(key));
+      this.parts.set(key, loading);
+    }
+    return loading.then((part) => ({
+      version: part.version,
+      effective_from: part.effective_from,
+      content: part.content as Part,
+    }));
+  }
+
+  /** The release made of these part versions (what a receipt pins). */
+  async release(versions: Readonly<Record<CatalogPartKind, number>>): Promise<CatalogRelease> {
+    const [commercial, fx, tax] = await Promise.all([
+      this.part<CommercialPart>('commercial', versions.commercial),
+      this.part<FxPart>('fx', versions.fx),
+      this.part<TaxPart>('tax', versions.tax),
+    ]);
+    return { commercial, fx, tax };
+  }
+
+  async currentPublication(options: { fresh?: boolean } = {}): Promise<Publication | undefined> {
+    const now = this.clock.now().getTime();
+    if (!options.fresh && this.pointer && now - this.pointer.readAt < POINTER_TTL_MS)
+      return this.pointer.publication;
+    const publication = await this.repository.current();
+    this.pointer = { publication, readAt: now };
+    return publication;
+  }
+
+  /** The release in force now: the newest publication whose `effective_from` has come. */
+  async current(
+    options: { fresh?: boolean } = {},
+  ): Promise<{ publication: Publication; release: CatalogRelease }> {
+    const latest = await this.currentPublication(options);
+    if (!latest) throw new CatalogNotFoundError('no catalog has been published yet');
+    const now = this.clock.now();
+    const publication = new Date(latest.effective_from) <= now ? latest : await this.inForceAt(now);
+    return { publication, release: await this.release(publication.versions) };
+  }
+
+  /** The publication in force at a time: the latest `effective_from` not after it (ties: the later revision). */
+  async inForceAt(at: Date): Promise<Publication> {
+    const instant = at.toISOString();
+    const candidates = (await this.repository.publications()).filter(
+      (entry) => entry.effective_from <= instant,
+    );
+    const chosen = candidates.sort((a, b) =>
+      a.effective_from === b.effective_from
+        ? b.revision - a.revision
+        : a.effective_from < b.effective_from
+          ? 1
+          : -1,
+    )[0];
+    if (!chosen) throw new CatalogNotFoundError(`no catalog was in force at ${instant}`);
+    return chosen;
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * A catalog release: the import document split into the three independently versioned parts a receipt pins
+ * (spec "Versioning"), and the engine's snapshot built from them.
+ *
+ * - `pricelist_version` pins the commercial catalog: settings, products, price lists, overrides, promotions,
+ *   display rules, basket policies, fee schedules, availability and limits;
+ * - `fx_version` pins the exchange rates (with markup rules) and the settlement rates;
+ * - `tax_rule_version` pins the tax rules.
+ */
+import type { BasketPolicy, PricingCatalog, Promotion, ThresholdPromotion } from '../../domain/pricing/types';
+import type { CatalogDocument } from '../../schemas/catalog-document';
+
+export type CommercialPart = Pick<
+  CatalogDocument,
+  | 'settings'
+  | 'products'
+  | 'pricelists'
+  | 'overrides'
+  | 'promotions'
+  | 'display_rules'
+  | 'basket_policies'
+  | 'fees'
+  | 'availability'
+  | 'limits'
+>;
+export type FxPart = Pick<CatalogDocument, 'fx_rates' | 'settlement_rates'>;
+export type TaxPart = Pick<CatalogDocument, 'tax_rules'>;
+
+export interface CatalogVersions {
+  readonly pricelist_version: number;
+  readonly fx_version: string;
+  readonly tax_rule_version: number;
+}
+
+export interface VersionedPart<Part> {
+  readonly version: number;
+  readonly effective_from: string;
+  readonly content: Part;
+}
+
+export interface CatalogRelease {
+  readonly commercial: VersionedPart<CommercialPart>;
+  readonly fx: VersionedPart<FxPart>;
+  readonly tax: VersionedPart<TaxPart>;
+}
+
+/** `fx_version` names one published snapshot of every rate (C5): `fx-<n>`. */
+export const fxVersionName = (version: number): string => `fx-${version}`;
+
+export const fxVersionNumber = (name: string): number | undefined => {
+  const match = name.match(/^fx-([1-9]\d*)$/);
+  return match ? Number(match[1]) : undefined;
+};
+
+export const versionsOf = (release: CatalogRelease): CatalogVersions => ({
+  pricelist_version: release.commercial.version,
+  fx_version: fxVersionName(release.fx.version),
+  tax_rule_version: release.tax.version,
+});
+
+export const splitDocument = (
+  document: CatalogDocument,
+): { commercial: CommercialPart; fx: FxPart; tax: TaxPart } => {
+  const { effective_from: _ignored, fx_rates, settlement_rates, tax_rules, ...commercial } = document;
+  return {
+    commercial,
+    fx: { fx_rates, ...(settlement_rates ? { settlement_rates } : {}) },
+    tax: { tax_rules },
+  };
+};
+
+/** The document as it was imported (export returns exactly this shape). */
+export const joinRelease = (release: CatalogRelease): CatalogDocument => ({
+  ...release.commercial.content,
+  ...release.fx.content,
+  ...release.tax.content,
+});
+
+const isPercentage = (
+  promotion: NonNullable<CatalogDocument['promotions']>[number],
+): promotion is Extract<NonNullable<CatalogDocument['promotions']>[number], { kind: 'percentage' }> =>
+  promotion.kind === 'percentage';
+
+/** The basket policy of a tenant, else the policy without a tenant, else the first. */
+export const basketPolicyFor = (part: CommercialPart, tenant?: string): BasketPolicy => {
+  const policy =
+    part.basket_policies.find((candidate) => tenant !== undefined && candidate.tenant === tenant) ??
+    part.basket_policies.find((candidate) => candidate.tenant === undefined) ??
+    part.basket_policies[0];
+  if (!policy) throw new Error('a catalog needs at least one basket policy');
+  const { policy_id: _id, tenant: _tenant, ...rest } = policy;
+  return rest;
+};
+
+/** The fee schedule in force at `at`: the latest `effective_from` not after it. */
+export const feeScheduleAt = (part: CommercialPart, at: Date) => {
+  const instant = at.toISOString();
+  return [...(part.fees ?? [])]
+    .filter((schedule) => schedule.effective_from <= instant)
+    .sort((a, b) =>
+      a.effective_from < b.effective_from ? 1 : a.effective_from > b.effective_from ? -1 : 0,
+    )[0];
+};
+
+/** The engine's snapshot for one release, as seen by `tenant` at `at` (fee schedules have effective dates). */
+export const toPricingCatalog = (
+  release: CatalogRelease,
+  options: { tenant?: string; at: Date },
+): PricingCatalog => {
+  const commercial = release.commercial.content;
+  const [primary, ...others] = commercial.pricelists;
+  if (!primary) throw new Error('a catalog needs at least one price list');
+  const listOf = (list: typeof primary) => ({
+    pricelist_id: list.pricelist_id,
+    base_currency: list.base_currency,
+    effective_from: list.effective_from ?? release.commercial.effective_from,
+    ...(list.effective_to ? { effective_to: list.effective_to } : {}),
+    version: release.commercial.version,
+    items: list.items,
+  });
+  const fxVersion = fxVersionName(release.fx.version);
+  const promotions = commercial.promotions ?? [];
+  const schedule = feeScheduleAt(commercial, options.at);
+  const { effective_from: _from, refund: _refund, ...fees } = schedule ?? { effective_from: '' };
+  return {
+    base_currency: primary.base_currency,
+    pricelist: listOf(primary),
+    currency_pricelists: others.map(listOf),
+    strategy: {
+      kind: commercial.settings.pricing_strategy,
+      ...(commercial.settings.mixed_top_currencies
+        ? { top_currencies: commercial.settings.mixed_top_currencies }
+        : {}),
+    },
+    products: commercial.products,
+    fx: {
+      fx_version: fxVersion,
+      base_currency: release.fx.content.fx_rates.base_currency,
+      rates: release.fx.content.fx_rates.rates.map((rate) => ({
+        ...rate,
+        effective_from: rate.effective_from ?? release.fx.effective_from,
+        version: fxVersion,
+      })),
+    },
+    fx_markup_rules: release.fx.content.fx_rates.markup_rules ?? [],
+    tax_rules: { tax_rule_version: release.tax.version, rules: release.tax.content.tax_rules },
+    display_rules: commercial.display_rules,
+    overrides: commercial.overrides ?? [],
+    basket_policy: basketPolicyFor(commercial, options.tenant),
+    promotions: promotions.filter(isPercentage).map(({ kind: _kind, ...promotion }): Promotion => promotion),
+    threshold_promotions: promotions
+      .filter((promotion) => !isPercentage(promotion))
+      .map((promotion) => promotion as ThresholdPromotion),
+    fees,
+    availability: commercial.availability ?? {},
+    ...(commercial.settings.crypto_minor_units
+      ? { crypto_minor_units: commercial.settings.crypto_minor_units }
+      : {}),
+  };
+};
