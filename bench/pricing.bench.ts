@@ -93,7 +93,7 @@ const catalog: PricingCatalog = {
   },
   fx_markup_rules: [{ fx_markup_bps: 150 }, { region: 'US', fx_markup_bps: 120 }],
   tax_rules: {
-    tax_rule_version: 'tax_bench',
+    tax_rule_version: 9,
     rules: [
       {
         region: 'US',

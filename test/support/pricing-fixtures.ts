@@ -22,7 +22,7 @@ export const simpleCatalog = (overrides: Partial<PricingCatalog> = {}): PricingC
   strategy: { kind: 'convert_at_display' },
   products: [{ sku_id: 'sku_a', title: 'A', category: 'cat_1' }],
   fx: { fx_version: 'fx_1', base_currency: 'USD', rates: [] },
-  tax_rules: { tax_rule_version: 'tax_1', rules: [] },
+  tax_rules: { tax_rule_version: 1, rules: [] },
   display_rules: [{ region: 'US', currency_whitelist: ['USD'] }],
   basket_policy: { rounding_scope: 'line', promo_stack_mode: 'best_single' },
   ...overrides,

@@ -113,6 +113,7 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
   const context: ResolutionContext = {
     catalog,
     currency,
+    region,
     minorUnits,
     isCrypto: crypto,
     charm: displayRule?.charm_pricing ?? null,

@@ -44,9 +44,22 @@ export class FxTable {
     return inverse && !inverse.isZero() ? ONE.dividedBy(inverse) : undefined;
   }
 
+  /** Currencies reachable in one usable hop (a published pair in either direction), in code order. */
+  private neighbours(currency: string): string[] {
+    const found = new Set<string>();
+    for (const key of this.direct.keys()) {
+      const [from, to] = key.split('>') as [string, string];
+      if (from === currency) found.add(to);
+      if (to === currency) found.add(from);
+    }
+    return [...found].filter((next) => this.oneHop(currency, next) !== undefined).sort();
+  }
+
   /**
    * The published rate from → to: the direct pair, else the inverse of the opposite pair, else the cross rate
-   * through the snapshot's base currency (from → base → to, each leg direct or inverse). Kept at 9 decimals.
+   * through the snapshot's base currency (from → base → to, each leg direct or inverse), else the shortest
+   * chain of published pairs (e.g. EUR → USD → USDT when only USD→USDT is published; neighbours in code order
+   * so the chain is always the same). Never assumes 1:1. Kept at 9 decimals.
    */
   rate(from: string, to: string): Decimal {
     if (from === to) return ONE;
@@ -55,14 +68,40 @@ export class FxTable {
     const base = this.set.base_currency;
     const first = from === base ? ONE : this.oneHop(from, base);
     const second = to === base ? ONE : this.oneHop(base, to);
-    if (!first || !second) {
+    if (first && second) return step(first.times(second));
+    const chain = this.chain(from, to);
+    if (!chain) {
       throw new PricingError(
         'currency_not_available',
         'fx_rate',
         `no rate from ${from} to ${to} in ${this.set.fx_version}`,
       );
     }
-    return step(first.times(second));
+    let rate = ONE;
+    for (let index = 1; index < chain.length; index += 1) {
+      rate = rate.times(this.oneHop(chain[index - 1] as string, chain[index] as string) as Decimal);
+    }
+    return step(rate);
+  }
+
+  /** Breadth-first search over published pairs: the shortest chain of currencies, or undefined. */
+  private chain(from: string, to: string): string[] | undefined {
+    const previous = new Map<string, string>([[from, from]]);
+    const queue = [from];
+    while (queue.length > 0) {
+      const current = queue.shift() as string;
+      for (const next of this.neighbours(current)) {
+        if (previous.has(next)) continue;
+        previous.set(next, current);
+        if (next === to) {
+          const path = [to];
+          while (path[0] !== from) path.unshift(previous.get(path[0] as string) as string);
+          return path;
+        }
+        queue.push(next);
+      }
+    }
+    return undefined;
   }
 }
 

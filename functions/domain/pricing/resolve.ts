@@ -9,6 +9,7 @@ export const DEFAULT_MIXED_TOP_CURRENCIES = 10;
 export interface ResolutionContext {
   readonly catalog: PricingCatalog;
   readonly currency: string;
+  readonly region: string;
   readonly minorUnits: number;
   readonly isCrypto: boolean;
   readonly charm: CharmEnding | null;
@@ -157,6 +158,10 @@ export const resolveItem = (context: ResolutionContext, skuId: string, quantity:
   const baseItem = findItem(catalog.pricelist, skuId);
   if (!baseItem) throw new PricingError('unknown_sku', 'pricelist', `unknown SKU ${skuId}`);
   const product = findProduct(catalog.products, skuId);
+  const policy = product?.region_policies?.find((candidate) => candidate.region === context.region);
+  if (policy && !policy.sellable) {
+    throw new PricingError('not_sellable', 'region_policy', `${skuId} is not sold in ${context.region}`);
+  }
   const list = sourceList(catalog, currency);
   if (catalog.strategy.kind === 'price_lists' && !list) {
     throw new PricingError('currency_not_available', 'price_lists', `no price list in ${currency}`);

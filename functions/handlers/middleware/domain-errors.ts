@@ -17,6 +17,8 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
   if (error instanceof PricingError) {
     if (error.code === 'unknown_sku') return new HttpError('not_found', error.message);
     if (error.code === 'invalid_request') return new HttpError('invalid_request', error.message);
+    if (error.code === 'not_sellable')
+      return new HttpError('invalid_state', error.message, { details: { rule: error.rule } });
     return new HttpError('currency_not_available', error.message, { details: { rule: error.rule } });
   }
   if (error instanceof CatalogNotFoundError) return new HttpError('not_found', error.message);

@@ -91,6 +91,7 @@ const floorsOf = ({ catalog, request }: PricingCase): Decimal[] => {
       {
         catalog,
         currency,
+        region: request.region,
         minorUnits,
         isCrypto: isCrypto(currency),
         charm: null,

@@ -167,3 +167,21 @@ describe('clientRate', () => {
     expect(clientRate(dec('0.123456789'), 1).toString()).toBe('0.123469135');
   });
 });
+
+describe('FxTable: chains of published pairs', () => {
+  it('chains EUR → USD → USDT when only USD→USDT is published beside EUR→USD (never 1:1)', () => {
+    const fx = table([rate('EUR→USD', '1.2'), rate('USD→USDT', '0.9998')]);
+    expect(fx.rate('EUR', 'USDT').toString()).toBe('1.19976');
+    expect(fx.rate('USDT', 'EUR').toString()).toBe(
+      dec('1').dividedBy('1.19976').toDecimalPlaces(9).toString(),
+    );
+  });
+
+  it('still refuses currencies no chain reaches', () => {
+    const fx = table([rate('EUR→USD', '1.2'), rate('GBP→CHF', '1.1')]);
+    expect(refusal(() => fx.rate('EUR', 'CHF'))).toMatchObject({
+      code: 'currency_not_available',
+      rule: 'fx_rate',
+    });
+  });
+});

@@ -22,6 +22,7 @@ import { refusal, simpleCatalog } from '../../../support/pricing-fixtures';
 const context = (catalog: PricingCatalog, overrides: Partial<ResolutionContext> = {}): ResolutionContext => ({
   catalog,
   currency: 'EUR',
+  region: 'US',
   minorUnits: 2,
   isCrypto: false,
   charm: null,
@@ -411,5 +412,24 @@ describe('min_price', () => {
 
   it('is zero when the item has none', () => {
     expect(resolveItem(context(simpleCatalog()), 'sku_a', 1).minUnitPrice.toString()).toBe('0');
+  });
+});
+
+describe('resolveItem: region policies', () => {
+  it('refuses a SKU its product does not sell in the region', () => {
+    const catalog = simpleCatalog({
+      products: [{ sku_id: 'sku_a', title: 'A', region_policies: [{ region: 'US', sellable: false }] }],
+    });
+    expect(refusal(() => resolveItem(context(catalog), 'sku_a', 1))).toMatchObject({
+      code: 'not_sellable',
+      rule: 'region_policy',
+    });
+  });
+
+  it('sells it where the policy allows or says nothing', () => {
+    const catalog = simpleCatalog({
+      products: [{ sku_id: 'sku_a', title: 'A', region_policies: [{ region: 'JP', sellable: false }] }],
+    });
+    expect(resolveItem(context(catalog), 'sku_a', 1).item.sku_id).toBe('sku_a');
   });
 });
