@@ -4,7 +4,7 @@
  */
 import type { QueueId, TableId } from './resources';
 
-export type FunctionId = 'api' | 'catalog' | 'admin' | 'fanout' | 'deliver';
+export type FunctionId = 'api' | 'catalog' | 'checkout' | 'admin' | 'fanout' | 'deliver';
 
 export interface FunctionDefinition {
   readonly id: FunctionId;
@@ -18,21 +18,28 @@ export interface FunctionDefinition {
 export const FUNCTIONS = {
   api: {
     id: 'api',
-    description: 'HTTP API: system routes (health).',
+    description: 'HTTP API: system routes (health, public keys, OpenAPI).',
     entry: 'functions/handlers/api.ts',
     timeoutSeconds: 10,
     memoryMb: 512,
   },
   catalog: {
     id: 'catalog',
-    description: 'Catalog reads for storefronts: display prices.',
+    description: 'Catalog reads for storefronts: display prices and limits.',
     entry: 'functions/handlers/catalog.ts',
     timeoutSeconds: 10,
     memoryMb: 1024,
   },
+  checkout: {
+    id: 'checkout',
+    description: 'Checkout: quotes with a rate lock, commits into signed receipts, refunds.',
+    entry: 'functions/handlers/checkout.ts',
+    timeoutSeconds: 15,
+    memoryMb: 1024,
+  },
   admin: {
     id: 'admin',
-    description: 'Operator routes: catalog import and export.',
+    description: 'Operator routes: catalog import and export, cache invalidation and warming.',
     entry: 'functions/handlers/admin.ts',
     timeoutSeconds: 60,
     memoryMb: 1024,
