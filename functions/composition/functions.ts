@@ -3,6 +3,7 @@ import type { FunctionId } from '../definitions';
 import { createAdminHandler } from '../handlers/admin';
 import { createApiHandler } from '../handlers/api';
 import { createCatalogHandler } from '../handlers/catalog';
+import { createCheckoutHandler } from '../handlers/checkout';
 import { createDeliverHandler, type QueueHandler } from '../handlers/deliver';
 import { createFanoutHandler, type StreamHandler } from '../handlers/fanout';
 import type { ServiceDependencies } from './dependencies';
@@ -16,6 +17,7 @@ type HttpFunction = (event: APIGatewayProxyEvent, context: Context) => Promise<A
 export const FUNCTION_FACTORIES = {
   api: (deps: ServiceDependencies): HttpFunction => createApiHandler(deps),
   catalog: (deps: ServiceDependencies): HttpFunction => createCatalogHandler(deps),
+  checkout: (deps: ServiceDependencies): HttpFunction => createCheckoutHandler(deps),
   admin: (deps: ServiceDependencies): HttpFunction => createAdminHandler(deps),
   fanout: (deps: ServiceDependencies): StreamHandler => createFanoutHandler(deps),
   deliver: (deps: ServiceDependencies): QueueHandler => createDeliverHandler(deps),

@@ -84,7 +84,8 @@ export const TABLES = {
   },
   quotes: {
     id: 'quotes',
-    description: 'Signed quotes with their rate lock; kept 24 h past the lock so a late commit can be answered.',
+    description:
+      'Signed quotes with their rate lock; kept 24 h past the lock so a late commit can be answered.',
     scope: 'service',
     envVar: 'QUOTES_TABLE_NAME',
     partitionKey: { name: 'quote_id', type: 'S' },
@@ -92,7 +93,8 @@ export const TABLES = {
   },
   receipts: {
     id: 'receipts',
-    description: 'KMS-signed receipts, one per quote, with their refunds; the stream feeds the finance export.',
+    description:
+      'KMS-signed receipts, one per quote, with their refunds; the stream feeds the finance export.',
     scope: 'service',
     envVar: 'RECEIPTS_TABLE_NAME',
     partitionKey: { name: 'receipt_id', type: 'S' },

@@ -2,6 +2,7 @@ import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
+import { keysOperation } from './operations/checkout';
 import { healthOperation } from './operations/health';
 
 /** The `api` function: system routes. Route groups added later get functions of their own. */
@@ -9,7 +10,7 @@ export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
   createHttpApi({
     functionId: 'api',
     logger: deps.createLogger('api'),
-    operations: { health: healthOperation(deps.healthProbes) },
+    operations: { health: healthOperation(deps.healthProbes), getKeys: keysOperation(deps.receiptSigner) },
   });
 
 export const handler = lazyHandler(() => createApiHandler(awsDependencies()));

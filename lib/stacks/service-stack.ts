@@ -56,7 +56,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   api: {
     tables: { events: 'readWrite' },
     sendsTo: ['delivery'],
-    usesKeys: ['receiptSigning', 'quoteMac', 'data'],
+    usesKeys: ['receiptSigning', 'data'],
     schedulesRetries: false,
     probesBuckets: ['receipts'],
   },
@@ -64,6 +64,13 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     tables: { catalog: 'read' },
     sendsTo: [],
     usesKeys: [],
+    schedulesRetries: false,
+    probesBuckets: [],
+  },
+  checkout: {
+    tables: { catalog: 'read', quotes: 'readWrite', receipts: 'readWrite', idempotency: 'readWrite' },
+    sendsTo: [],
+    usesKeys: ['receiptSigning', 'quoteMac'],
     schedulesRetries: false,
     probesBuckets: [],
   },

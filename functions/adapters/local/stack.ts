@@ -183,6 +183,9 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       catalog: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('catalog', () =>
         FUNCTION_FACTORIES.catalog(deps),
       ),
+      checkout: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('checkout', () =>
+        FUNCTION_FACTORIES.checkout(deps),
+      ),
       admin: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('admin', () => FUNCTION_FACTORIES.admin(deps)),
     };
     const fanoutPool = pool<

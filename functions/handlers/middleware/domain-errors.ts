@@ -2,6 +2,7 @@ import { PricingError } from '../../domain/pricing/errors';
 import { CatalogConflictError } from '../../usecases/catalog/import';
 import { CatalogNotFoundError } from '../../usecases/catalog/reader';
 import { CatalogValidationError } from '../../usecases/catalog/validate';
+import { CheckoutError } from '../../usecases/checkout/checkout';
 import { HttpError } from './errors';
 
 /** Errors of the use cases that a caller caused or can act on, as C6 errors; anything else stays a 500. */
@@ -22,6 +23,8 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
     return new HttpError('currency_not_available', error.message, { details: { rule: error.rule } });
   }
   if (error instanceof CatalogNotFoundError) return new HttpError('not_found', error.message);
+  if (error instanceof CheckoutError)
+    return new HttpError(error.code, error.message, { details: error.details });
   if (error instanceof CatalogConflictError) {
     return new HttpError('request_in_progress', error.message, { retryAfterSeconds: 1 });
   }

@@ -1,0 +1,36 @@
+import { DynamoCheckoutRepository } from '../adapters/aws/checkout-repository';
+import { awsDependencies } from '../composition/aws';
+import type { ServiceDependencies } from '../composition/dependencies';
+import { newId } from '../shared/ids';
+import { CatalogReader } from '../usecases/catalog/reader';
+import { Checkout } from '../usecases/checkout/checkout';
+import { lazyHandler } from './lazy';
+import { createHttpApi, type HttpHandler } from './middleware/http';
+import { commitOperation, getReceiptOperation, quoteOperation, refundOperation } from './operations/checkout';
+
+/** The `checkout` function: quotes, commits, receipts and refunds. Checkout paths always read fresh data. */
+export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler => {
+  const checkout = new Checkout({
+    reader: new CatalogReader(deps.catalogRepository, deps.clock),
+    repository: new DynamoCheckoutRepository(deps.documents, {
+      quotes: deps.tableNames.quotes,
+      receipts: deps.tableNames.receipts,
+    }),
+    mac: deps.quoteMac,
+    signer: deps.receiptSigner,
+    clock: deps.clock,
+    newId: (prefix) => newId(prefix, deps.clock.now()),
+  });
+  return createHttpApi({
+    functionId: 'checkout',
+    logger: deps.createLogger('checkout'),
+    operations: {
+      quote: quoteOperation(checkout),
+      commit: commitOperation(checkout),
+      refund: refundOperation(checkout),
+      getReceipt: getReceiptOperation(checkout),
+    },
+  });
+};
+
+export const handler = lazyHandler(() => createCheckoutHandler(awsDependencies()));

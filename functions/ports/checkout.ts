@@ -1,0 +1,34 @@
+import type { Json } from '../domain/money/canonical';
+
+/** A stored quote: the signed payload, its signature, and the receipt once committed. */
+export interface StoredQuote {
+  readonly quote_id: string;
+  readonly payload: { readonly [key: string]: Json };
+  readonly signature: string;
+  readonly receipt_id?: string;
+  /** Epoch seconds when the record may be deleted (lock expiry + 24 h). */
+  readonly expires_at: number;
+}
+
+export interface StoredReceipt {
+  readonly receipt_id: string;
+  readonly quote_id: string;
+  readonly receipt: { readonly [key: string]: Json };
+  readonly status: 'issued' | 'partially_refunded' | 'refunded' | 'charged_back';
+  readonly refunds: readonly { readonly [key: string]: Json }[];
+  /** Optimistic concurrency for refunds. */
+  readonly revision: number;
+}
+
+export interface CheckoutRepository {
+  saveQuote(quote: StoredQuote): Promise<void>;
+  quote(quoteId: string): Promise<StoredQuote | undefined>;
+  /**
+   * Stores the receipt and marks the quote committed in one transaction, only if the quote has no receipt yet.
+   * `exists` means another commit won: read the quote again for its receipt.
+   */
+  commit(receipt: StoredReceipt): Promise<'committed' | 'exists'>;
+  receipt(receiptId: string): Promise<StoredReceipt | undefined>;
+  /** Replaces the receipt's refunds and status if its revision is still `expectedRevision`. */
+  updateRefunds(receipt: StoredReceipt, expectedRevision: number): Promise<'updated' | 'conflict'>;
+}

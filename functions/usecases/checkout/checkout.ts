@@ -1,0 +1,387 @@
+import { timingSafeEqual } from 'node:crypto';
+import { allocate } from '../../domain/money/allocation';
+import type { Json } from '../../domain/money/canonical';
+import { formatMinor, minorUnitsOf, toMinor } from '../../domain/money/currency';
+import { dec, ZERO } from '../../domain/money/decimal';
+import { roundBankers } from '../../domain/money/rounding';
+import { priceBasket } from '../../domain/pricing/basket';
+import { FxTable, fxTableOf } from '../../domain/pricing/fx';
+import type { BasketPricing, BasketRequest, PricedLine } from '../../domain/pricing/types';
+import { canonicalBytes, type JsonObject, quoteDigest, receiptHash } from '../../domain/receipts/receipt';
+import type { CheckoutRepository, StoredReceipt } from '../../ports/checkout';
+import type { Clock } from '../../ports/clock';
+import type { MacSigner, ReceiptSigner } from '../../ports/signing';
+import { LOCK_TTL_SECONDS, type QuoteRequest } from '../../schemas/checkout';
+import type { CatalogReader } from '../catalog/reader';
+import { type CatalogRelease, feeScheduleAt, toPricingCatalog } from '../catalog/release';
+
+/** Quotes stay readable this long after their lock ends, so a late commit can still be answered. */
+export const QUOTE_RETENTION_AFTER_LOCK_SECONDS = 24 * 3600;
+
+export class CheckoutError extends Error {
+  constructor(
+    readonly code: 'not_found' | 'quote_expired' | 'invalid_signature' | 'invalid_state',
+    message: string,
+    readonly details: Readonly<Record<string, Json>> = {},
+  ) {
+    super(message);
+    this.name = 'CheckoutError';
+  }
+}
+
+export interface CheckoutDependencies {
+  readonly reader: CatalogReader;
+  readonly repository: CheckoutRepository;
+  readonly mac: MacSigner;
+  readonly signer: ReceiptSigner;
+  readonly clock: Clock;
+  readonly newId: (prefix: 'q' | 'rcpt' | 'rfd') => string;
+}
+
+const asJson = <T>(value: T): Json => value as unknown as Json;
+
+const basketOf = (request: QuoteRequest): BasketRequest => {
+  const { lock_ttl: _lockTtl, ...basket } = request;
+  return basket;
+};
+
+/** The quote's MAC (C9): `v1=` + base64 of HMAC-SHA-256 over SHA-256 of the JCS bytes of the quote. */
+const macOf = async (mac: MacSigner, payload: JsonObject): Promise<string> =>
+  `v1=${Buffer.from(await mac.generateMac(quoteDigest(payload))).toString('base64')}`;
+
+const pricingFields = (pricing: BasketPricing): JsonObject => {
+  const { versions, ...rest } = pricing;
+  return { ...(asJson(rest) as JsonObject), ...(asJson(versions) as JsonObject) };
+};
+
+/** Rule 14: the settlement amount in the base currency at the merchant bank rate, and the spread to the market. */
+const settlementOf = (release: CatalogRelease, pricing: BasketPricing, baseCurrency: string): JsonObject => {
+  const baseUnits = minorUnitsOf(baseCurrency);
+  const total = dec(pricing.total);
+  const market = publishedRates(release).rate(pricing.currency, baseCurrency);
+  const settlementRates = release.fx.content.settlement_rates ?? [];
+  let settlementRate = market;
+  let source = 'published';
+  if (settlementRates.length > 0 && pricing.currency !== baseCurrency) {
+    try {
+      settlementRate = new FxTable({
+        fx_version: 'settlement',
+        base_currency: baseCurrency,
+        rates: settlementRates.map((rate) => ({ ...rate, effective_from: '', version: 'settlement' })),
+      }).rate(pricing.currency, baseCurrency);
+      source = 'merchant_bank';
+    } catch {
+      // No settlement rate for this currency: settle at the published rate.
+    }
+  }
+  const settled = roundBankers(total.times(settlementRate), baseUnits);
+  const atMarket = roundBankers(total.times(market), baseUnits);
+  return {
+    currency: baseCurrency,
+    rate: settlementRate.toString(),
+    source,
+    amount: settled.toFixed(baseUnits),
+    market_rate: market.toString(),
+    spread: atMarket.minus(settled).toFixed(baseUnits),
+  };
+};
+
+/** The published rates of a release (what `fx_version` pins). */
+const publishedRates = (release: CatalogRelease) =>
+  fxTableOf(toPricingCatalog(release, { at: new Date(0) }).fx);
+
+/** Quotes, commits and refunds (spec rules 11, 13, 14, 18; C8–C10). */
+export class Checkout {
+  constructor(private readonly deps: CheckoutDependencies) {}
+
+  /** Prices the basket on the release in force (read fresh), locks the rate for `lock_ttl` and signs it. */
+  async quote(request: QuoteRequest, traceId: string): Promise<JsonObject> {
+    const now = this.deps.clock.now();
+    const { release } = await this.deps.reader.current({ fresh: true });
+    const basket = basketOf(request);
+    const pricing = priceBasket(
+      toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: now }),
+      basket,
+    );
+    const lockTtl = request.lock_ttl ?? LOCK_TTL_SECONDS.default;
+    const expiresAt = new Date(now.getTime() + lockTtl * 1000);
+    const payload: JsonObject = {
+      quote_id: this.deps.newId('q'),
+      status: 'open',
+      issued_at: now.toISOString(),
+      lock_ttl: lockTtl,
+      expires_at: expiresAt.toISOString(),
+      trace_id: traceId,
+      basket: asJson(basket),
+      ...pricingFields(pricing),
+    };
+    const signature = await macOf(this.deps.mac, payload);
+    await this.deps.repository.saveQuote({
+      quote_id: payload.quote_id as string,
+      payload,
+      signature,
+      expires_at: Math.floor(expiresAt.getTime() / 1000) + QUOTE_RETENTION_AFTER_LOCK_SECONDS,
+    });
+    return { ...payload, signature };
+  }
+
+  private async receiptOf(receiptId: string): Promise<JsonObject> {
+    const stored = await this.deps.repository.receipt(receiptId);
+    if (!stored) throw new CheckoutError('not_found', `no receipt ${receiptId}`);
+    return stored.receipt;
+  }
+
+  /**
+   * Turns a quote into a signed receipt. In this order: a quote that already has a receipt gets that receipt;
+   * an expired lock is refused with a fresh quote to confirm (`requote`); a signature that does not match is
+   * refused. One quote gives one receipt, ever, however many commits race.
+   */
+  async commit(quoteId: string, signature: string, traceId: string): Promise<JsonObject> {
+    const stored = await this.deps.repository.quote(quoteId);
+    if (!stored) throw new CheckoutError('not_found', `no quote ${quoteId}`);
+    if (stored.receipt_id) return this.receiptOf(stored.receipt_id);
+    const now = this.deps.clock.now();
+    const payload = stored.payload;
+    if (now.getTime() >= new Date(String(payload.expires_at)).getTime()) {
+      const basket = payload.basket as unknown as BasketRequest;
+      const requote = await this.quote(
+        { ...basket, lock_ttl: Number(payload.lock_ttl) } as QuoteRequest,
+        traceId,
+      );
+      throw new CheckoutError('quote_expired', `the rate lock of ${quoteId} ended; confirm the new price`, {
+        requote,
+      });
+    }
+    const given = Buffer.from(signature);
+    const expected = Buffer.from(await macOf(this.deps.mac, payload));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw new CheckoutError('invalid_signature', 'the signature does not match the quote');
+    }
+    const release = await this.deps.reader.release({
+      commercial: Number(payload.pricelist_version),
+      fx: Number(String(payload.fx_version).replace('fx-', '')),
+      tax: Number(payload.tax_rule_version),
+    });
+    const pricing = payload as unknown as BasketPricing & JsonObject;
+    const baseCurrency = release.commercial.content.pricelists[0]?.base_currency ?? pricing.currency;
+    const receiptPayload: JsonObject = {
+      receipt_id: this.deps.newId('rcpt'),
+      quote_id: quoteId,
+      status: 'issued',
+      issued_at: now.toISOString(),
+      trace_id: traceId,
+      key_id: this.deps.signer.keyId,
+      pricelist_version: payload.pricelist_version as Json,
+      fx_version: payload.fx_version as Json,
+      tax_rule_version: payload.tax_rule_version as Json,
+      computed_totals: {
+        currency: pricing.currency,
+        subtotal: pricing.subtotal,
+        discounts: pricing.discounts,
+        taxes: asJson(pricing.taxes),
+        fees: asJson(pricing.fees),
+        total: pricing.total,
+      },
+      breakdown: {
+        items_priced: asJson(pricing.items_priced),
+        threshold_promotions: asJson(pricing.threshold_promotions),
+        rounding_scope: pricing.rounding_scope,
+        minor_units: pricing.minor_units,
+        ...(pricing.fx_rate ? { fx_rate: pricing.fx_rate } : {}),
+      },
+      basket: payload.basket as Json,
+      settlement: settlementOf(release, pricing, baseCurrency),
+      quoted_at: payload.issued_at as Json,
+      quote_signature: stored.signature,
+    };
+    const receipt: JsonObject = {
+      ...receiptPayload,
+      hash: receiptHash(receiptPayload),
+      signature: Buffer.from(await this.deps.signer.sign(canonicalBytes(receiptPayload))).toString('base64'),
+    };
+    const outcome = await this.deps.repository.commit({
+      receipt_id: receiptPayload.receipt_id as string,
+      quote_id: quoteId,
+      receipt,
+      status: 'issued',
+      refunds: [],
+      revision: 0,
+    });
+    if (outcome === 'committed') return receipt;
+    const winner = await this.deps.repository.quote(quoteId);
+    if (!winner?.receipt_id)
+      throw new CheckoutError('invalid_state', `quote ${quoteId} could not be committed`);
+    return this.receiptOf(winner.receipt_id);
+  }
+
+  /** The signed receipt with its lifecycle (status and refunds are not part of the signed payload). */
+  async receipt(receiptId: string): Promise<JsonObject> {
+    const stored = await this.deps.repository.receipt(receiptId);
+    if (!stored) throw new CheckoutError('not_found', `no receipt ${receiptId}`);
+    return { ...stored.receipt, status: stored.status, refunds: asJson(stored.refunds) };
+  }
+
+  /**
+   * Rule 13: a return or chargeback, recalculated with the receipt's own versions (the basket is priced again
+   * on them and must give the receipt's totals), a bundle position refunding exactly its stored share, the
+   * refund fee from the schedule in force on the transaction date, and never more than was bought.
+   */
+  async refund(request: {
+    receipt_id: string;
+    kind: 'return' | 'chargeback';
+    lines: readonly { sku_id: string; quantity: number }[];
+  }): Promise<JsonObject> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const stored = await this.deps.repository.receipt(request.receipt_id);
+      if (!stored) throw new CheckoutError('not_found', `no receipt ${request.receipt_id}`);
+      if (stored.status === 'refunded' || stored.status === 'charged_back') {
+        throw new CheckoutError('invalid_state', `receipt ${request.receipt_id} is already ${stored.status}`);
+      }
+      const receipt = stored.receipt;
+      const issuedAt = new Date(String(receipt.issued_at));
+      const release = await this.deps.reader.release({
+        commercial: Number(receipt.pricelist_version),
+        fx: Number(String(receipt.fx_version).replace('fx-', '')),
+        tax: Number(receipt.tax_rule_version),
+      });
+      const basket = receipt.basket as unknown as BasketRequest;
+      const recomputed = priceBasket(
+        toPricingCatalog(release, {
+          ...(basket.tenant ? { tenant: basket.tenant } : {}),
+          at: new Date(String(receipt.quoted_at)),
+        }),
+        basket,
+      );
+      const totals = receipt.computed_totals as JsonObject;
+      if (recomputed.total !== totals.total) {
+        throw new CheckoutError('invalid_state', 'the receipt cannot be reproduced from its versions');
+      }
+      const minorUnits = recomputed.minor_units;
+      const refundedUnits = new Map<string, bigint>();
+      const refundedAmount = new Map<string, bigint>();
+      for (const previous of stored.refunds) {
+        for (const line of (previous.lines as JsonObject[]) ?? []) {
+          const key = String(line.key);
+          refundedUnits.set(key, (refundedUnits.get(key) ?? 0n) + BigInt(Number(line.quantity)));
+          refundedAmount.set(
+            key,
+            (refundedAmount.get(key) ?? 0n) + toMinor(dec(String(line.amount)), minorUnits),
+          );
+        }
+      }
+      const refundLines: JsonObject[] = [];
+      let amountUnits = 0n;
+      for (const wanted of request.lines) {
+        let left = BigInt(wanted.quantity);
+        for (const candidate of refundableUnits(recomputed.items_priced, wanted.sku_id, minorUnits)) {
+          if (left === 0n) break;
+          const doneUnits = refundedUnits.get(candidate.key) ?? 0n;
+          const available = candidate.units - doneUnits;
+          if (available <= 0n) continue;
+          const take = left < available ? left : available;
+          const remainingAmount = candidate.amount - (refundedAmount.get(candidate.key) ?? 0n);
+          const [share = 0n] = allocate(remainingAmount, [take, available - take]);
+          refundLines.push({
+            key: candidate.key,
+            line: candidate.line,
+            sku_id: wanted.sku_id,
+            quantity: Number(take),
+            amount: formatMinor(share, minorUnits),
+          });
+          refundedUnits.set(candidate.key, doneUnits + take);
+          refundedAmount.set(candidate.key, (refundedAmount.get(candidate.key) ?? 0n) + share);
+          amountUnits += share;
+          left -= take;
+        }
+        if (left > 0n) {
+          throw new CheckoutError(
+            'invalid_state',
+            `cannot refund ${wanted.quantity} × ${wanted.sku_id}: more than was bought`,
+          );
+        }
+      }
+      const feeUnits =
+        request.kind === 'return' ? this.refundFee(release, issuedAt, amountUnits, recomputed) : 0n;
+      const refund: JsonObject = {
+        refund_id: this.deps.newId('rfd'),
+        receipt_id: request.receipt_id,
+        kind: request.kind,
+        lines: refundLines,
+        currency: recomputed.currency,
+        amount: formatMinor(amountUnits, minorUnits),
+        fee: formatMinor(feeUnits, minorUnits),
+        net: formatMinor(amountUnits - feeUnits, minorUnits),
+        pricelist_version: receipt.pricelist_version as Json,
+        fx_version: receipt.fx_version as Json,
+        tax_rule_version: receipt.tax_rule_version as Json,
+        created_at: this.deps.clock.now().toISOString(),
+      };
+      const everything = recomputed.items_priced.every((line) =>
+        refundableUnits([line], line.sku_id, minorUnits).every(
+          (candidate) => (refundedUnits.get(candidate.key) ?? 0n) >= candidate.units,
+        ),
+      );
+      const status: StoredReceipt['status'] =
+        request.kind === 'chargeback' ? 'charged_back' : everything ? 'refunded' : 'partially_refunded';
+      const next: StoredReceipt = {
+        ...stored,
+        refunds: [...stored.refunds, refund],
+        status,
+        revision: stored.revision + 1,
+      };
+      if ((await this.deps.repository.updateRefunds(next, stored.revision)) === 'updated') return refund;
+    }
+    throw new CheckoutError('invalid_state', 'the receipt changed while refunding; retry');
+  }
+
+  /** The refund fee of the schedule in force on the transaction date, never more than the refund. */
+  private refundFee(
+    release: CatalogRelease,
+    issuedAt: Date,
+    amountUnits: bigint,
+    pricing: BasketPricing,
+  ): bigint {
+    const schedule = feeScheduleAt(release.commercial.content, issuedAt)?.refund;
+    if (!schedule || amountUnits === 0n) return 0n;
+    const amount = dec(formatMinor(amountUnits, pricing.minor_units));
+    let fee = amount.times(dec(schedule.percent)).dividedBy(100);
+    if (schedule.fixed) {
+      const rate = publishedRates(release).rate(schedule.fixed.currency, pricing.currency);
+      fee = fee.plus(dec(schedule.fixed.amount).times(rate));
+    }
+    const units = toMinor(
+      roundBankers(fee.isNegative() ? ZERO : fee, pricing.minor_units),
+      pricing.minor_units,
+    );
+    return units > amountUnits ? amountUnits : units;
+  }
+}
+
+/** What can be refunded for a SKU: whole lines of it, or its positions inside bundles (their stored shares). */
+const refundableUnits = (
+  lines: readonly PricedLine[],
+  skuId: string,
+  minorUnits: number,
+): { key: string; line: number; units: bigint; amount: bigint }[] => {
+  const found: { key: string; line: number; units: bigint; amount: bigint }[] = [];
+  for (const line of lines) {
+    if (line.sku_id === skuId) {
+      found.push({
+        key: `${line.line}`,
+        line: line.line,
+        units: BigInt(line.quantity),
+        amount: toMinor(dec(line.total), minorUnits),
+      });
+    }
+    for (const position of line.bundle_allocation ?? []) {
+      if (position.sku_id !== skuId) continue;
+      found.push({
+        key: `${line.line}:${position.sku_id}`,
+        line: line.line,
+        units: BigInt(position.quantity * line.quantity),
+        amount: toMinor(dec(position.amount), minorUnits),
+      });
+    }
+  }
+  return found;
+};
