@@ -1,0 +1,249 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import { type JsonObject, type Jwk, verifyReceipt } from '../../functions/domain/receipts/receipt';
+import type { Clock } from '../../functions/ports/clock';
+import type { CatalogDocument } from '../../functions/schemas/catalog-document';
+
+const demo = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../catalog/demo-catalog.json'), 'utf8'),
+) as CatalogDocument;
+const API_KEY = 'key_e2e_0123456789abcdef';
+const ADMIN_TOKEN = 'adm_e2e_0123456789abcdef';
+
+let stack: LocalStack;
+let offsetMs = 0;
+const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
+let keys: Jwk[];
+
+type Json = JsonObject & Record<string, unknown>;
+
+const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const response = await fetch(`${stack.url}${route}`, {
+    method,
+    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Json };
+};
+
+const sellable = (sku: string, region: string) =>
+  demo.products
+    .find((product) => product.sku_id === sku)
+    ?.region_policies?.find((policy) => policy.region === region)?.sellable !== false;
+
+const blocked = (region: string, currency: string) =>
+  (demo.availability?.blocked_currencies ?? []).some(
+    (block) => block.currency === currency && (!block.regions || block.regions.includes(region)),
+  );
+
+const cases = demo.display_rules.flatMap((rule) =>
+  rule.currency_whitelist
+    .filter((currency) => !blocked(rule.region, currency))
+    .map((currency) => ({ region: rule.region, currency })),
+);
+
+const skus = demo.pricelists[0]?.items.map((item) => item.sku_id) ?? [];
+
+beforeAll(async () => {
+  stack = await startLocalStack({
+    port: 0,
+    apiKey: API_KEY,
+    adminToken: ADMIN_TOKEN,
+    logLevel: 'SILENT',
+    clock,
+    seedCatalog: demo,
+  });
+  keys = ((await (await fetch(`${stack.url}/keys`)).json()) as { keys: Jwk[] }).keys;
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const quote = (region: string, currency: string, items: { sku_id: string; quantity: number }[]) =>
+  call('POST', '/pricing/quote', { items, region, currency, buyer_type: 'consumer' });
+
+describe('checkout over HTTP (local stack, demo catalog)', () => {
+  it.each(cases)('quote → commit → verify → refund in $currency ($region)', async ({ region, currency }) => {
+    const items = skus
+      .filter((sku) => sellable(sku, region))
+      .slice(0, 4)
+      .map((sku_id) => ({ sku_id, quantity: 2 }));
+    const quoted = await quote(region, currency, items);
+    expect(quoted.status).toBe(201);
+    const committed = await call('POST', '/pricing/commit', {
+      quote_id: quoted.body.quote_id,
+      signature: quoted.body.signature,
+    });
+    expect(committed.status).toBe(201);
+    const receipt = committed.body;
+    expect((receipt.computed_totals as Json).total).toBe(quoted.body.total);
+    expect([receipt.pricelist_version, receipt.fx_version, receipt.tax_rule_version]).toEqual([
+      quoted.body.pricelist_version,
+      quoted.body.fx_version,
+      quoted.body.tax_rule_version,
+    ]);
+    expect(verifyReceipt(receipt, keys)).toEqual({ valid: true });
+    const refunded = await call('POST', '/pricing/refund', {
+      receipt_id: receipt.receipt_id,
+      kind: 'return',
+      lines: [{ sku_id: items[0]?.sku_id, quantity: 1 }],
+    });
+    expect(refunded.status).toBe(201);
+    expect(refunded.body.currency).toBe(currency);
+    const decimals = String(quoted.body.total).split('.')[1]?.length ?? 0;
+    expect(String(refunded.body.amount).split('.')[1]?.length ?? 0).toBe(decimals);
+  });
+
+  it('50 concurrent commits of one quote produce exactly one receipt', async () => {
+    const quoted = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 1 }]);
+    const commits = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        call('POST', '/pricing/commit', { quote_id: quoted.body.quote_id, signature: quoted.body.signature }),
+      ),
+    );
+    expect(commits.every((commit) => commit.status === 201)).toBe(true);
+    expect(new Set(commits.map((commit) => commit.body.receipt_id)).size).toBe(1);
+  });
+
+  it('refuses a commit after the lock with a fresh quote, and returns the same receipt for a committed one', async () => {
+    const open = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 1 }]);
+    const committedEarly = await quote('DE', 'EUR', [{ sku_id: skus[1] ?? '', quantity: 1 }]);
+    const receipt = await call('POST', '/pricing/commit', {
+      quote_id: committedEarly.body.quote_id,
+      signature: committedEarly.body.signature,
+    });
+    offsetMs = (Number(open.body.lock_ttl) + 1) * 1000;
+    try {
+      const late = await call('POST', '/pricing/commit', {
+        quote_id: open.body.quote_id,
+        signature: open.body.signature,
+      });
+      expect(late.status).toBe(409);
+      expect(late.body.error).toBe('quote_expired');
+      expect((late.body.requote as Json).quote_id).not.toBe(open.body.quote_id);
+      expect((late.body.requote as Json).signature).toMatch(/^v1=/);
+      const again = await call('POST', '/pricing/commit', {
+        quote_id: committedEarly.body.quote_id,
+        signature: committedEarly.body.signature,
+      });
+      expect(again.body.receipt_id).toBe(receipt.body.receipt_id);
+    } finally {
+      offsetMs = 0;
+    }
+  });
+
+  it('refuses a signature that does not match with 422 invalid_signature', async () => {
+    const quoted = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 1 }]);
+    const forged = `v1=${Buffer.alloc(32, 7).toString('base64')}`;
+    const result = await call('POST', '/pricing/commit', {
+      quote_id: quoted.body.quote_id,
+      signature: forged,
+    });
+    expect([result.status, result.body.error]).toEqual([422, 'invalid_signature']);
+  });
+
+  it('returns one position of a bundle for exactly its stored share, and never more than was bought', async () => {
+    const bundle = demo.pricelists[0]?.items.find((item) => item.pricing_model === 'bundle');
+    const position = bundle?.bundle?.positions[0];
+    const quoted = await quote('DE', 'EUR', [{ sku_id: bundle?.sku_id ?? '', quantity: 1 }]);
+    const receipt = (
+      await call('POST', '/pricing/commit', {
+        quote_id: quoted.body.quote_id,
+        signature: quoted.body.signature,
+      })
+    ).body;
+    const line = ((receipt.breakdown as Json).items_priced as Json[])[0] as Json;
+    const share = (line.bundle_allocation as Json[]).find(
+      (entry) => entry.sku_id === position?.sku_id,
+    ) as Json;
+    const refund = await call('POST', '/pricing/refund', {
+      receipt_id: receipt.receipt_id,
+      kind: 'return',
+      lines: [{ sku_id: position?.sku_id, quantity: position?.quantity }],
+    });
+    expect(refund.body.amount).toBe(share.amount);
+    const again = await call('POST', '/pricing/refund', {
+      receipt_id: receipt.receipt_id,
+      kind: 'return',
+      lines: [{ sku_id: position?.sku_id, quantity: 1 }],
+    });
+    expect([again.status, again.body.error]).toEqual([422, 'invalid_state']);
+  });
+
+  it("refunds with the receipt's versions after newer price lists, rates and tax rules are published", async () => {
+    const sku = skus[0] ?? '';
+    const quoted = await quote('DE', 'EUR', [{ sku_id: sku, quantity: 2 }]);
+    const receipt = (
+      await call('POST', '/pricing/commit', {
+        quote_id: quoted.body.quote_id,
+        signature: quoted.body.signature,
+      })
+    ).body;
+    const line = ((receipt.breakdown as Json).items_priced as Json[])[0] as Json;
+    const newer: CatalogDocument = {
+      ...demo,
+      pricelists: demo.pricelists.map((list) => ({
+        ...list,
+        items: list.items.map((item) => ({
+          ...item,
+          base_price: item.sku_id === sku ? '1.00' : item.base_price,
+        })),
+      })),
+      tax_rules: demo.tax_rules
+        .map((rule) => (rule.region === 'DE' ? { ...rule, rates: { ...rule.rates } } : rule))
+        .reverse(),
+      fx_rates: {
+        ...demo.fx_rates,
+        rates: demo.fx_rates.rates.map((rate) => ({ ...rate, source: `${rate.source}-v2` })),
+      },
+    };
+    const imported = await call('POST', '/admin/catalog/import', newer, {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+    });
+    expect(imported.status).toBe(201);
+    expect((imported.body.versions as Json).pricelist_version).toBeGreaterThan(
+      Number(receipt.pricelist_version),
+    );
+    const refund = await call('POST', '/pricing/refund', {
+      receipt_id: receipt.receipt_id,
+      kind: 'return',
+      lines: [{ sku_id: sku, quantity: 2 }],
+    });
+    expect(refund.body.amount).toBe(line.total);
+    expect(refund.body.pricelist_version).toBe(receipt.pricelist_version);
+    const price = await call('GET', `/catalog/prices?sku=${sku}&currency=EUR&region=DE`);
+    expect(price.body.pricelist_version).toBe((imported.body.versions as Json).pricelist_version);
+  });
+
+  it('commits ≥ 1 000 random baskets with the committed total equal to the quoted total, every receipt verifiable', async () => {
+    let committed = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...cases),
+        fc.uniqueArray(fc.constantFrom(...skus), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 6, maxLength: 6 }),
+        async ({ region, currency }, chosen, quantities) => {
+          const items = chosen
+            .filter((sku) => sellable(sku, region))
+            .map((sku_id, index) => ({ sku_id, quantity: quantities[index] ?? 1 }));
+          if (items.length === 0) return;
+          const quoted = await quote(region, currency, items);
+          expect(quoted.status).toBe(201);
+          const receipt = await call('POST', '/pricing/commit', {
+            quote_id: quoted.body.quote_id,
+            signature: quoted.body.signature,
+          });
+          expect((receipt.body.computed_totals as Json).total).toBe(quoted.body.total);
+          expect(verifyReceipt(receipt.body, keys)).toEqual({ valid: true });
+          committed += 1;
+        },
+      ),
+      { numRuns: 1_050 },
+    );
+    expect(committed).toBeGreaterThanOrEqual(1_000);
+  });
+});
