@@ -74,6 +74,14 @@ export const ROUTES = [
   },
   {
     method: 'GET',
+    path: '/openapi.json',
+    function: 'api',
+    operation: 'getOpenApi',
+    auth: 'none',
+    summary: 'This OpenAPI 3.1 document.',
+  },
+  {
+    method: 'GET',
     path: '/keys',
     function: 'api',
     operation: 'getKeys',

@@ -4,13 +4,18 @@ import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { keysOperation } from './operations/checkout';
 import { healthOperation } from './operations/health';
+import { openApiOperation } from './operations/openapi';
 
 /** The `api` function: system routes. Route groups added later get functions of their own. */
 export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
   createHttpApi({
     functionId: 'api',
     logger: deps.createLogger('api'),
-    operations: { health: healthOperation(deps.healthProbes), getKeys: keysOperation(deps.receiptSigner) },
+    operations: {
+      health: healthOperation(deps.healthProbes),
+      getKeys: keysOperation(deps.receiptSigner),
+      getOpenApi: openApiOperation(),
+    },
   });
 
 export const handler = lazyHandler(() => createApiHandler(awsDependencies()));

@@ -6,6 +6,23 @@ import { type LocalStack, startLocalStack } from '../../functions/adapters/local
 import { type JsonObject, type Jwk, verifyReceipt } from '../../functions/domain/receipts/receipt';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
+import {
+  jwksResponseSchema,
+  priceResponseSchema,
+  quoteResponseSchema,
+  receiptResponseSchema,
+  refundResponseSchema,
+} from '../../functions/schemas/responses';
+
+/** The documented response schema (docs/openapi.json is generated from it) accepts what the API answered. */
+const documented = (
+  schema: { safeParse(value: unknown): { success: boolean; error?: unknown } },
+  body: unknown,
+) => {
+  const result = schema.safeParse(body);
+  if (!result.success)
+    throw new Error(`response does not match its documented schema: ${String(result.error)}`);
+};
 
 const demo = JSON.parse(
   readFileSync(path.resolve(import.meta.dirname, '../../catalog/demo-catalog.json'), 'utf8'),
@@ -87,12 +104,23 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
       quoted.body.tax_rule_version,
     ]);
     expect(verifyReceipt(receipt, keys)).toEqual({ valid: true });
+    documented(quoteResponseSchema, quoted.body);
+    documented(receiptResponseSchema, receipt);
+    documented(receiptResponseSchema, (await call('GET', `/receipts/${receipt.receipt_id}`)).body);
+    documented(jwksResponseSchema, { keys });
+    const price = await call(
+      'GET',
+      `/catalog/prices?sku=${items[0]?.sku_id}&currency=${currency}&region=${region}`,
+    );
+    expect(price.status).toBe(200);
+    documented(priceResponseSchema, price.body);
     const refunded = await call('POST', '/pricing/refund', {
       receipt_id: receipt.receipt_id,
       kind: 'return',
       lines: [{ sku_id: items[0]?.sku_id, quantity: 1 }],
     });
     expect(refunded.status).toBe(201);
+    documented(refundResponseSchema, refunded.body);
     expect(refunded.body.currency).toBe(currency);
     const decimals = String(quoted.body.total).split('.')[1]?.length ?? 0;
     expect(String(refunded.body.amount).split('.')[1]?.length ?? 0).toBe(decimals);

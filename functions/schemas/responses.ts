@@ -1,0 +1,341 @@
+/**
+ * Response bodies of the HTTP APIs, as zod schemas. They are the source of the OpenAPI document
+ * (`docs/openapi.json`, see `openapi.ts`) and let tests check what an operation answers. Money and rates are
+ * decimal strings (C1). Objects are not strict: new response fields may appear at any time (C24), so a client
+ * must ignore fields it does not know.
+ */
+import { z } from 'zod';
+import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
+import { CATALOG_PART_KINDS, type CatalogPartKind } from '../ports/catalog';
+import { currencyCode, decimalString, identifier, regionCode } from './catalog-document';
+import { commitRequestSchema, LOCK_TTL_SECONDS, quoteSignature, refundRequestSchema } from './checkout';
+import { isoTimestamp } from './envelope';
+
+/** C1: every amount, rate and percentage on the wire. */
+export const decimalAmount = decimalString.meta({
+  description:
+    'A decimal number as a string (C1), never a JSON number: rounded amounts carry exactly the ' +
+    'currency\'s minor units ("12.30", "1200", "0.125"); unrounded values and rates up to 9 decimals.',
+  examples: ['12.30'],
+});
+
+export const moneySchema = z.object({ amount: decimalAmount, currency: currencyCode });
+
+export const roundingModeSchema = z.enum(['HALF_UP', 'BANKERS', 'FLOOR', 'CEIL']);
+
+const positiveVersion = z.number().int().min(1);
+
+/** The versions that produced a calculation (C5); quotes and receipts store them so it can be reproduced. */
+export const versionsSchema = z.object({
+  pricelist_version: positiveVersion.describe('Version of the price list set (a growing integer).'),
+  fx_version: z.string().min(1).describe('The published FX snapshot, e.g. "fx-42".'),
+  tax_rule_version: positiveVersion.describe('Version of the tax rule set (a growing integer).'),
+});
+
+const quoteId = commitRequestSchema.shape.quote_id;
+const receiptId = refundRequestSchema.shape.receipt_id;
+const quantity = z.number().int().min(1);
+
+// ------------------------------------------------------------------------------------------------- errors
+
+const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
+
+export const errorCodeSchema = z.enum(ERROR_CODES);
+
+export const problemSchema = z.object({
+  path: z.string().describe('Where the problem is: `$.items[2].quantity`, `query.currency`.'),
+  message: z.string(),
+});
+
+// ------------------------------------------------------------------------------------------------ pricing
+
+export const taxLineSchema = z.object({
+  name: z.string(),
+  tax_class: z.string(),
+  rate: decimalAmount,
+  amount: decimalAmount,
+  included: z
+    .boolean()
+    .describe('`true`: already inside the price (VAT/GST included); `false`: added on top.'),
+});
+
+export const feeLineSchema = z.object({ kind: z.string(), amount: decimalAmount });
+
+export const appliedPromotionSchema = z.object({ promo_id: z.string(), amount: decimalAmount });
+
+export const bundleShareSchema = z.object({
+  sku_id: z.string(),
+  quantity,
+  weight: decimalAmount.describe("The position's price before discount: its weight in the split."),
+  amount: decimalAmount,
+  tax: decimalAmount,
+});
+
+export const pricedLineSchema = z.object({
+  line: z.number().int().min(0),
+  sku_id: z.string(),
+  quantity,
+  pricing_model: z.enum(['flat', 'tiered', 'bundle']),
+  unit_price: decimalAmount,
+  base: decimalAmount.describe('unit price × quantity, before discounts.'),
+  discount: decimalAmount,
+  taxes: z.array(taxLineSchema),
+  tax: decimalAmount.describe('Σ taxes of the line (included ones are already part of `base`).'),
+  fees: decimalAmount.describe("This line's share of the basket's fees."),
+  total: decimalAmount.describe('base − discount + excluded tax + fees.'),
+  applied_promotions: z.array(appliedPromotionSchema),
+  bundle_allocation: z.array(bundleShareSchema).optional(),
+});
+
+export const thresholdOutcomeSchema = z.object({
+  promo_id: z.string(),
+  kind: z.enum(['free_shipping', 'bonus']),
+  bonus: z.string().optional(),
+  threshold: decimalAmount,
+  basket_total: decimalAmount,
+  base_currency_equivalent: moneySchema,
+  fx_version: z.string(),
+});
+
+// -------------------------------------------------------------------------------------------- the bodies
+
+/** `GET /health`: 200 when every component answers, 503 (same body) otherwise. */
+export const healthResponseSchema = z.object({
+  status: z.enum(['ok', 'degraded']),
+  components: z.record(z.string(), z.enum(['ok', 'down'])),
+});
+
+/** `GET /catalog/prices`. */
+export const priceResponseSchema = z.object({
+  sku: identifier,
+  unit_price: decimalAmount,
+  currency: currencyCode,
+  display_price: decimalAmount.describe(
+    'What the shopper sees for one unit: after promotions, tax-inclusive where the region includes tax.',
+  ),
+  price_includes_tax: z.boolean(),
+  rounding_mode: roundingModeSchema,
+  fx_version: versionsSchema.shape.fx_version,
+  pricelist_version: versionsSchema.shape.pricelist_version,
+  tax_rule_version: versionsSchema.shape.tax_rule_version,
+  tax_breakdown: z.array(taxLineSchema),
+  fees: z.array(feeLineSchema),
+  applied_promotions: z.array(appliedPromotionSchema),
+  fx_rate: decimalAmount
+    .optional()
+    .describe('Client rate base → display currency, when a conversion happened.'),
+});
+
+/** `POST /admin/catalog/import` (201). */
+export const importResultSchema = z.object({
+  revision: positiveVersion.describe('The catalog revision now in force.'),
+  versions: versionsSchema,
+  effective_from: isoTimestamp,
+  changed: z
+    .array(z.enum(CATALOG_PART_KINDS as [CatalogPartKind, ...CatalogPartKind[]]))
+    .describe('Parts that got a new version; empty when the document equals what is in force.'),
+});
+
+/** `POST /pricing/quote` (201): a signed quote, locked to its versions until `expires_at` (C9). */
+export const quoteResponseSchema = z.object({
+  quote_id: quoteId,
+  status: z.literal('open'),
+  items_priced: z.array(pricedLineSchema),
+  subtotal: decimalAmount,
+  discounts: decimalAmount,
+  taxes: z.array(taxLineSchema),
+  fees: z.array(feeLineSchema),
+  total: decimalAmount,
+  currency: currencyCode,
+  region: regionCode,
+  buyer_type: z.enum(['consumer', 'business']),
+  fx_version: versionsSchema.shape.fx_version,
+  pricelist_version: versionsSchema.shape.pricelist_version,
+  tax_rule_version: versionsSchema.shape.tax_rule_version,
+  fx_rate: decimalAmount.optional(),
+  lock_ttl: z
+    .number()
+    .int()
+    .min(LOCK_TTL_SECONDS.min)
+    .max(LOCK_TTL_SECONDS.max)
+    .describe('Seconds the price and `fx_version` stay locked (C9: 300–1800, default 900).'),
+  expires_at: isoTimestamp,
+  issued_at: isoTimestamp,
+  threshold_promotions: z.array(thresholdOutcomeSchema),
+  signature: quoteSignature.describe(
+    '`v1=` + base64 HMAC-SHA-256 over SHA-256 of the RFC 8785 canonical JSON of the quote without `signature` (C9; see docs/decisions.md).',
+  ),
+});
+
+export const computedTotalsSchema = z.object({
+  subtotal: decimalAmount,
+  discounts: decimalAmount,
+  taxes: z.array(taxLineSchema),
+  fees: z.array(feeLineSchema),
+  total: decimalAmount,
+  currency: currencyCode,
+});
+
+/** Rule 14: the settlement currency may differ from the catalog currency; the spread is recorded. */
+export const settlementSchema = z.object({
+  currency: currencyCode.describe("The catalog's base currency."),
+  rate: decimalAmount.describe('Settlement rate from the basket currency.'),
+  source: z.enum(['merchant_bank', 'published']),
+  amount: decimalAmount.describe('Total in the settlement currency at the settlement rate.'),
+  market_rate: decimalAmount.describe('The published rate of the pinned fx_version.'),
+  spread: decimalAmount.describe('Total at the market rate minus the settled amount.'),
+});
+
+export const refundKindSchema = refundRequestSchema.shape.kind;
+
+/** A refund as listed on its receipt. */
+export const receiptRefundSchema = z.object({
+  refund_id: z.string(),
+  kind: refundKindSchema,
+  amount: decimalAmount,
+  currency: currencyCode,
+  created_at: isoTimestamp,
+});
+
+/** `POST /pricing/commit` (201) and `GET /receipts/{receipt_id}`: the signed receipt (C10). */
+export const receiptResponseSchema = z.object({
+  receipt_id: receiptId,
+  quote_id: quoteId,
+  status: z
+    .enum(['issued', 'partially_refunded', 'refunded', 'charged_back'])
+    .describe('`issued` in the signed payload; `GET /receipts/{receipt_id}` shows the current status.'),
+  issued_at: isoTimestamp,
+  key_id: z.string().describe('The signing key: `kid` of a key listed at `GET /keys`.'),
+  pricelist_version: versionsSchema.shape.pricelist_version,
+  fx_version: versionsSchema.shape.fx_version,
+  tax_rule_version: versionsSchema.shape.tax_rule_version,
+  computed_totals: computedTotalsSchema,
+  breakdown: z
+    .object({
+      items_priced: z.array(pricedLineSchema),
+      threshold_promotions: z.array(thresholdOutcomeSchema),
+      rounding_scope: z.enum(['line', 'basket']),
+      minor_units: z.number().int(),
+      fx_rate: decimalAmount.optional(),
+    })
+    .describe("The quote's full breakdown: lines (with bundle allocation), threshold promotions, rounding."),
+  basket: z.record(z.string(), z.unknown()).describe('The basket as quoted.'),
+  settlement: settlementSchema,
+  quoted_at: isoTimestamp,
+  quote_signature: quoteSignature,
+  refunds: z
+    .array(receiptRefundSchema)
+    .optional()
+    .describe('`GET /receipts/{receipt_id}` only; not part of the signed payload.'),
+  trace_id: z.string(),
+  hash: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/, 'sha256:<lowercase hex>')
+    .describe('`sha256:` + hex SHA-256 of the RFC 8785 bytes of the receipt without `hash` and `signature`.'),
+  signature: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64')
+    .describe('base64 DER ECDSA P-256 (ES256) signature over the same bytes; verify with the key `key_id`.'),
+});
+
+/** `POST /pricing/refund` (201): a return or chargeback recalculated with the receipt's versions (rule 13). */
+export const refundResponseSchema = z.object({
+  refund_id: z.string(),
+  receipt_id: receiptId,
+  kind: refundKindSchema,
+  lines: z.array(
+    z.object({
+      sku_id: z.string(),
+      quantity,
+      amount: decimalAmount,
+      tax: decimalAmount.optional(),
+    }),
+  ),
+  amount: decimalAmount.describe('Gross amount refunded.'),
+  fee: decimalAmount.describe(
+    'Refund fee of the schedule in force at the purchase (rule 13); 0 for chargebacks.',
+  ),
+  net: decimalAmount.describe('amount − fee.'),
+  currency: currencyCode,
+  pricelist_version: versionsSchema.shape.pricelist_version,
+  fx_version: versionsSchema.shape.fx_version,
+  tax_rule_version: versionsSchema.shape.tax_rule_version,
+  created_at: isoTimestamp,
+});
+
+const base64Url = z.string().regex(/^[A-Za-z0-9_-]+$/, 'base64url');
+
+/** `GET /keys`: the receipt signing keys as a JWKS (RFC 7517); retired keys stay listed (C10). */
+export const jwksResponseSchema = z.object({
+  keys: z.array(
+    z.object({
+      kty: z.literal('EC'),
+      crv: z.literal('P-256'),
+      x: base64Url,
+      y: base64Url,
+      kid: z.string().min(1),
+      alg: z.literal('ES256'),
+      use: z.literal('sig'),
+    }),
+  ),
+});
+
+/** `GET /catalog/limits`: maximum winnings in the catalog currency and their equivalent (rule 15). */
+export const limitsResponseSchema = z.object({
+  currency: currencyCode,
+  region: regionCode,
+  max_winnings: moneySchema.describe("In the catalog's base currency."),
+  equivalent: moneySchema.describe(
+    'In the requested currency at the published rate of `fx_version` (no markup), rounded FLOOR.',
+  ),
+  fx_rate: decimalAmount.describe('The published rate used: catalog currency → `currency`.'),
+  fx_version: versionsSchema.shape.fx_version,
+  pricelist_version: versionsSchema.shape.pricelist_version,
+});
+
+/** `POST /admin/cache/invalidate`. */
+export const cacheInvalidateResponseSchema = z.object({
+  tag: z.enum(['sku', 'category', 'pricelist_version']),
+  value: z.string(),
+  epoch: z.number().int().min(1).describe("The tag's new epoch: entries computed before it are stale."),
+});
+
+/** `POST /admin/cache/warm`. */
+export const cacheWarmResponseSchema = z.object({
+  warmed: z.number().int().min(0).describe('Price projections written.'),
+  skipped: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Combinations with no price (unknown or not sellable).'),
+});
+
+/** C6: every error of every HTTP API. */
+export const errorResponseSchema = z.object({
+  error: errorCodeSchema,
+  error_description: z.string().describe('Short text for a human; never internals.'),
+  trace_id: z.string().describe('Same as the `X-Trace-Id` header.'),
+  problems: z.array(problemSchema).optional().describe('`invalid_request`: every validation problem.'),
+  rule: z.string().optional().describe('The catalog rule that refused (availability, sellability).'),
+  requote: quoteResponseSchema.optional().describe('`quote_expired`: a fresh quote to confirm.'),
+});
+
+/** `GET /openapi.json`: this API's OpenAPI 3.1 document. */
+export const openApiDocumentSchema = z.looseObject({
+  openapi: z.literal('3.1.0'),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.looseObject({})),
+});
+
+export type ErrorResponse = z.infer<typeof errorResponseSchema>;
+export type HealthResponse = z.infer<typeof healthResponseSchema>;
+export type PriceResponse = z.infer<typeof priceResponseSchema>;
+export type ImportResultResponse = z.infer<typeof importResultSchema>;
+export type QuoteResponse = z.infer<typeof quoteResponseSchema>;
+export type ReceiptResponse = z.infer<typeof receiptResponseSchema>;
+export type RefundResponse = z.infer<typeof refundResponseSchema>;
+export type JwksResponse = z.infer<typeof jwksResponseSchema>;
+export type LimitsResponse = z.infer<typeof limitsResponseSchema>;
+export type CacheInvalidateResponse = z.infer<typeof cacheInvalidateResponseSchema>;
+export type CacheWarmResponse = z.infer<typeof cacheWarmResponseSchema>;
