@@ -75,6 +75,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
   cached = {
     clock: systemClock,
     createLogger: (functionId) => createLogger({ serviceName: `pricing-${functionId}` }),
+    dynamoDb: clients.dynamoDb,
     documents: clients.documents,
     tableNames,
     bucketNames,

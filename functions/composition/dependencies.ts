@@ -1,4 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BucketId, FunctionId, QueueId, TABLES, TableId } from '../definitions';
 import type { CatalogRepository } from '../ports/catalog';
@@ -20,6 +21,8 @@ export type ServiceTableId = {
 export interface ServiceDependencies {
   readonly clock: Clock;
   readonly createLogger: (functionId: FunctionId) => Logger;
+  /** The raw client, for libraries that need it (Powertools idempotency); everything else uses `documents`. */
+  readonly dynamoDb: DynamoDBClient;
   readonly documents: DynamoDBDocumentClient;
   readonly tableNames: Readonly<Record<ServiceTableId, string>>;
   readonly bucketNames: Readonly<Record<BucketId, string>>;

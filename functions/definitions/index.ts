@@ -1,3 +1,4 @@
 export * from './functions';
+export * from './limits';
 export * from './resources';
 export * from './routes';

@@ -3,6 +3,7 @@ import type { ServiceDependencies } from '../composition/dependencies';
 import { CatalogReader } from '../usecases/catalog/reader';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
+import { idempotent } from './middleware/idempotency';
 import { exportCatalogOperation, importCatalogOperation } from './operations/catalog';
 
 /** The `admin` function: operator routes (IAM in AWS, the admin token locally). */
@@ -12,7 +13,10 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
     functionId: 'admin',
     logger: deps.createLogger('admin'),
     operations: {
-      importCatalog: importCatalogOperation(deps.catalogRepository, deps.clock),
+      importCatalog: idempotent(importCatalogOperation(deps.catalogRepository, deps.clock), {
+        dynamoDb: deps.dynamoDb,
+        tableName: deps.tableNames.idempotency,
+      }),
       exportCatalog: exportCatalogOperation(deps.catalogRepository, reader),
     },
   });

@@ -6,6 +6,7 @@ import { CatalogReader } from '../usecases/catalog/reader';
 import { Checkout } from '../usecases/checkout/checkout';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
+import { idempotent } from './middleware/idempotency';
 import { commitOperation, getReceiptOperation, quoteOperation, refundOperation } from './operations/checkout';
 
 /** The `checkout` function: quotes, commits, receipts and refunds. Checkout paths always read fresh data. */
@@ -21,13 +22,15 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
     clock: deps.clock,
     newId: (prefix) => newId(prefix, deps.clock.now()),
   });
+  // C8: every POST honours Idempotency-Key.
+  const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
   return createHttpApi({
     functionId: 'checkout',
     logger: deps.createLogger('checkout'),
     operations: {
-      quote: quoteOperation(checkout),
-      commit: commitOperation(checkout),
-      refund: refundOperation(checkout),
+      quote: idempotent(quoteOperation(checkout), idempotency),
+      commit: idempotent(commitOperation(checkout), idempotency),
+      refund: idempotent(refundOperation(checkout), idempotency),
       getReceipt: getReceiptOperation(checkout),
     },
   });

@@ -3,12 +3,13 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { FunctionId, RouteAuth, RouteDefinition } from '../../functions/definitions';
+import {
+  CATALOG_RATE_LIMIT,
+  type FunctionId,
+  type RouteAuth,
+  type RouteDefinition,
+} from '../../functions/definitions';
 import { SECURE_DEFAULTS } from './defaults';
-
-/** Per-key limits of the catalog usage plan (ARCHITECTURE C22). */
-export const CATALOG_RATE_LIMIT_REQUESTS_PER_SECOND = 100;
-export const CATALOG_BURST_LIMIT_REQUESTS = 200;
 
 const METHOD_AUTH: Readonly<
   Record<
@@ -37,9 +38,9 @@ export interface ServiceApiProps {
   readonly handlers: Readonly<Record<FunctionId, lambda.IFunction>>;
   /** @default 'v1' */
   readonly stageName?: string;
-  /** @default CATALOG_RATE_LIMIT_REQUESTS_PER_SECOND (100) */
+  /** @default CATALOG_RATE_LIMIT.requestsPerSecond (100, functions/definitions/limits.ts) */
   readonly rateLimitRequestsPerSecond?: number;
-  /** @default CATALOG_BURST_LIMIT_REQUESTS (200) */
+  /** @default CATALOG_RATE_LIMIT.burst (200, functions/definitions/limits.ts) */
   readonly burstLimitRequests?: number;
   /** @default SECURE_DEFAULTS.logRetention */
   readonly logRetention?: logs.RetentionDays;
@@ -143,8 +144,8 @@ export class ServiceApi extends Construct {
     this.usagePlan = this.api.addUsagePlan('CatalogUsagePlan', {
       description: 'Catalog callers: per-key rate limit (ARCHITECTURE C22)',
       throttle: {
-        rateLimit: props.rateLimitRequestsPerSecond ?? CATALOG_RATE_LIMIT_REQUESTS_PER_SECOND,
-        burstLimit: props.burstLimitRequests ?? CATALOG_BURST_LIMIT_REQUESTS,
+        rateLimit: props.rateLimitRequestsPerSecond ?? CATALOG_RATE_LIMIT.requestsPerSecond,
+        burstLimit: props.burstLimitRequests ?? CATALOG_RATE_LIMIT.burst,
       },
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });

@@ -75,7 +75,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     probesBuckets: [],
   },
   admin: {
-    tables: { catalog: 'readWrite' },
+    tables: { catalog: 'readWrite', idempotency: 'readWrite' },
     sendsTo: [],
     usesKeys: [],
     schedulesRetries: false,

@@ -72,6 +72,8 @@ beforeAll(async () => {
     logLevel: 'SILENT',
     clock,
     seedCatalog: demo,
+    // These tests drive hundreds of requests a second from one key; the limit itself has its own tests.
+    rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
   });
   keys = ((await (await fetch(`${stack.url}/keys`)).json()) as { keys: Jwk[] }).keys;
 }, 60_000);
@@ -162,6 +164,30 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
     } finally {
       offsetMs = 0;
     }
+  });
+
+  it('honours Idempotency-Key: same body replays the stored quote, another body is refused', async () => {
+    const key = { 'idempotency-key': `e2e-${Date.now()}` };
+    const body = {
+      items: [{ sku_id: skus[0], quantity: 1 }],
+      region: 'DE',
+      currency: 'EUR',
+      buyer_type: 'consumer',
+    };
+    const first = await fetch(`${stack.url}/pricing/quote`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json', ...key },
+      body: JSON.stringify(body),
+    });
+    const replay = await fetch(`${stack.url}/pricing/quote`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json', ...key },
+      body: JSON.stringify(body),
+    });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(((await replay.json()) as Json).quote_id).toBe(((await first.json()) as Json).quote_id);
+    const other = await call('POST', '/pricing/quote', { ...body, currency: 'BTC' }, key);
+    expect([other.status, other.body.error]).toEqual([422, 'idempotency_key_reused']);
   });
 
   it('refuses a signature that does not match with 422 invalid_signature', async () => {

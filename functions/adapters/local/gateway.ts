@@ -1,8 +1,17 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type FunctionId, matchRoute, ROUTES, type RouteDefinition } from '../../definitions';
+import {
+  CATALOG_RATE_LIMIT,
+  type FunctionId,
+  matchRoute,
+  type RateLimit,
+  ROUTES,
+  type RouteDefinition,
+} from '../../definitions';
 import { type ErrorCode, errorBody, HttpError } from '../../handlers/middleware/errors';
+import type { Clock } from '../../ports/clock';
+import { systemClock } from '../../shared/clock';
 import { newId } from '../../shared/ids';
 import { type FunctionPool, FunctionTimeoutError } from './function-pool';
 
@@ -21,6 +30,77 @@ export interface GatewayOptions {
   readonly adminToken: string;
   readonly routes?: readonly RouteDefinition[];
   readonly onError?: (error: unknown) => void;
+  /** Per-API-key limit on `api_key` routes, the usage plan's throttle in AWS. @default CATALOG_RATE_LIMIT */
+  readonly rateLimit?: RateLimit;
+  /** Time for the rate limiter's token buckets. @default systemClock */
+  readonly clock?: Clock;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAtMs: number;
+}
+
+export type TakeResult =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly retryAfterSeconds: number };
+
+/** Buckets idle long enough to be full again are forgotten once this many callers have one. */
+const MAX_TRACKED_BUCKETS = 10_000;
+
+/**
+ * The local twin of a usage plan's throttle: one token bucket per API key, holding up to `burst` tokens and
+ * refilled continuously at `requestsPerSecond`. Each request takes one token; with none left it is refused
+ * with the whole seconds (at least 1) until a token is back.
+ */
+export class TokenBuckets {
+  readonly #buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly limit: RateLimit,
+    private readonly clock: Clock = systemClock,
+  ) {
+    if (!(limit.requestsPerSecond > 0) || !(limit.burst >= 1)) {
+      throw new Error('a rate limit needs requestsPerSecond > 0 and burst >= 1');
+    }
+  }
+
+  take(key: string): TakeResult {
+    const nowMs = this.clock.now().getTime();
+    const bucket = this.#refilled(key, nowMs);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { allowed: true };
+    }
+    const waitSeconds = (1 - bucket.tokens) / this.limit.requestsPerSecond;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitSeconds)) };
+  }
+
+  #refilled(key: string, nowMs: number): Bucket {
+    const existing = this.#buckets.get(key);
+    if (existing) {
+      const elapsedSeconds = Math.max(0, nowMs - existing.updatedAtMs) / 1000;
+      existing.tokens = Math.min(
+        this.limit.burst,
+        existing.tokens + elapsedSeconds * this.limit.requestsPerSecond,
+      );
+      existing.updatedAtMs = nowMs;
+      return existing;
+    }
+    if (this.#buckets.size >= MAX_TRACKED_BUCKETS) this.#forgetFull(nowMs);
+    const bucket: Bucket = { tokens: this.limit.burst, updatedAtMs: nowMs };
+    this.#buckets.set(key, bucket);
+    return bucket;
+  }
+
+  #forgetFull(nowMs: number): void {
+    for (const [key, bucket] of this.#buckets) {
+      const elapsedSeconds = Math.max(0, nowMs - bucket.updatedAtMs) / 1000;
+      if (bucket.tokens + elapsedSeconds * this.limit.requestsPerSecond >= this.limit.burst) {
+        this.#buckets.delete(key);
+      }
+    }
+  }
 }
 
 class BodyTooLargeError extends Error {}
@@ -172,6 +252,11 @@ const refusal = (
   } satisfies APIGatewayProxyResult;
 };
 
+const firstHeader = (request: IncomingMessage, name: string): string | undefined => {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
 /** API Gateway's checks before the integration runs: the API key or the admin identity. */
 const authorize = (
   route: RouteDefinition,
@@ -180,8 +265,7 @@ const authorize = (
   traceId: string,
 ) => {
   if (route.auth === 'none') return undefined;
-  const apiKey = request.headers['x-api-key'];
-  const givenKey = Array.isArray(apiKey) ? apiKey[0] : apiKey;
+  const givenKey = firstHeader(request, 'x-api-key');
   if (route.auth === 'api_key') {
     if (sameSecret(givenKey, options.apiKey)) return undefined;
     return refusal('unauthorized', 'a valid API key is required in x-api-key', traceId);
@@ -203,6 +287,7 @@ const authorize = (
  */
 export const startGateway = async (options: GatewayOptions): Promise<{ server: Server; url: string }> => {
   const routes = options.routes ?? ROUTES;
+  const buckets = new TokenBuckets(options.rateLimit ?? CATALOG_RATE_LIMIT, options.clock ?? systemClock);
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const traceId = newId('trc');
@@ -228,6 +313,18 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     if (denied) {
       request.resume();
       return send(response, denied);
+    }
+    if (match.route.auth === 'api_key') {
+      const taken = buckets.take(firstHeader(request, 'x-api-key') ?? '');
+      if (!taken.allowed) {
+        request.resume();
+        return send(
+          response,
+          refusal('rate_limited', 'too many requests for this API key; slow down and retry later', traceId, {
+            'Retry-After': String(taken.retryAfterSeconds),
+          }),
+        );
+      }
     }
     let body: Buffer;
     try {

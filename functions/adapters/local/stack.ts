@@ -11,6 +11,7 @@ import {
   type EventSourceMappingDefinition,
   FUNCTIONS,
   type FunctionId,
+  type RateLimit,
   TABLES,
   type TableDefinition,
   type TableId,
@@ -50,6 +51,8 @@ export interface LocalStackOptions {
   readonly schedulerIntervalMs?: number;
   /** How often an idle stream shard is polled. Default 200 ms. */
   readonly streamPollIntervalMs?: number;
+  /** Per-API-key rate limit of the gateway (default: the usage plan's, `CATALOG_RATE_LIMIT`). */
+  readonly rateLimit?: RateLimit;
   /** A catalog document published when the data directory has none yet (the demo catalog for `npm start`). */
   readonly seedCatalog?: unknown;
   /** Progress lines while starting and stopping. */
@@ -157,6 +160,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       clock,
       createLogger: (functionId) =>
         createLogger({ serviceName: `pricing-${functionId}`, logLevel: options.logLevel ?? 'INFO' }),
+      dynamoDb: clients.dynamoDb,
       documents: clients.documents,
       tableNames: serviceTableNames,
       bucketNames: resources.bucketNames,
@@ -251,6 +255,8 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       functions: httpPools,
       apiKey: options.apiKey,
       adminToken: options.adminToken,
+      clock,
+      ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       onError: (error) => stackLogger.error('gateway error', { error: error as Error }),
     });
     stopStack.push({ stop: () => closeServer(gateway.server) });
