@@ -40,6 +40,14 @@ export const ROUTES = [
     summary: 'Display price of one SKU in a currency and region, with its versions and tax breakdown.',
   },
   {
+    method: 'GET',
+    path: '/catalog/limits',
+    function: 'catalog',
+    operation: 'getLimits',
+    auth: 'api_key',
+    summary: 'Maximum winnings in the catalog currency and their equivalent, fixed by fx_version (rule 15).',
+  },
+  {
     method: 'POST',
     path: '/pricing/quote',
     function: 'checkout',
@@ -103,6 +111,23 @@ export const ROUTES = [
     operation: 'exportCatalog',
     auth: 'admin',
     summary: 'The catalog in force (or of a revision) in the import format.',
+  },
+  {
+    method: 'POST',
+    path: '/admin/cache/invalidate',
+    function: 'admin',
+    operation: 'invalidateCache',
+    auth: 'admin',
+    summary:
+      'Invalidate cached prices by tag (sku, category, pricelist_version) on every instance within a second.',
+  },
+  {
+    method: 'POST',
+    path: '/admin/cache/warm',
+    function: 'admin',
+    operation: 'warmCache',
+    auth: 'admin',
+    summary: 'Precompute cached prices for categories, currencies and regions before a campaign.',
   },
 ] as const satisfies readonly RouteDefinition[];
 

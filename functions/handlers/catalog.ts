@@ -3,15 +3,19 @@ import type { ServiceDependencies } from '../composition/dependencies';
 import { CatalogReader } from '../usecases/catalog/reader';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
-import { getPriceOperation } from './operations/catalog';
+import { getLimitsOperation, getPriceOperation, priceCacheFor } from './operations/catalog';
 
 /** The `catalog` function: storefront reads. One reader (and its caches) per function instance. */
 export const createCatalogHandler = (deps: ServiceDependencies): HttpHandler => {
   const reader = new CatalogReader(deps.catalogRepository, deps.clock);
+  const logger = deps.createLogger('catalog');
   return createHttpApi({
     functionId: 'catalog',
-    logger: deps.createLogger('catalog'),
-    operations: { getPrice: getPriceOperation(reader, deps.clock) },
+    logger,
+    operations: {
+      getPrice: getPriceOperation(reader, deps.clock, priceCacheFor(deps, logger)),
+      getLimits: getLimitsOperation(reader, deps.clock),
+    },
   });
 };
 

@@ -61,7 +61,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     probesBuckets: ['receipts'],
   },
   catalog: {
-    tables: { catalog: 'read' },
+    tables: { catalog: 'read', priceCache: 'readWrite' },
     sendsTo: [],
     usesKeys: [],
     schedulesRetries: false,
@@ -75,7 +75,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     probesBuckets: [],
   },
   admin: {
-    tables: { catalog: 'readWrite', idempotency: 'readWrite' },
+    tables: { catalog: 'readWrite', idempotency: 'readWrite', priceCache: 'readWrite' },
     sendsTo: [],
     usesKeys: [],
     schedulesRetries: false,

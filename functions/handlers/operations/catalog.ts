@@ -1,74 +1,153 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { z } from 'zod';
-import { formatAmount, isCrypto } from '../../domain/money/currency';
+import { DynamoPriceCacheStore } from '../../adapters/aws/price-cache-store';
+import type { ServiceDependencies } from '../../composition/dependencies';
+import { formatAmount, minorUnitsOf } from '../../domain/money/currency';
 import { dec } from '../../domain/money/decimal';
-import { priceBasket } from '../../domain/pricing/basket';
+import { roundFloor } from '../../domain/money/rounding';
+import { fxTableOf } from '../../domain/pricing/fx';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
 import { exportQuerySchema, priceQuerySchema } from '../../schemas/catalog-api';
+import { currencyCode, identifier, regionCode } from '../../schemas/catalog-document';
+import { limitsQuerySchema } from '../../schemas/checkout';
 import { importCatalog } from '../../usecases/catalog/import';
+import {
+  CACHE_TAGS,
+  computeDisplayPrice,
+  PriceCache,
+  priceCacheRequestOf,
+  warmPriceCache,
+} from '../../usecases/catalog/price-cache';
 import type { CatalogReader } from '../../usecases/catalog/reader';
-import { joinRelease, toPricingCatalog } from '../../usecases/catalog/release';
+import {
+  type CatalogRelease,
+  joinRelease,
+  toPricingCatalog,
+  versionsOf,
+} from '../../usecases/catalog/release';
 import { HttpError } from '../middleware/errors';
-import type { Operation } from '../middleware/http';
+import { causeOf, type Operation } from '../middleware/http';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** Storefront cache lifetimes (C22): 300 s for stable currencies, 30 s for volatile ones (crypto). */
-export const STABLE_CACHE_SECONDS = 300;
-export const VOLATILE_CACHE_SECONDS = 30;
+export { STABLE_CACHE_SECONDS, VOLATILE_CACHE_SECONDS } from '../../usecases/catalog/price-cache';
+
+const storefrontCacheControl = (ttlSeconds: number): string =>
+  `public, max-age=${ttlSeconds}, stale-while-revalidate=${ttlSeconds * 2}`;
 
 /**
  * `GET /catalog/prices`: one unit of a SKU priced through the whole engine (promotions, taxes, fees that apply
- * to it alone), with the versions that produced it. Storefront reads may be served stale-while-revalidate.
+ * to it alone), with the versions that produced it. Served through the two-tier price cache (C18) when one is
+ * given; `X-Cache` says which tier answered. A CDN may serve it stale-while-revalidate.
  */
 export const getPriceOperation =
-  (reader: CatalogReader, clock: Clock): Operation =>
+  (reader: CatalogReader, clock: Clock, cache?: PriceCache): Operation =>
   async ({ event }) => {
     const query = parseWith(priceQuerySchema, event.queryStringParameters ?? {}, 'query');
     const { release } = await reader.current();
-    const catalog = toPricingCatalog(release, {
-      ...(query.tenant ? { tenant: query.tenant } : {}),
-      at: clock.now(),
-    });
-    if (query.pricelist) {
-      const known = [catalog.pricelist, ...(catalog.currency_pricelists ?? [])].some(
-        (list) => list.pricelist_id === query.pricelist,
-      );
-      if (!known) throw new HttpError('not_found', `no price list ${query.pricelist}`);
+    if (!cache) {
+      const computed = computeDisplayPrice(release, query, clock.now());
+      return {
+        statusCode: 200,
+        headers: { 'Cache-Control': storefrontCacheControl(computed.ttlSeconds), 'X-Cache': 'miss' },
+        body: computed.body,
+      };
     }
-    const priced = priceBasket(catalog, {
-      items: [{ sku_id: query.sku, quantity: 1 }],
-      region: query.region,
-      currency: query.currency,
-      buyer_type: query.buyer_type ?? 'consumer',
-      ...(query.channel ? { channel: query.channel } : {}),
-      ...(query.tenant ? { tenant: query.tenant } : {}),
-    });
-    const line = priced.items_priced[0];
-    if (!line) throw new HttpError('not_found', `no price for ${query.sku}`);
-    const displayRule = catalog.display_rules.find((rule) => rule.region === query.region);
-    const ttl = isCrypto(query.currency, catalog.crypto_minor_units)
-      ? VOLATILE_CACHE_SECONDS
-      : STABLE_CACHE_SECONDS;
+    const read = await cache.read(priceCacheRequestOf(release, query), () =>
+      computeDisplayPrice(release, query, clock.now(), cache.ttlOverrides),
+    );
     return {
       statusCode: 200,
-      headers: { 'Cache-Control': `public, max-age=${ttl}, stale-while-revalidate=${ttl * 2}` },
-      body: {
-        sku: query.sku,
-        unit_price: line.base,
-        currency: priced.currency,
-        // What the shopper sees for one unit: after promotions; tax-inclusive where the region's tax is included.
-        display_price: formatAmount(dec(line.base).minus(dec(line.discount)), priced.minor_units),
-        price_includes_tax: line.taxes.some((tax) => tax.included),
-        rounding_mode: displayRule?.rounding_mode ?? 'HALF_UP',
-        fx_version: priced.versions.fx_version,
-        pricelist_version: priced.versions.pricelist_version,
-        tax_rule_version: priced.versions.tax_rule_version,
-        tax_breakdown: line.taxes,
-        fees: priced.fees,
-        applied_promotions: line.applied_promotions,
-        ...(priced.fx_rate ? { fx_rate: priced.fx_rate } : {}),
-      },
+      headers: { 'Cache-Control': storefrontCacheControl(read.ttlSeconds), 'X-Cache': read.source },
+      body: read.body,
     };
+  };
+
+/**
+ * Rule 15: the maximum winnings of a region (else the default limit without a region), in the catalog currency,
+ * and their equivalent in `currency` at the published rate of the `fx_version` in force: no markup, rounded
+ * FLOOR to the currency's minor units so the equivalent never exceeds the limit.
+ */
+export const limitsOf = (release: CatalogRelease, currency: string, region: string, at: Date) => {
+  const commercial = release.commercial.content;
+  const limits = commercial.limits ?? [];
+  const limit =
+    limits.find((candidate) => candidate.region === region) ??
+    limits.find((candidate) => candidate.region === undefined);
+  if (!limit) throw new HttpError('not_found', `no maximum-winnings limit for region ${region}`);
+  const catalog = toPricingCatalog(release, { at });
+  const displayRule = commercial.display_rules.find((rule) => rule.region === region);
+  const cryptoUnits = commercial.settings.crypto_minor_units;
+  let units: number;
+  let limitUnits: number;
+  try {
+    units = minorUnitsOf(currency, displayRule?.minor_units, cryptoUnits);
+    limitUnits = minorUnitsOf(limit.max_winnings.currency, {}, cryptoUnits);
+  } catch {
+    throw new HttpError('currency_not_available', `unknown currency ${currency}`, {
+      details: { rule: 'currency' },
+    });
+  }
+  // Throws `currency_not_available` (422) when no published rate reaches the currency.
+  const rate = fxTableOf(catalog.fx).rate(limit.max_winnings.currency, currency);
+  const amount = dec(limit.max_winnings.amount);
+  const versions = versionsOf(release);
+  return {
+    currency,
+    region,
+    max_winnings: {
+      amount: formatAmount(roundFloor(amount, limitUnits), limitUnits),
+      currency: limit.max_winnings.currency,
+    },
+    equivalent: { amount: formatAmount(roundFloor(amount.times(rate), units), units), currency },
+    fx_rate: rate.toString(),
+    fx_version: versions.fx_version,
+    pricelist_version: versions.pricelist_version,
+  };
+};
+
+/** `GET /catalog/limits?currency=&region=` (rule 15). */
+export const getLimitsOperation =
+  (reader: CatalogReader, clock: Clock): Operation =>
+  async ({ event }) => {
+    const query = parseWith(limitsQuerySchema, event.queryStringParameters ?? {}, 'query');
+    const { release } = await reader.current();
+    return { statusCode: 200, body: limitsOf(release, query.currency, query.region, clock.now()) };
+  };
+
+/** `POST /admin/cache/invalidate` body. A `pricelist_version` value is a positive integer. */
+export const invalidateCacheRequestSchema = z
+  .strictObject({ tag: z.enum(CACHE_TAGS), value: identifier })
+  .refine((body) => body.tag !== 'pricelist_version' || /^[1-9]\d{0,9}$/.test(body.value), {
+    message: 'a pricelist_version is a positive integer',
+    path: ['value'],
+  });
+
+/** `POST /admin/cache/warm` body. */
+export const warmCacheRequestSchema = z.strictObject({
+  categories: z.array(identifier).min(1).max(100),
+  currencies: z.array(currencyCode).min(1).max(50),
+  regions: z.array(regionCode).min(1).max(250),
+});
+
+/** `POST /admin/cache/invalidate`: moves the tag's epoch; every instance stops serving its entries within 1 s. */
+export const invalidateCacheOperation =
+  (cache: PriceCache): Operation =>
+  async ({ event }) => {
+    const body = parseJsonBody(invalidateCacheRequestSchema, event.body, event.isBase64Encoded);
+    const epoch = await cache.invalidate(body.tag, body.value);
+    return { statusCode: 200, body: { tag: body.tag, value: body.value, epoch } };
+  };
+
+/** `POST /admin/cache/warm`: precomputes the shared entries of those categories before a campaign. */
+export const warmCacheOperation =
+  (reader: CatalogReader, cache: PriceCache, clock: Clock): Operation =>
+  async ({ event }) => {
+    const body = parseJsonBody(warmCacheRequestSchema, event.body, event.isBase64Encoded);
+    const { release } = await reader.current({ fresh: true });
+    const result = await warmPriceCache({ cache, release, at: clock.now() }, body, cache.ttlOverrides);
+    return { statusCode: 200, body: result };
   };
 
 /** `POST /admin/catalog/import`: everything is validated first; publication is all or nothing. */
@@ -97,3 +176,11 @@ export const exportCatalogOperation =
       body: { effective_from: publication.effective_from, ...joinRelease(release) },
     };
   };
+
+/** The two-tier price cache of one function instance (C18); a failing cache degrades to misses, logged. */
+export const priceCacheFor = (deps: ServiceDependencies, logger: Logger): PriceCache =>
+  new PriceCache({
+    store: new DynamoPriceCacheStore(deps.documents, deps.tableNames.priceCache),
+    clock: deps.clock,
+    onError: (error, failure) => logger.warn('price cache degraded', { failure, ...causeOf(error) }),
+  });

@@ -383,7 +383,12 @@ describe('the response schemas', () => {
         rounding_scope: 'line',
         minor_units: 2,
       },
-      basket: { items: [{ sku_id: 'sku_a', quantity: 2 }], region: 'DE', currency: 'EUR', buyer_type: 'consumer' },
+      basket: {
+        items: [{ sku_id: 'sku_a', quantity: 2 }],
+        region: 'DE',
+        currency: 'EUR',
+        buyer_type: 'consumer',
+      },
       settlement: {
         currency: 'EUR',
         rate: '1',

@@ -1,0 +1,232 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoCatalogRepository } from '../../functions/adapters/aws/catalog-repository';
+import { destroyAwsClients } from '../../functions/adapters/aws/clients';
+import { DynamoPriceCacheStore } from '../../functions/adapters/aws/price-cache-store';
+import type { Clock } from '../../functions/ports/clock';
+import type { PriceQuery } from '../../functions/schemas/catalog-api';
+import type { CatalogDocument } from '../../functions/schemas/catalog-document';
+import { importCatalog } from '../../functions/usecases/catalog/import';
+import {
+  type CachedPrice,
+  computeDisplayPrice,
+  PriceCache,
+  priceCacheRequestOf,
+  tagKey,
+  warmPriceCache,
+} from '../../functions/usecases/catalog/price-cache';
+import { CatalogReader } from '../../functions/usecases/catalog/reader';
+import { minimalDocument } from '../support/catalog-document';
+import { engineClients, provisionIsolated } from '../support/engines';
+
+const clients = engineClients();
+afterAll(() => destroyAwsClients(clients));
+
+const START = new Date('2026-11-22T12:00:00.000Z');
+let now = START;
+const clock: Clock = { now: () => now };
+const advance = (ms: number) => {
+  now = new Date(now.getTime() + ms);
+};
+
+let repository: DynamoCatalogRepository;
+let store: DynamoPriceCacheStore;
+let cacheTable: string;
+/** Failures of the shared tier reported by any instance: none expected. */
+let failures: unknown[] = [];
+
+const US_USD: PriceQuery = { sku: 'sku_game', region: 'US', currency: 'USD' };
+
+/** One function instance: its own catalog reader and its own in-process tier, sharing the table. */
+const instance = () => {
+  const reader = new CatalogReader(repository, clock);
+  const cache = new PriceCache({ store, clock, onError: (error) => failures.push(error) });
+  const read = async (query: PriceQuery = US_USD) => {
+    const { release } = await reader.current();
+    let computed = 0;
+    const result = await cache.read(priceCacheRequestOf(release, query), () => {
+      computed += 1;
+      return computeDisplayPrice(release, query, clock.now());
+    });
+    return { ...result, computed };
+  };
+  return { reader, cache, read };
+};
+
+const rawItem = async (key: string) =>
+  (await clients.documents.send(new GetCommand({ TableName: cacheTable, Key: { key } }))).Item;
+
+beforeEach(async () => {
+  const resources = await provisionIsolated(clients);
+  repository = new DynamoCatalogRepository(clients.documents, resources.tableNames.catalog);
+  cacheTable = resources.tableNames.priceCache;
+  store = new DynamoPriceCacheStore(clients.documents, cacheTable);
+  now = START;
+  failures = [];
+  await importCatalog({ repository, clock }, minimalDocument());
+});
+
+afterEach(() => {
+  expect(failures).toEqual([]);
+});
+
+describe('price cache on DynamoDB Local', () => {
+  it('misses, hits locally, then a new instance hits the shared table', async () => {
+    const first = instance();
+    const miss = await first.read();
+    expect(miss).toMatchObject({ source: 'miss', computed: 1, ttlSeconds: 300 });
+
+    const item = await rawItem('pl_eur:US:USD:sku_game:1');
+    expect(item).toMatchObject({
+      key: 'pl_eur:US:USD:sku_game:1',
+      kind: 'price',
+      pricelist_version: 1,
+      fx_version: 'fx-1',
+      tax_rule_version: 1,
+      tags: { sku: 'sku_game', category: 'games', pricelist_version: '1' },
+      epochs: { sku: 0, category: 0, pricelist_version: 0 },
+      ttl_seconds: 300,
+      expires_at: START.getTime() / 1000 + 300,
+    });
+    expect(typeof item?.body).toBe('string');
+
+    expect(await first.read()).toMatchObject({ source: 'hit-local', computed: 0 });
+    const second = await instance().read();
+    expect(second).toMatchObject({ source: 'hit-shared', computed: 0 });
+    expect(JSON.stringify(second.body)).toBe(JSON.stringify(miss.body));
+  });
+
+  it.each([
+    ['sku', 'sku_game'],
+    ['category', 'games'],
+    ['pricelist_version', '1'],
+  ] as const)('invalidation by %s reaches a second instance within a second', async (tag, value) => {
+    const storefront = instance();
+    await storefront.read();
+    expect((await storefront.read()).source).toBe('hit-local');
+
+    const admin = instance();
+    expect(await admin.cache.invalidate(tag, value)).toBe(1);
+    const epochItem = await rawItem(tagKey(tag, value));
+    expect(epochItem).toMatchObject({ kind: 'tag_epoch', epoch: 1 });
+    expect(epochItem?.expires_at).toBeUndefined();
+
+    advance(1_000);
+    expect(await storefront.read()).toMatchObject({ source: 'miss', computed: 1 });
+    expect((await rawItem('pl_eur:US:USD:sku_game:1'))?.epochs).toMatchObject({ [tag]: 1 });
+    // A fresh instance takes the rewritten entry.
+    expect((await instance().read()).source).toBe('hit-shared');
+  });
+
+  it('never serves the old price after a publication with a new pricelist_version', async () => {
+    const storefront = instance();
+    const before = await storefront.read();
+    const repriced: CatalogDocument = structuredClone(minimalDocument());
+    const item = repriced.pricelists[0]?.items[0];
+    if (!item) throw new Error('fixture changed');
+    item.base_price = '79.99';
+    await importCatalog({ repository, clock }, repriced);
+    // The reader trusts its pointer for up to a second (C18); afterwards the new version is in force.
+    advance(1_000);
+    const after = await storefront.read();
+    expect(after).toMatchObject({ source: 'miss', computed: 1 });
+    expect(after.body).toMatchObject({ pricelist_version: 2 });
+    expect(after.body.unit_price).not.toBe(before.body.unit_price);
+    expect(await rawItem('pl_eur:US:USD:sku_game:2')).toBeDefined();
+    // The old entry is still in the table under the old version's key, and is never read as current.
+    expect(await rawItem('pl_eur:US:USD:sku_game:1')).toBeDefined();
+    expect((await instance().read()).body).toMatchObject({
+      pricelist_version: 2,
+      unit_price: after.body.unit_price,
+    });
+  });
+
+  it('expires entries after their TTL even before DynamoDB deletes them', async () => {
+    await instance().read();
+    advance(299_000);
+    expect((await instance().read()).source).toBe('hit-shared');
+    advance(1_000);
+    expect((await rawItem('pl_eur:US:USD:sku_game:1'))?.expires_at).toBe(START.getTime() / 1000 + 300);
+    expect((await instance().read()).source).toBe('miss');
+  });
+
+  it('warms every SKU of a category in batches, and a storefront read then hits the shared table', async () => {
+    const products = Array.from({ length: 40 }, (_, index) => ({
+      sku_id: `sku_${index}`,
+      title: `Game ${index}`,
+      category: 'launch',
+    }));
+    const document = minimalDocument();
+    await importCatalog(
+      { repository, clock },
+      minimalDocument({
+        products: [...document.products, ...products],
+        pricelists: [
+          {
+            ...(document.pricelists[0] as CatalogDocument['pricelists'][number]),
+            items: [
+              ...(document.pricelists[0]?.items ?? []),
+              ...products.map((product, index) => ({
+                sku_id: product.sku_id,
+                base_price: `${10 + index}.00`,
+                base_currency: 'EUR',
+                tax_class: 'standard',
+                pricing_model: 'flat' as const,
+              })),
+            ],
+          },
+        ],
+      }),
+    );
+    const admin = instance();
+    const { release } = await admin.reader.current({ fresh: true });
+    const result = await warmPriceCache(
+      { cache: admin.cache, release, at: clock.now() },
+      { categories: ['launch'], currencies: ['USD', 'EUR'], regions: ['US', 'DE'] },
+    );
+    expect(result).toEqual({ warmed: 80, skipped: 80 });
+    const warmed = await rawItem('pl_eur:DE:EUR:sku_39:2');
+    expect(warmed).toMatchObject({ kind: 'price', pricelist_version: 2, tags: { category: 'launch' } });
+    const read = await instance().read({ sku: 'sku_7', region: 'US', currency: 'USD' });
+    expect(read).toMatchObject({ source: 'hit-shared', computed: 0 });
+    expect(read.body).toEqual(
+      computeDisplayPrice(release, { sku: 'sku_7', region: 'US', currency: 'USD' }, clock.now()).body,
+    );
+  });
+
+  it('counts epochs atomically under concurrent invalidations and reads them in batches over 100', async () => {
+    const epochs = await Promise.all(Array.from({ length: 10 }, () => store.bump(tagKey('sku', 'sku_game'))));
+    expect([...epochs].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const keys = Array.from({ length: 150 }, (_, index) => tagKey('sku', `sku_${index}`));
+    await store.bump(keys[149] as string);
+    const read = await store.epochs([...keys, tagKey('sku', 'sku_game')]);
+    expect(read.get(tagKey('sku', 'sku_game'))).toBe(10);
+    expect(read.get(keys[149] as string)).toBe(1);
+    expect(read.get(keys[0] as string)).toBeUndefined();
+  });
+
+  it('reads a malformed item as a miss', async () => {
+    const entry: CachedPrice = {
+      key: 'pl_eur:US:USD:sku_game:1',
+      body: { sku: 'sku_game' },
+      pricelist_version: 1,
+      fx_version: 'fx-1',
+      tax_rule_version: 1,
+      tags: { sku: 'sku_game' },
+      epochs: { sku: 0 },
+      ttl_seconds: 300,
+      cached_at: START.toISOString(),
+      expires_at: START.getTime() / 1000 + 300,
+    };
+    await store.put([entry, { ...entry, key: 'other' }]);
+    expect(await store.get(entry.key)).toEqual(entry);
+    await clients.documents.send(
+      new PutCommand({
+        TableName: cacheTable,
+        Item: { key: entry.key, kind: 'price', body: '{not json' },
+      }),
+    );
+    expect(await store.get(entry.key)).toBeUndefined();
+    expect(await store.get(tagKey('sku', 'nothing'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,118 @@
+import type { OperationRequest } from '../../../functions/handlers/middleware/http';
+import type {
+  CatalogPartKind,
+  CatalogRepository,
+  Publication,
+  PublishRequest,
+  StoredPart,
+} from '../../../functions/ports/catalog';
+import type { Clock } from '../../../functions/ports/clock';
+import type { CachedPrice, PriceCacheStore } from '../../../functions/usecases/catalog/price-cache';
+import { proxyEvent } from '../support/lambda';
+import { route } from '../support/routes';
+
+/** A clock the test moves by hand. */
+export class ManualClock implements Clock {
+  constructor(private current = new Date('2026-11-22T12:00:00.000Z')) {}
+
+  now(): Date {
+    return this.current;
+  }
+
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+/** The shared tier in memory, counting calls; `fail` makes every call throw. */
+export class InMemoryPriceCacheStore implements PriceCacheStore {
+  readonly entries = new Map<string, CachedPrice>();
+  readonly tagEpochs = new Map<string, number>();
+  readonly calls = { get: 0, put: 0, epochs: 0, bump: 0 };
+  fail = false;
+
+  private check(): void {
+    if (this.fail) throw new Error('store unavailable');
+  }
+
+  async get(key: string): Promise<CachedPrice | undefined> {
+    this.calls.get += 1;
+    this.check();
+    return this.entries.get(key);
+  }
+
+  async put(entries: readonly CachedPrice[]): Promise<void> {
+    this.calls.put += 1;
+    this.check();
+    for (const entry of entries) this.entries.set(entry.key, entry);
+  }
+
+  async epochs(tagKeys: readonly string[]): Promise<ReadonlyMap<string, number>> {
+    this.calls.epochs += 1;
+    this.check();
+    return new Map(
+      tagKeys.flatMap((key) => (this.tagEpochs.has(key) ? [[key, this.tagEpochs.get(key) ?? 0]] : [])),
+    );
+  }
+
+  async bump(tagKey: string): Promise<number> {
+    this.calls.bump += 1;
+    this.check();
+    const epoch = (this.tagEpochs.get(tagKey) ?? 0) + 1;
+    this.tagEpochs.set(tagKey, epoch);
+    return epoch;
+  }
+}
+
+/** The catalog repository in memory (the DynamoDB one is covered by the integration tests). */
+export class InMemoryCatalogRepository implements CatalogRepository {
+  private readonly parts = new Map<string, StoredPart>();
+  private readonly history: Publication[] = [];
+
+  async current(): Promise<Publication | undefined> {
+    return this.history.at(-1);
+  }
+
+  async publications(): Promise<Publication[]> {
+    return [...this.history];
+  }
+
+  async part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined> {
+    return this.parts.get(`${kind}:${version}`);
+  }
+
+  async latestPartVersion(kind: CatalogPartKind): Promise<number> {
+    return Math.max(
+      0,
+      ...[...this.parts.values()].filter((part) => part.kind === kind).map((part) => part.version),
+    );
+  }
+
+  async publish(request: PublishRequest): Promise<'published' | 'conflict'> {
+    if ((this.history.at(-1)?.revision ?? 0) !== request.expectedRevision) return 'conflict';
+    for (const part of request.newParts) this.parts.set(`${part.kind}:${part.version}`, part);
+    this.history.push(request.publication);
+    return 'published';
+  }
+}
+
+/** An operation request for a catalog route. */
+export const operationRequest = (input: {
+  readonly method?: 'GET' | 'POST';
+  readonly resource: string;
+  readonly query?: Record<string, string>;
+  readonly body?: unknown;
+}): OperationRequest => {
+  const event = proxyEvent({
+    method: input.method ?? 'GET',
+    resource: input.resource,
+    ...(input.body === undefined
+      ? {}
+      : { body: typeof input.body === 'string' ? input.body : JSON.stringify(input.body) }),
+  });
+  return {
+    event: { ...event, queryStringParameters: input.query ?? null },
+    route: route(input.method ?? 'GET', input.resource, 'test'),
+    traceId: 'trc_test',
+  };
+};
