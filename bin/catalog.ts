@@ -114,7 +114,8 @@ const SIGV4_MESSAGE = (url: string) =>
   'not make. Use awscurl (or another SigV4 client) with credentials allowed to invoke the admin routes, or ' +
   'point API_URL at the local stack.';
 
-const adminToken = async (io: CliIo): Promise<string> => {
+/** The admin token: ADMIN_TOKEN, else `admin_token` in the local stack's credentials file. */
+export const adminToken = async (io: CliIo): Promise<string> => {
   const given = io.env.ADMIN_TOKEN;
   if (given) return given;
   const file = path.resolve(io.cwd, io.env.DATA_DIR || DEFAULT_DATA_DIR, 'credentials.json');

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recomputeDifferences } from '../../bin/verify-receipt';
 import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
 import { type JsonObject, type Jwk, verifyReceipt } from '../../functions/domain/receipts/receipt';
 import type { Clock } from '../../functions/ports/clock';
@@ -13,6 +14,8 @@ import {
   receiptResponseSchema,
   refundResponseSchema,
 } from '../../functions/schemas/responses';
+import { CatalogReader } from '../../functions/usecases/catalog/reader';
+import { fxVersionNumber } from '../../functions/usecases/catalog/release';
 
 /** The documented response schema (docs/openapi.json is generated from it) accepts what the API answered. */
 const documented = (
@@ -273,7 +276,8 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
     expect(price.body.pricelist_version).toBe((imported.body.versions as Json).pricelist_version);
   });
 
-  it('commits ≥ 1 000 random baskets with the committed total equal to the quoted total, every receipt verifiable', async () => {
+  it('commits ≥ 1 000 random baskets: committed total = quoted total, every receipt verifies and recomputes', async () => {
+    const reader = new CatalogReader(stack.deps.catalogRepository, clock);
     let committed = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -293,6 +297,13 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
           });
           expect((receipt.body.computed_totals as Json).total).toBe(quoted.body.total);
           expect(verifyReceipt(receipt.body, keys)).toEqual({ valid: true });
+          // Recomputed from the versions it pins (newer ones were published by an earlier test): identical.
+          const release = await reader.release({
+            commercial: Number(receipt.body.pricelist_version),
+            fx: fxVersionNumber(String(receipt.body.fx_version)) ?? 0,
+            tax: Number(receipt.body.tax_rule_version),
+          });
+          expect(recomputeDifferences(receipt.body, release)).toEqual([]);
           committed += 1;
         },
       ),

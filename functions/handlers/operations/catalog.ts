@@ -27,7 +27,7 @@ import {
   versionsOf,
 } from '../../usecases/catalog/release';
 import { HttpError } from '../middleware/errors';
-import { causeOf, type Operation } from '../middleware/http';
+import { causeOf, type HttpResult, type Operation } from '../middleware/http';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** Storefront cache lifetimes (C22): 300 s for stable currencies, 30 s for volatile ones (crypto). */
@@ -162,8 +162,23 @@ export const importCatalogOperation =
 /** `GET /admin/catalog/export`: the release in force (or of a revision), in the import format. */
 export const exportCatalogOperation =
   (repository: CatalogRepository, reader: CatalogReader): Operation =>
-  async ({ event }) => {
+  async ({ event }): Promise<HttpResult> => {
     const query = parseWith(exportQuerySchema, event.queryStringParameters ?? {}, 'query');
+    if (query.pricelist_version && query.fx_version && query.tax_rule_version) {
+      // The parts a receipt pins, whatever is in force now: what recomputing a receipt years later needs.
+      const release = await reader.release({
+        commercial: query.pricelist_version,
+        fx: query.fx_version,
+        tax: query.tax_rule_version,
+      });
+      return {
+        statusCode: 200,
+        headers: {
+          'X-Catalog-Versions': `${query.pricelist_version},fx-${query.fx_version},${query.tax_rule_version}`,
+        },
+        body: joinRelease(release),
+      };
+    }
     const publications = query.revision ? await repository.publications() : [];
     const publication = query.revision
       ? publications.find((entry) => entry.revision === query.revision)
