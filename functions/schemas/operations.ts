@@ -75,6 +75,9 @@ export const PARAMETER_DESCRIPTIONS: Readonly<Record<string, string>> = {
   tenant: 'Tenant (selects overrides and the basket policy).',
   buyer_type: '`consumer` (default) or `business` (reverse charge where the tax rule says so).',
   revision: 'A catalog revision; the one in force by default.',
+  pricelist_version: 'With fx_version and tax_rule_version: export exactly the parts a receipt pins.',
+  fx_version: 'With pricelist_version and tax_rule_version: the exchange-rate snapshot, e.g. `fx-3`.',
+  tax_rule_version: 'With pricelist_version and fx_version: the tax rule version.',
   receipt_id: 'The receipt id (`rcpt_…`).',
 };
 
@@ -131,7 +134,7 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     idempotent: true,
   },
   exportCatalog: {
-    summary: 'The catalog in force (or of a revision) in the import format.',
+    summary: 'The catalog in force, of a revision, or of the versions a receipt pins, in the import format.',
     query: exportQuerySchema,
     response: {
       status: 200,
