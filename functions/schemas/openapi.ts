@@ -176,6 +176,7 @@ const CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   forbidden: 'the credentials do not allow this',
   not_found: 'nothing with that id (or no price for it)',
   method_not_allowed: 'the path exists but not with this method',
+  request_header_fields_too_large: 'the request line and headers exceed the server limit',
   quote_expired: 'the rate lock expired; `requote` holds a fresh quote to confirm',
   request_in_progress: 'the same request is being processed (or a concurrent publication won); retry later',
   payload_too_large: 'the body is above 256 KiB',

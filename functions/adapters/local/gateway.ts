@@ -129,30 +129,33 @@ const sameSecret = (given: string | undefined, expected: string): boolean => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
-const singleHeaders = (request: IncomingMessage): Record<string, string> => {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
-  }
-  return headers;
-};
+/*
+ * Names come from the client: they are collected in Maps and turned into objects with Object.fromEntries, so a
+ * name such as `__proto__` or `constructor` is an ordinary own property (refused by the strict schemas), never
+ * an inherited one.
+ */
+const singleHeaders = (request: IncomingMessage): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(request.headers)
+      .filter((entry): entry is [string, string | string[]] => entry[1] !== undefined)
+      .map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]),
+  );
 
-const multiHeaders = (request: IncomingMessage): Record<string, string[]> => {
-  const headers: Record<string, string[]> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value : [value];
-  }
-  return headers;
-};
+const multiHeaders = (request: IncomingMessage): Record<string, string[]> =>
+  Object.fromEntries(
+    Object.entries(request.headers)
+      .filter((entry): entry is [string, string | string[]] => entry[1] !== undefined)
+      .map(([name, value]) => [name, Array.isArray(value) ? value : [value]]),
+  );
 
 const queryOf = (url: URL) => {
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    single[name] = value;
-    multi[name] = [...(multi[name] ?? []), value];
-  }
-  return Object.keys(single).length === 0 ? { single: null, multi: null } : { single, multi };
+  const multi = new Map<string, string[]>();
+  for (const [name, value] of url.searchParams) multi.set(name, [...(multi.get(name) ?? []), value]);
+  if (multi.size === 0) return { single: null, multi: null };
+  return {
+    single: Object.fromEntries([...multi].map(([name, values]) => [name, values.at(-1) as string])),
+    multi: Object.fromEntries(multi),
+  };
 };
 
 const isTextual = (contentType: string | undefined): boolean =>
@@ -371,6 +374,24 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     });
   });
   server.keepAliveTimeout = 5_000;
+  // Requests Node's parser refuses (a request line or headers over its limit, malformed HTTP) still get a C6
+  // answer: 431 for oversized headers or URL, 400 otherwise.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return;
+    const traceId = newId('trc');
+    const oversized = error.code === 'HPE_HEADER_OVERFLOW';
+    const refused = oversized
+      ? refusal('request_header_fields_too_large', 'the request line and headers are too large', traceId)
+      : refusal('invalid_request', 'the request is not valid HTTP', traceId);
+    const status = oversized ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const headers = Object.entries(refused.headers ?? {})
+      .map(([name, value]) => `${name}: ${String(value)}`)
+      .join('\r\n');
+    socket.end(
+      `HTTP/1.1 ${status}\r\n${headers}\r\nContent-Length: ${Buffer.byteLength(refused.body)}\r\n` +
+        `Connection: close\r\n\r\n${refused.body}`,
+    );
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

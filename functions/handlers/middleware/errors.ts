@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   quote_expired: 409,
   request_in_progress: 409,
   payload_too_large: 413,
+  request_header_fields_too_large: 431,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
   currency_not_available: 422,
