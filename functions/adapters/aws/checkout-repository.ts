@@ -12,6 +12,35 @@ const isConditionFailure = (error: unknown): boolean => {
   return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
 };
 
+/*
+ * Quote payloads, receipts and refunds are immutable documents that are only ever read whole: they are stored as
+ * JSON text, not as nested DynamoDB maps, which keeps marshalling cheap on both sides and the bytes exact.
+ */
+type QuoteItem = Omit<StoredQuote, 'payload'> & { readonly payload_json: string };
+type ReceiptItem = Omit<StoredReceipt, 'receipt' | 'refunds'> & {
+  readonly receipt_json: string;
+  readonly refunds_json: string;
+};
+
+const toQuoteItem = ({ payload, ...rest }: StoredQuote): QuoteItem => ({
+  ...rest,
+  payload_json: JSON.stringify(payload),
+});
+const fromQuoteItem = ({ payload_json, ...rest }: QuoteItem): StoredQuote => ({
+  ...rest,
+  payload: JSON.parse(payload_json),
+});
+const toReceiptItem = ({ receipt, refunds, ...rest }: StoredReceipt): ReceiptItem => ({
+  ...rest,
+  receipt_json: JSON.stringify(receipt),
+  refunds_json: JSON.stringify(refunds),
+});
+const fromReceiptItem = ({ receipt_json, refunds_json, ...rest }: ReceiptItem): StoredReceipt => ({
+  ...rest,
+  receipt: JSON.parse(receipt_json),
+  refunds: JSON.parse(refunds_json),
+});
+
 /** Quotes and receipts on DynamoDB; one quote → one receipt, enforced by a conditional transaction. */
 export class DynamoCheckoutRepository implements CheckoutRepository {
   constructor(
@@ -23,7 +52,7 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
     await this.documents.send(
       new PutCommand({
         TableName: this.tables.quotes,
-        Item: { ...quote },
+        Item: toQuoteItem(quote),
         ConditionExpression: 'attribute_not_exists(quote_id)',
       }),
     );
@@ -33,7 +62,7 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
     const result = await this.documents.send(
       new GetCommand({ TableName: this.tables.quotes, Key: { quote_id: quoteId }, ConsistentRead: true }),
     );
-    return result.Item as StoredQuote | undefined;
+    return result.Item ? fromQuoteItem(result.Item as QuoteItem) : undefined;
   }
 
   async commit(receipt: StoredReceipt): Promise<'committed' | 'exists'> {
@@ -53,7 +82,7 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
             {
               Put: {
                 TableName: this.tables.receipts,
-                Item: { ...receipt },
+                Item: toReceiptItem(receipt),
                 ConditionExpression: 'attribute_not_exists(receipt_id)',
               },
             },
@@ -75,7 +104,7 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
         ConsistentRead: true,
       }),
     );
-    return result.Item as StoredReceipt | undefined;
+    return result.Item ? fromReceiptItem(result.Item as ReceiptItem) : undefined;
   }
 
   async updateRefunds(receipt: StoredReceipt, expectedRevision: number): Promise<'updated' | 'conflict'> {
@@ -84,11 +113,11 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
         new UpdateCommand({
           TableName: this.tables.receipts,
           Key: { receipt_id: receipt.receipt_id },
-          UpdateExpression: 'SET refunds = :refunds, #status = :status, revision = :next',
+          UpdateExpression: 'SET refunds_json = :refunds, #status = :status, revision = :next',
           ConditionExpression: 'revision = :expected',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
-            ':refunds': receipt.refunds,
+            ':refunds': JSON.stringify(receipt.refunds),
             ':status': receipt.status,
             ':next': receipt.revision,
             ':expected': expectedRevision,
