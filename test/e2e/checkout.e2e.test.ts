@@ -193,6 +193,24 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
     expect([other.status, other.body.error]).toEqual([422, 'idempotency_key_reused']);
   });
 
+  it('serves stale-while-revalidate on storefront reads only; checkout answers are never cached', async () => {
+    const price = await fetch(`${stack.url}/catalog/prices?sku=${skus[0]}&currency=EUR&region=DE`, {
+      headers: { 'x-api-key': API_KEY },
+    });
+    expect(price.headers.get('cache-control')).toMatch(/max-age=\d+, stale-while-revalidate=\d+/);
+    const quoted = await fetch(`${stack.url}/pricing/quote`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        items: [{ sku_id: skus[0], quantity: 1 }],
+        region: 'DE',
+        currency: 'EUR',
+        buyer_type: 'consumer',
+      }),
+    });
+    expect(quoted.headers.get('cache-control')).toBe('no-store');
+  });
+
   it('refuses a signature that does not match with 422 invalid_signature', async () => {
     const quoted = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 1 }]);
     const forged = `v1=${Buffer.alloc(32, 7).toString('base64')}`;
