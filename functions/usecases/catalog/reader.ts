@@ -9,12 +9,16 @@ export class CatalogNotFoundError extends Error {
   }
 }
 
-/** How long the current pointer is trusted before it is read again (storefront reads; C18). */
-export const POINTER_TTL_MS = 1_000;
+/**
+ * How long the current pointer is trusted before it is read again. Zero: every read checks the pointer (one small
+ * consistent read), so a read after a publication never shows the old version as current. Part versions are
+ * immutable and stay cached.
+ */
+export const POINTER_TTL_MS = 0;
 
 /**
  * Reads releases. Part versions are immutable, so they are cached for the life of the instance; the current
- * pointer is re-read at most every second (or on every call with `fresh`, for checkout paths).
+ * pointer is read again after `POINTER_TTL_MS` (or on every call with `fresh`).
  */
 export class CatalogReader {
   private readonly parts = new Map<string, Promise<StoredPart>>();
