@@ -11,7 +11,15 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, type OutgoingHttpHeaders, request } from 'node:http';
 import { startLocalStack } from '../functions/adapters/local/stack';
-import { type BenchModule, type BenchResult, latencyResults, measure, nowMs, summarize } from './harness';
+import {
+  type BenchModule,
+  type BenchResult,
+  latencyResults,
+  measure,
+  nowMs,
+  stopBenchStack,
+  summarize,
+} from './harness';
 
 const CONCURRENCY = 16;
 const OPTIONS = { warmup: 400, durationMs: 10_000, concurrency: CONCURRENCY } as const;
@@ -211,10 +219,7 @@ const bench: BenchModule = {
       }
       return results;
     } finally {
-      agent.destroy();
-      const stoppedAt = nowMs();
-      await stack.stop();
-      ctx.log(`stack stopped in ${((nowMs() - stoppedAt) / 1000).toFixed(1)} s`);
+      await stopBenchStack(stack, agent, ctx);
     }
   },
 };

@@ -227,3 +227,15 @@ export const isBenchResults = (value: unknown): value is BenchResult[] =>
       typeof item.value === 'number' &&
       typeof item.unit === 'string',
   );
+
+/** Ends a benchmark that ran against a local stack: closes the client agent, stops the stack, says how long. */
+export const stopBenchStack = async (
+  stack: { stop(): Promise<void> },
+  agent: { destroy(): void },
+  ctx: BenchContext,
+): Promise<void> => {
+  agent.destroy();
+  const stoppedAt = nowMs();
+  await stack.stop();
+  ctx.log(`stack stopped in ${((nowMs() - stoppedAt) / 1000).toFixed(1)} s`);
+};

@@ -5,7 +5,15 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { startLocalStack } from '../functions/adapters/local/stack';
-import { type BenchModule, type BenchResult, latencyResults, measure, nowMs, summarize } from './harness';
+import {
+  type BenchModule,
+  type BenchResult,
+  latencyResults,
+  measure,
+  nowMs,
+  stopBenchStack,
+  summarize,
+} from './harness';
 
 const SEQUENTIAL = { warmup: 50, iterations: 500, concurrency: 1 } as const;
 const CONCURRENT = { warmup: 50, durationMs: 3_000, concurrency: 16 } as const;
@@ -84,10 +92,7 @@ const bench: BenchModule = {
       }
       return results;
     } finally {
-      agent.destroy();
-      const stoppedAt = nowMs();
-      await stack.stop();
-      ctx.log(`stack stopped in ${((nowMs() - stoppedAt) / 1000).toFixed(1)} s`);
+      await stopBenchStack(stack, agent, ctx);
     }
   },
 };

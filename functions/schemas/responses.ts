@@ -137,16 +137,20 @@ export const importResultSchema = z.object({
 });
 
 /** `POST /pricing/quote` (201): a signed quote, locked to its versions until `expires_at` (C9). */
-export const quoteResponseSchema = z.object({
-  quote_id: quoteId,
-  status: z.literal('open'),
-  items_priced: z.array(pricedLineSchema),
+export const computedTotalsSchema = z.object({
   subtotal: decimalAmount,
   discounts: decimalAmount,
   taxes: z.array(taxLineSchema),
   fees: z.array(feeLineSchema),
   total: decimalAmount,
   currency: currencyCode,
+});
+
+export const quoteResponseSchema = z.object({
+  quote_id: quoteId,
+  status: z.literal('open'),
+  items_priced: z.array(pricedLineSchema),
+  ...computedTotalsSchema.shape,
   region: regionCode,
   buyer_type: z.enum(['consumer', 'business']),
   fx_version: versionsSchema.shape.fx_version,
@@ -165,15 +169,6 @@ export const quoteResponseSchema = z.object({
   signature: quoteSignature.describe(
     '`v1=` + base64 HMAC-SHA-256 over SHA-256 of the RFC 8785 canonical JSON of the quote without `signature` (C9; see docs/decisions.md).',
   ),
-});
-
-export const computedTotalsSchema = z.object({
-  subtotal: decimalAmount,
-  discounts: decimalAmount,
-  taxes: z.array(taxLineSchema),
-  fees: z.array(feeLineSchema),
-  total: decimalAmount,
-  currency: currencyCode,
 });
 
 /** Rule 14: the settlement currency may differ from the catalog currency; the spread is recorded. */
