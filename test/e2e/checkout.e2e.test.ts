@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recomputeDifferences } from '../../bin/verify-receipt';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/adapters/local/stack';
 import { type JsonObject, type Jwk, verifyReceipt } from '../../functions/domain/receipts/receipt';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
@@ -16,6 +14,7 @@ import {
 } from '../../functions/schemas/responses';
 import { CatalogReader } from '../../functions/usecases/catalog/reader';
 import { fxVersionNumber } from '../../functions/usecases/catalog/release';
+import { demoCatalog, startDemoStack } from '../support/demo-stack';
 
 /** The documented response schema (docs/openapi.json is generated from it) accepts what the API answered. */
 const documented = (
@@ -27,9 +26,7 @@ const documented = (
     throw new Error(`response does not match its documented schema: ${String(result.error)}`);
 };
 
-const demo = JSON.parse(
-  readFileSync(path.resolve(import.meta.dirname, '../../catalog/demo-catalog.json'), 'utf8'),
-) as CatalogDocument;
+const demo = demoCatalog();
 const API_KEY = 'key_e2e_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_e2e_0123456789abcdef';
 
@@ -68,16 +65,7 @@ const cases = demo.display_rules.flatMap((rule) =>
 const skus = demo.pricelists[0]?.items.map((item) => item.sku_id) ?? [];
 
 beforeAll(async () => {
-  stack = await startLocalStack({
-    port: 0,
-    apiKey: API_KEY,
-    adminToken: ADMIN_TOKEN,
-    logLevel: 'SILENT',
-    clock,
-    seedCatalog: demo,
-    // These tests drive hundreds of requests a second from one key; the limit itself has its own tests.
-    rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
-  });
+  stack = await startDemoStack({ apiKey: API_KEY, adminToken: ADMIN_TOKEN, clock });
   keys = ((await (await fetch(`${stack.url}/keys`)).json()) as { keys: Jwk[] }).keys;
 }, 60_000);
 

@@ -1,23 +1,14 @@
-/**
- * Hostile-input fuzzing of every route in the route table over HTTP (local stack, demo catalog): malformed
- * query strings, path parameters and bodies must be answered 4xx in the C6 shape, never 5xx, and a refused
- * request must write nothing (no catalog publication, no quote, no receipt, no idempotency record).
- */
-import { readFileSync } from 'node:fs';
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';
-import path from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/adapters/local/stack';
 import { matchRoute, ROUTES, type RouteAuth, type RouteDefinition } from '../../functions/definitions';
 import { ERROR_STATUS } from '../../functions/handlers/middleware/errors';
-import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 import { OPERATION_SCHEMAS, type OperationSchemas } from '../../functions/schemas/operations';
+import { demoCatalog, startDemoStack } from '../support/demo-stack';
 
-const demo = JSON.parse(
-  readFileSync(path.resolve(import.meta.dirname, '../../catalog/demo-catalog.json'), 'utf8'),
-) as CatalogDocument;
+const demo = demoCatalog();
 const API_KEY = 'key_fuzz_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_fuzz_0123456789abcdef';
 
@@ -722,14 +713,7 @@ const count = (label: string) => {
 };
 
 beforeAll(async () => {
-  stack = await startLocalStack({
-    port: 0,
-    apiKey: API_KEY,
-    adminToken: ADMIN_TOKEN,
-    logLevel: 'SILENT',
-    seedCatalog: demo,
-    rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
-  });
+  stack = await startDemoStack({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
   origin = new URL(stack.url);
   revisionBefore = await catalogRevision();
 }, 120_000);
