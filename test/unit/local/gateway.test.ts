@@ -1,9 +1,9 @@
-import type { Server } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FunctionPool } from '../../../functions/adapters/local/function-pool';
 import { type GatewayOptions, MAX_BODY_BYTES, startGateway } from '../../../functions/adapters/local/gateway';
 import { FUNCTIONS, type RouteDefinition } from '../../../functions/definitions';
+import { closedAfterEach } from '../support/servers';
 
 const API_KEY = 'key_local_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_local_0123456789abcdef';
@@ -50,19 +50,10 @@ const crash = poolOf('fanout', async () => {
   throw new Error('handler exploded: password=hunter2');
 });
 
-const servers: Server[] = [];
+const servers = closedAfterEach();
 const errors: unknown[] = [];
 
 afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
   errors.length = 0;
 });
 

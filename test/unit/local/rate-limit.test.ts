@@ -1,10 +1,10 @@
-import type { Server } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FunctionPool } from '../../../functions/adapters/local/function-pool';
 import { type GatewayOptions, startGateway, TokenBuckets } from '../../../functions/adapters/local/gateway';
 import { CATALOG_RATE_LIMIT, FUNCTIONS, type RouteDefinition } from '../../../functions/definitions';
 import type { Clock } from '../../../functions/ports/clock';
+import { closedAfterEach } from '../support/servers';
 
 const API_KEY = 'key_local_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_local_0123456789abcdef';
@@ -45,19 +45,7 @@ const ok = new FunctionPool<APIGatewayProxyEvent, APIGatewayProxyResult>(FUNCTIO
   body: '{"ok":true}',
 }));
 
-const servers: Server[] = [];
-
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-});
+const servers = closedAfterEach();
 
 const start = async (overrides: Partial<GatewayOptions> = {}): Promise<string> => {
   const { server, url } = await startGateway({
