@@ -1,4 +1,4 @@
-import type { CatalogPartKind, CatalogRepository, Publication, StoredPart } from '../../ports/catalog';
+import type { CatalogPartKind, CatalogRepository, Publication } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
 import type { CatalogRelease, CommercialPart, FxPart, TaxPart, VersionedPart } from './release';
 
@@ -21,7 +21,8 @@ export const POINTER_TTL_MS = 0;
  * pointer is read again after `POINTER_TTL_MS` (or on every call with `fresh`).
  */
 export class CatalogReader {
-  private readonly parts = new Map<string, Promise<StoredPart>>();
+  private readonly parts = new Map<string, Promise<VersionedPart<unknown>>>();
+  private readonly releases = new Map<string, Promise<CatalogRelease>>();
   private pointer: { publication: Publication | undefined; readAt: number } | undefined;
 
   constructor(
@@ -35,26 +36,31 @@ export class CatalogReader {
     if (!loading) {
       loading = this.repository.part(kind, version).then((part) => {
         if (!part) throw new CatalogNotFoundError(`no ${kind} version ${version}`);
-        return part;
+        return { version: part.version, effective_from: part.effective_from, content: part.content };
       });
       loading.catch(() => this.parts.delete(key));
       this.parts.set(key, loading);
     }
-    return loading.then((part) => ({
-      version: part.version,
-      effective_from: part.effective_from,
-      content: part.content as Part,
-    }));
+    return loading as Promise<VersionedPart<Part>>;
   }
 
-  /** The release made of these part versions (what a receipt pins). */
-  async release(versions: Readonly<Record<CatalogPartKind, number>>): Promise<CatalogRelease> {
-    const [commercial, fx, tax] = await Promise.all([
-      this.part<CommercialPart>('commercial', versions.commercial),
-      this.part<FxPart>('fx', versions.fx),
-      this.part<TaxPart>('tax', versions.tax),
-    ]);
-    return { commercial, fx, tax };
+  /**
+   * The release made of these part versions (what a receipt pins). The same versions always give the same
+   * object, so everything derived from a release by identity (the engine's snapshot and indexes) is built once.
+   */
+  release(versions: Readonly<Record<CatalogPartKind, number>>): Promise<CatalogRelease> {
+    const key = `${versions.commercial}:${versions.fx}:${versions.tax}`;
+    let loading = this.releases.get(key);
+    if (!loading) {
+      loading = Promise.all([
+        this.part<CommercialPart>('commercial', versions.commercial),
+        this.part<FxPart>('fx', versions.fx),
+        this.part<TaxPart>('tax', versions.tax),
+      ]).then(([commercial, fx, tax]) => ({ commercial, fx, tax }));
+      loading.catch(() => this.releases.delete(key));
+      this.releases.set(key, loading);
+    }
+    return loading;
   }
 
   async currentPublication(options: { fresh?: boolean } = {}): Promise<Publication | undefined> {

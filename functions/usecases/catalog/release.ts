@@ -102,8 +102,32 @@ export const feeScheduleAt = (part: CommercialPart, at: Date) => {
     )[0];
 };
 
+/**
+ * Snapshots already built, per release object and per (tenant, fee schedule in force): snapshots are immutable,
+ * and the engine indexes them by identity, so building each once keeps every request off O(catalog) work.
+ */
+const snapshots = new WeakMap<CatalogRelease, Map<string, PricingCatalog>>();
+
 /** The engine's snapshot for one release, as seen by `tenant` at `at` (fee schedules have effective dates). */
 export const toPricingCatalog = (
+  release: CatalogRelease,
+  options: { tenant?: string; at: Date },
+): PricingCatalog => {
+  let built = snapshots.get(release);
+  if (!built) {
+    built = new Map();
+    snapshots.set(release, built);
+  }
+  const key = `${options.tenant ?? ''}|${feeScheduleAt(release.commercial.content, options.at)?.effective_from ?? ''}`;
+  let catalog = built.get(key);
+  if (!catalog) {
+    catalog = buildPricingCatalog(release, options);
+    built.set(key, catalog);
+  }
+  return catalog;
+};
+
+const buildPricingCatalog = (
   release: CatalogRelease,
   options: { tenant?: string; at: Date },
 ): PricingCatalog => {
