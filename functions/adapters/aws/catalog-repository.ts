@@ -15,6 +15,7 @@ import type {
   PublishRequest,
   StoredPart,
 } from '../../ports/catalog';
+import { conditionalFailure } from './dynamo-errors';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -27,11 +28,6 @@ const PUBLICATIONS = 'publication';
 const pad = (value: number): string => String(value).padStart(10, '0');
 const partPk = (kind: CatalogPartKind) => `part#${kind}`;
 const chunkPk = (kind: CatalogPartKind, version: number) => `chunk#${kind}#${pad(version)}`;
-
-const isConditionFailure = (error: unknown): boolean => {
-  const name = (error as Error).name;
-  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
-};
 
 /** The catalog repository on DynamoDB (the same code against DynamoDB Local in the local stack). */
 export class DynamoCatalogRepository implements CatalogRepository {
@@ -143,7 +139,7 @@ export class DynamoCatalogRepository implements CatalogRepository {
       );
       return true;
     } catch (error) {
-      if (isConditionFailure(error)) return false;
+      if (conditionalFailure(error) === 'condition') return false;
       throw error;
     }
   }
@@ -181,7 +177,7 @@ export class DynamoCatalogRepository implements CatalogRepository {
       );
       return 'published';
     } catch (error) {
-      if (isConditionFailure(error)) return 'conflict';
+      if (conditionalFailure(error)) return 'conflict';
       throw error;
     }
   }

@@ -6,11 +6,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { CheckoutRepository, StoredQuote, StoredReceipt } from '../../ports/checkout';
-
-const isConditionFailure = (error: unknown): boolean => {
-  const name = (error as Error).name;
-  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
-};
+import { conditionalFailure } from './dynamo-errors';
 
 /*
  * Quote payloads, receipts and refunds are immutable documents that are only ever read whole: they are stored as
@@ -41,6 +37,9 @@ const fromReceiptItem = ({ receipt_json, refunds_json, ...rest }: ReceiptItem): 
   refunds: JSON.parse(refunds_json),
 });
 
+/** Retries of a commit transaction cancelled by a concurrent one (not by its conditions). */
+const COMMIT_CONFLICT_RETRIES = 5;
+
 /** Quotes and receipts on DynamoDB; one quote → one receipt, enforced by a conditional transaction. */
 export class DynamoCheckoutRepository implements CheckoutRepository {
   constructor(
@@ -66,33 +65,41 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
   }
 
   async commit(receipt: StoredReceipt): Promise<'committed' | 'exists'> {
-    try {
-      await this.documents.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tables.quotes,
-                Key: { quote_id: receipt.quote_id },
-                UpdateExpression: 'SET receipt_id = :receipt',
-                ConditionExpression: 'attribute_exists(quote_id) AND attribute_not_exists(receipt_id)',
-                ExpressionAttributeValues: { ':receipt': receipt.receipt_id },
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await this.documents.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.tables.quotes,
+                  Key: { quote_id: receipt.quote_id },
+                  UpdateExpression: 'SET receipt_id = :receipt',
+                  ConditionExpression: 'attribute_exists(quote_id) AND attribute_not_exists(receipt_id)',
+                  ExpressionAttributeValues: { ':receipt': receipt.receipt_id },
+                },
               },
-            },
-            {
-              Put: {
-                TableName: this.tables.receipts,
-                Item: toReceiptItem(receipt),
-                ConditionExpression: 'attribute_not_exists(receipt_id)',
+              {
+                Put: {
+                  TableName: this.tables.receipts,
+                  Item: toReceiptItem(receipt),
+                  ConditionExpression: 'attribute_not_exists(receipt_id)',
+                },
               },
-            },
-          ],
-        }),
-      );
-      return 'committed';
-    } catch (error) {
-      if (isConditionFailure(error)) return 'exists';
-      throw error;
+            ],
+          }),
+        );
+        return 'committed';
+      } catch (error) {
+        const failure = conditionalFailure(error);
+        if (failure === 'condition') return 'exists';
+        // Another transaction held the quote: nothing was decided, so try again shortly.
+        if (failure === 'conflict' && attempt < COMMIT_CONFLICT_RETRIES) {
+          await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
+          continue;
+        }
+        throw error;
+      }
     }
   }
 
@@ -126,7 +133,7 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
       );
       return 'updated';
     } catch (error) {
-      if (isConditionFailure(error)) return 'conflict';
+      if (conditionalFailure(error) === 'condition') return 'conflict';
       throw error;
     }
   }

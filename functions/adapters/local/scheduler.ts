@@ -4,6 +4,7 @@ import type { Clock } from '../../ports/clock';
 import type { MessageQueue } from '../../ports/queue';
 import { assertScheduleName } from '../../ports/schedule-name';
 import type { OneTimeSchedule, OneTimeScheduler } from '../../ports/scheduler';
+import { conditionalFailure } from '../aws/dynamo-errors';
 import type { StreamPollerLogger } from './stream-poller';
 
 /** All schedules share one index partition; the sort key orders them by due time. */
@@ -42,7 +43,7 @@ export class LocalOneTimeScheduler implements OneTimeScheduler {
       );
       return 'created';
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return 'exists';
+      if (conditionalFailure(error) === 'condition') return 'exists';
       throw error;
     }
   }
@@ -76,7 +77,7 @@ export class LocalOneTimeScheduler implements OneTimeScheduler {
           }),
         );
       } catch (error) {
-        if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+        if (conditionalFailure(error) !== 'condition') throw error;
       }
       sent += 1;
     }
