@@ -140,7 +140,14 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       status: 200,
       schema: catalogDocumentSchema,
       description: 'The catalog document.',
-      headers: { 'X-Catalog-Revision': { description: 'The catalog revision exported.' } },
+      headers: {
+        'X-Catalog-Revision': {
+          description: 'The catalog revision exported (not for an export by versions).',
+        },
+        'X-Catalog-Versions': {
+          description: 'pricelist_version,fx_version,tax_rule_version of the exported parts.',
+        },
+      },
     },
     errors: [400, 404, 503],
   },

@@ -2,16 +2,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { z } from 'zod';
 import { DynamoPriceCacheStore } from '../../adapters/aws/price-cache-store';
 import type { ServiceDependencies } from '../../composition/dependencies';
-import { formatAmount, minorUnitsOf } from '../../domain/money/currency';
-import { dec } from '../../domain/money/decimal';
-import { roundFloor } from '../../domain/money/rounding';
-import { fxTableOf } from '../../domain/pricing/fx';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
 import { exportQuerySchema, priceQuerySchema } from '../../schemas/catalog-api';
 import { currencyCode, identifier, regionCode } from '../../schemas/catalog-document';
 import { limitsQuerySchema } from '../../schemas/checkout';
+import { exportCatalog } from '../../usecases/catalog/export';
 import { importCatalog } from '../../usecases/catalog/import';
+import { limitsOf } from '../../usecases/catalog/limits';
 import {
   CACHE_TAGS,
   computeDisplayPrice,
@@ -20,14 +18,7 @@ import {
   warmPriceCache,
 } from '../../usecases/catalog/price-cache';
 import type { CatalogReader } from '../../usecases/catalog/reader';
-import {
-  type CatalogRelease,
-  joinRelease,
-  toPricingCatalog,
-  versionsOf,
-} from '../../usecases/catalog/release';
-import { HttpError } from '../middleware/errors';
-import { causeOf, type HttpResult, type Operation } from '../middleware/http';
+import { causeOf, type Operation } from '../middleware/http';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** Storefront cache lifetimes (C22): 300 s for stable currencies, 30 s for volatile ones (crypto). */
@@ -63,49 +54,6 @@ export const getPriceOperation =
       body: read.body,
     };
   };
-
-/**
- * Rule 15: the maximum winnings of a region (else the default limit without a region), in the catalog currency,
- * and their equivalent in `currency` at the published rate of the `fx_version` in force: no markup, rounded
- * FLOOR to the currency's minor units so the equivalent never exceeds the limit.
- */
-export const limitsOf = (release: CatalogRelease, currency: string, region: string, at: Date) => {
-  const commercial = release.commercial.content;
-  const limits = commercial.limits ?? [];
-  const limit =
-    limits.find((candidate) => candidate.region === region) ??
-    limits.find((candidate) => candidate.region === undefined);
-  if (!limit) throw new HttpError('not_found', `no maximum-winnings limit for region ${region}`);
-  const catalog = toPricingCatalog(release, { at });
-  const displayRule = commercial.display_rules.find((rule) => rule.region === region);
-  const cryptoUnits = commercial.settings.crypto_minor_units;
-  let units: number;
-  let limitUnits: number;
-  try {
-    units = minorUnitsOf(currency, displayRule?.minor_units, cryptoUnits);
-    limitUnits = minorUnitsOf(limit.max_winnings.currency, {}, cryptoUnits);
-  } catch {
-    throw new HttpError('currency_not_available', `unknown currency ${currency}`, {
-      details: { rule: 'currency' },
-    });
-  }
-  // Throws `currency_not_available` (422) when no published rate reaches the currency.
-  const rate = fxTableOf(catalog.fx).rate(limit.max_winnings.currency, currency);
-  const amount = dec(limit.max_winnings.amount);
-  const versions = versionsOf(release);
-  return {
-    currency,
-    region,
-    max_winnings: {
-      amount: formatAmount(roundFloor(amount, limitUnits), limitUnits),
-      currency: limit.max_winnings.currency,
-    },
-    equivalent: { amount: formatAmount(roundFloor(amount.times(rate), units), units), currency },
-    fx_rate: rate.toString(),
-    fx_version: versions.fx_version,
-    pricelist_version: versions.pricelist_version,
-  };
-};
 
 /** `GET /catalog/limits?currency=&region=` (rule 15). */
 export const getLimitsOperation =
@@ -162,34 +110,25 @@ export const importCatalogOperation =
 /** `GET /admin/catalog/export`: the release in force (or of a revision), in the import format. */
 export const exportCatalogOperation =
   (repository: CatalogRepository, reader: CatalogReader): Operation =>
-  async ({ event }): Promise<HttpResult> => {
+  async ({ event }) => {
     const query = parseWith(exportQuerySchema, event.queryStringParameters ?? {}, 'query');
-    if (query.pricelist_version && query.fx_version && query.tax_rule_version) {
-      // The parts a receipt pins, whatever is in force now: what recomputing a receipt years later needs.
-      const release = await reader.release({
-        commercial: query.pricelist_version,
-        fx: query.fx_version,
-        tax: query.tax_rule_version,
-      });
-      return {
-        statusCode: 200,
-        headers: {
-          'X-Catalog-Versions': `${query.pricelist_version},fx-${query.fx_version},${query.tax_rule_version}`,
-        },
-        body: joinRelease(release),
-      };
-    }
-    const publications = query.revision ? await repository.publications() : [];
-    const publication = query.revision
-      ? publications.find((entry) => entry.revision === query.revision)
-      : (await reader.current({ fresh: true })).publication;
-    if (!publication) throw new HttpError('not_found', `no catalog revision ${query.revision}`);
-    const release = await reader.release(publication.versions);
-    return {
-      statusCode: 200,
-      headers: { 'X-Catalog-Revision': String(publication.revision) },
-      body: { effective_from: publication.effective_from, ...joinRelease(release) },
-    };
+    const exported = await exportCatalog(
+      reader,
+      repository,
+      query.pricelist_version && query.fx_version && query.tax_rule_version
+        ? {
+            kind: 'versions',
+            commercial: query.pricelist_version,
+            fx: query.fx_version,
+            tax: query.tax_rule_version,
+          }
+        : query.revision
+          ? { kind: 'revision', revision: query.revision }
+          : { kind: 'current' },
+    );
+    const headers: Record<string, string> = { 'X-Catalog-Versions': exported.versions };
+    if (exported.revision !== undefined) headers['X-Catalog-Revision'] = String(exported.revision);
+    return { statusCode: 200, headers, body: exported.document };
   };
 
 /** The two-tier price cache of one function instance (C18); a failing cache degrades to misses, logged. */
