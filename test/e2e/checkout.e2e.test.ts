@@ -73,6 +73,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** Commits a quote as a checkout would: with the quote's own id and signature. */
+const commit = (quoted: { body: Json }) =>
+  call('POST', '/pricing/commit', { quote_id: quoted.body.quote_id, signature: quoted.body.signature });
+
 const quote = (region: string, currency: string, items: { sku_id: string; quantity: number }[]) =>
   call('POST', '/pricing/quote', { items, region, currency, buyer_type: 'consumer' });
 
@@ -84,10 +88,7 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
       .map((sku_id) => ({ sku_id, quantity: 2 }));
     const quoted = await quote(region, currency, items);
     expect(quoted.status).toBe(201);
-    const committed = await call('POST', '/pricing/commit', {
-      quote_id: quoted.body.quote_id,
-      signature: quoted.body.signature,
-    });
+    const committed = await commit(quoted);
     expect(committed.status).toBe(201);
     const receipt = committed.body;
     expect((receipt.computed_totals as Json).total).toBe(quoted.body.total);
@@ -121,11 +122,7 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
 
   it('50 concurrent commits of one quote produce exactly one receipt', async () => {
     const quoted = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 1 }]);
-    const commits = await Promise.all(
-      Array.from({ length: 50 }, () =>
-        call('POST', '/pricing/commit', { quote_id: quoted.body.quote_id, signature: quoted.body.signature }),
-      ),
-    );
+    const commits = await Promise.all(Array.from({ length: 50 }, () => commit(quoted)));
     expect(commits.every((commit) => commit.status === 201)).toBe(true);
     expect(new Set(commits.map((commit) => commit.body.receipt_id)).size).toBe(1);
   });
@@ -133,24 +130,15 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
   it('refuses a commit after the lock with a fresh quote, and returns the same receipt for a committed one', async () => {
     const open = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 1 }]);
     const committedEarly = await quote('DE', 'EUR', [{ sku_id: skus[1] ?? '', quantity: 1 }]);
-    const receipt = await call('POST', '/pricing/commit', {
-      quote_id: committedEarly.body.quote_id,
-      signature: committedEarly.body.signature,
-    });
+    const receipt = await commit(committedEarly);
     offsetMs = (Number(open.body.lock_ttl) + 1) * 1000;
     try {
-      const late = await call('POST', '/pricing/commit', {
-        quote_id: open.body.quote_id,
-        signature: open.body.signature,
-      });
+      const late = await commit(open);
       expect(late.status).toBe(409);
       expect(late.body.error).toBe('quote_expired');
       expect((late.body.requote as Json).quote_id).not.toBe(open.body.quote_id);
       expect((late.body.requote as Json).signature).toMatch(/^v1=/);
-      const again = await call('POST', '/pricing/commit', {
-        quote_id: committedEarly.body.quote_id,
-        signature: committedEarly.body.signature,
-      });
+      const again = await commit(committedEarly);
       expect(again.body.receipt_id).toBe(receipt.body.receipt_id);
     } finally {
       offsetMs = 0;
@@ -213,12 +201,7 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
     const bundle = demo.pricelists[0]?.items.find((item) => item.pricing_model === 'bundle');
     const position = bundle?.bundle?.positions[0];
     const quoted = await quote('DE', 'EUR', [{ sku_id: bundle?.sku_id ?? '', quantity: 1 }]);
-    const receipt = (
-      await call('POST', '/pricing/commit', {
-        quote_id: quoted.body.quote_id,
-        signature: quoted.body.signature,
-      })
-    ).body;
+    const receipt = (await commit(quoted)).body;
     const line = ((receipt.breakdown as Json).items_priced as Json[])[0] as Json;
     const share = (line.bundle_allocation as Json[]).find(
       (entry) => entry.sku_id === position?.sku_id,
@@ -240,12 +223,7 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
   it("refunds with the receipt's versions after newer price lists, rates and tax rules are published", async () => {
     const sku = skus[0] ?? '';
     const quoted = await quote('DE', 'EUR', [{ sku_id: sku, quantity: 2 }]);
-    const receipt = (
-      await call('POST', '/pricing/commit', {
-        quote_id: quoted.body.quote_id,
-        signature: quoted.body.signature,
-      })
-    ).body;
+    const receipt = (await commit(quoted)).body;
     const line = ((receipt.breakdown as Json).items_priced as Json[])[0] as Json;
     const newer: CatalogDocument = {
       ...demo,
@@ -297,10 +275,7 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
           if (items.length === 0) return;
           const quoted = await quote(region, currency, items);
           expect(quoted.status).toBe(201);
-          const receipt = await call('POST', '/pricing/commit', {
-            quote_id: quoted.body.quote_id,
-            signature: quoted.body.signature,
-          });
+          const receipt = await commit(quoted);
           expect((receipt.body.computed_totals as Json).total).toBe(quoted.body.total);
           expect(verifyReceipt(receipt.body, keys)).toEqual({ valid: true });
           // Recomputed from the versions it pins (newer ones were published by an earlier test): identical.
