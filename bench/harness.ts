@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /**
  * A small benchmark library. Benchmarks are not tests: they print figures and never fail on timing.
  *
@@ -231,11 +232,37 @@ export const isBenchResults = (value: unknown): value is BenchResult[] =>
 /** Ends a benchmark that ran against a local stack: closes the client agent, stops the stack, says how long. */
 export const stopBenchStack = async (
   stack: { stop(): Promise<void> },
-  agent: { destroy(): void },
+  agent: { destroy(): void } | undefined,
   ctx: BenchContext,
 ): Promise<void> => {
-  agent.destroy();
+  agent?.destroy();
   const stoppedAt = nowMs();
   await stack.stop();
   ctx.log(`stack stopped in ${((nowMs() - stoppedAt) / 1000).toFixed(1)} s`);
+};
+
+/**
+ * CPU time (ms) used so far by a process and its living descendants, from `/proc` (Linux); undefined where
+ * `/proc` is not there. Used for DynamoDB Local's JVM, which shares the machine with the stack.
+ */
+export const processTreeCpuMs = (pid: number): number | undefined => {
+  const ticksToMs = 10; // USER_HZ is 100 on Linux
+  const own = (id: number): number => {
+    const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * ticksToMs;
+  };
+  const children = (id: number): number[] =>
+    readFileSync(`/proc/${id}/task/${id}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  try {
+    let total = 0;
+    const pending = [pid];
+    for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+      total += own(id);
+      pending.push(...children(id));
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
 };

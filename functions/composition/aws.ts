@@ -3,6 +3,7 @@ import { createAwsClients, createKmsClient, createSchedulerClient } from '../ada
 import { EventBridgeOneTimeScheduler } from '../adapters/aws/eventbridge-scheduler';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
 import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../adapters/aws/kms-signing';
+import { DynamoPriceCacheStore } from '../adapters/aws/price-cache-store';
 import { SqsMessageQueue } from '../adapters/aws/sqs-queue';
 import {
   BUCKETS,
@@ -90,6 +91,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
     quoteMac: new KmsMacSigner(kms, keyIds.quote),
     dataCipher: new KmsDataCipher(kms, keyIds.data),
     catalogRepository: new DynamoCatalogRepository(clients.documents, tableNames.catalog),
+    priceCacheStore: new DynamoPriceCacheStore(clients.documents, tableNames.priceCache),
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),
       sqsProbe(clients.sqs, queueUrls.delivery),

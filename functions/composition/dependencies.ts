@@ -8,6 +8,7 @@ import type { HealthProbe } from '../ports/health';
 import type { MessageQueue } from '../ports/queue';
 import type { OneTimeScheduler } from '../ports/scheduler';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
+import type { PriceCacheStore } from '../usecases/catalog/price-cache';
 
 /** Tables the functions use (deployed to AWS); local-only tables belong to the local twins. */
 export type ServiceTableId = {
@@ -34,4 +35,6 @@ export interface ServiceDependencies {
   readonly dataCipher: DataCipher;
   readonly healthProbes: readonly HealthProbe[];
   readonly catalogRepository: CatalogRepository;
+  /** The shared tier of the price cache (C18); each instance keeps its own local tier in front of it. */
+  readonly priceCacheStore: PriceCacheStore;
 }

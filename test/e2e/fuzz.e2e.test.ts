@@ -110,7 +110,8 @@ const LEAKS: readonly RegExp[] = [
   /Error:/,
   /node_modules/,
   /DynamoDB/,
-  /AWS/,
+  // Word-bounded: ULIDs in an echoed id may contain the letters A, W, S in a row.
+  /\bAWS\b/,
 ];
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

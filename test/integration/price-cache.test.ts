@@ -229,4 +229,32 @@ describe('price cache on DynamoDB Local', () => {
     expect(await store.get(entry.key)).toBeUndefined();
     expect(await store.get(tagKey('sku', 'nothing'))).toBeUndefined();
   });
+
+  it('answers each of many concurrent reads and writes with its own entry when they share batches', async () => {
+    const entryFor = (index: number): CachedPrice => ({
+      key: `pl_eur:US:USD:sku_${index}:1`,
+      body: { sku: `sku_${index}`, unit_price: `${index}.00` },
+      pricelist_version: 1,
+      fx_version: 'fx-1',
+      tax_rule_version: 1,
+      tags: { sku: `sku_${index}` },
+      epochs: { sku: 0 },
+      ttl_seconds: 300,
+      cached_at: START.toISOString(),
+      expires_at: START.getTime() / 1000 + 300,
+    });
+    // 60 single writes at once: the first goes alone, the rest share BatchWriteItem calls of at most 25.
+    await Promise.all(Array.from({ length: 60 }, (_, index) => store.put([entryFor(index)])));
+    // 120 single reads at once, every stored key twice and 60 keys never written.
+    const keys = [
+      ...Array.from({ length: 60 }, (_, index) => entryFor(index).key),
+      ...Array.from({ length: 60 }, (_, index) => entryFor(index).key),
+      ...Array.from({ length: 60 }, (_, index) => `pl_eur:US:USD:absent_${index}:1`),
+    ];
+    const read = await Promise.all(keys.map((key) => store.get(key)));
+    read.forEach((entry, position) => {
+      if (position < 120) expect(entry).toEqual(entryFor(position % 60));
+      else expect(entry).toBeUndefined();
+    });
+  });
 });

@@ -15,6 +15,7 @@ import type {
   PublishRequest,
   StoredPart,
 } from '../../ports/catalog';
+import { CoalescedRead } from '../../shared/coalesced-read';
 import { conditionalFailure } from './dynamo-errors';
 
 const gzipAsync = promisify(gzip);
@@ -31,16 +32,25 @@ const chunkPk = (kind: CatalogPartKind, version: number) => `chunk#${kind}#${pad
 
 /** The catalog repository on DynamoDB (the same code against DynamoDB Local in the local stack). */
 export class DynamoCatalogRepository implements CatalogRepository {
+  /**
+   * Concurrent callers of `current()` share consistent reads of the pointer (each gets a read issued after it
+   * called, so a publication is never missed). In Lambda an instance serves one request at a time and nothing
+   * is shared; where one repository serves many requests at once (the local stack), it saves most reads.
+   */
+  private readonly pointer = new CoalescedRead(async () => {
+    const result = await this.documents.send(
+      new GetCommand({ TableName: this.tableName, Key: POINTER_KEY, ConsistentRead: true }),
+    );
+    return result.Item ? (result.Item.publication as Publication) : undefined;
+  });
+
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  async current(): Promise<Publication | undefined> {
-    const result = await this.documents.send(
-      new GetCommand({ TableName: this.tableName, Key: POINTER_KEY, ConsistentRead: true }),
-    );
-    return result.Item ? (result.Item.publication as Publication) : undefined;
+  current(): Promise<Publication | undefined> {
+    return this.pointer.get();
   }
 
   async publications(): Promise<Publication[]> {

@@ -6,6 +6,7 @@ import {
   PutCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { Batcher } from '../../shared/batcher';
 import {
   CACHE_TAGS,
   type CachedPrice,
@@ -101,19 +102,58 @@ const itemOf = (entry: CachedPrice): Record<string, unknown> => ({
 /**
  * The shared price projection on DynamoDB (`TABLES.priceCache`, partition key `key`, TTL `expires_at`): price
  * entries and tag epoch items (`tag#<tag>#<value>`, `epoch` counter, no TTL) in the one table.
+ *
+ * Single reads and writes go through batchers: alone they are one `GetItem`/`PutItem`; when one store serves
+ * many requests at once (the local stack's instances share it), calls arriving meanwhile share one
+ * `BatchGetItem`/`BatchWriteItem`.
  */
 export class DynamoPriceCacheStore implements PriceCacheStore {
+  private readonly reads = new Batcher<string, CachedPrice | undefined>(
+    (keys) => this.getAll(keys),
+    READ_BATCH,
+  );
+  private readonly writes = new Batcher<CachedPrice, void>(async (entries) => {
+    await this.putAll(entries);
+    return entries.map(() => undefined);
+  }, WRITE_BATCH);
+
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  async get(key: string): Promise<CachedPrice | undefined> {
-    const result = await this.documents.send(new GetCommand({ TableName: this.tableName, Key: { key } }));
-    return result.Item ? entryOf(result.Item) : undefined;
+  get(key: string): Promise<CachedPrice | undefined> {
+    return this.reads.submit(key);
   }
 
   async put(entries: readonly CachedPrice[]): Promise<void> {
+    if (entries.length === 1 && entries[0]) await this.writes.submit(entries[0]);
+    else await this.putAll(entries);
+  }
+
+  private async getAll(keys: readonly string[]): Promise<(CachedPrice | undefined)[]> {
+    if (keys.length === 1 && keys[0] !== undefined) {
+      const result = await this.documents.send(
+        new GetCommand({ TableName: this.tableName, Key: { key: keys[0] } }),
+      );
+      return [result.Item ? entryOf(result.Item) : undefined];
+    }
+    const found = new Map<string, CachedPrice | undefined>();
+    let pending: Record<string, unknown>[] = [...new Set(keys)].map((key) => ({ key }));
+    for (let round = 0; pending.length > 0; round += 1) {
+      if (round >= MAX_ROUNDS) throw new Error('price cache: reads left unprocessed after retries');
+      if (round > 0) await pause(25 * 2 ** round);
+      const result = await this.documents.send(
+        new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending } } }),
+      );
+      for (const item of result.Responses?.[this.tableName] ?? [])
+        if (isString(item.key)) found.set(item.key, entryOf(item));
+      pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }
+    return keys.map((key) => found.get(key));
+  }
+
+  private async putAll(entries: readonly CachedPrice[]): Promise<void> {
     if (entries.length === 1 && entries[0]) {
       await this.documents.send(new PutCommand({ TableName: this.tableName, Item: itemOf(entries[0]) }));
       return;

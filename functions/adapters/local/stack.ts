@@ -24,6 +24,7 @@ import { importCatalog } from '../../usecases/catalog/import';
 import { DynamoCatalogRepository } from '../aws/catalog-repository';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
+import { DynamoPriceCacheStore } from '../aws/price-cache-store';
 import { SqsMessageQueue } from '../aws/sqs-queue';
 import { type ProvisionedResources, provisionResources } from './bootstrap';
 import { type DynamoDbLocalProcess, startDynamoDbLocal } from './dynamodb-local';
@@ -62,6 +63,8 @@ export interface LocalStackOptions {
 export interface LocalStack {
   readonly url: string;
   readonly dynamoDbEndpoint: string;
+  /** The pid of DynamoDB Local's supervisor process (Java is its child); for resource measurements. */
+  readonly dynamoDbSupervisorPid: number;
   readonly sqsEndpoint: string;
   readonly dataDir: string | undefined;
   readonly resources: ProvisionedResources;
@@ -119,6 +122,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       region: LOCAL_REGION,
       credentials: LOCAL_CREDENTIALS,
       dynamoDbEndpoint: dynamo.endpoint,
+      unsignedEmulator: true,
       sqsEndpoint: fauxqs.endpoint,
       s3Endpoint: fauxqs.endpoint,
     });
@@ -171,6 +175,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       quoteMac: keys.quoteMac,
       dataCipher: keys.dataCipher,
       catalogRepository: new DynamoCatalogRepository(clients.documents, serviceTableNames.catalog),
+      priceCacheStore: new DynamoPriceCacheStore(clients.documents, serviceTableNames.priceCache),
       healthProbes: [
         dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
         sqsProbe(clients.sqs, resources.queueUrls.delivery),
@@ -264,6 +269,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     return {
       url: gateway.url,
       dynamoDbEndpoint: dynamo.endpoint,
+      dynamoDbSupervisorPid: dynamo.pid,
       sqsEndpoint: fauxqs.endpoint,
       dataDir: options.dataDir,
       resources,

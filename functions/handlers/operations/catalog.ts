@@ -1,6 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { z } from 'zod';
-import { DynamoPriceCacheStore } from '../../adapters/aws/price-cache-store';
 import type { ServiceDependencies } from '../../composition/dependencies';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
@@ -134,7 +133,7 @@ export const exportCatalogOperation =
 /** The two-tier price cache of one function instance (C18); a failing cache degrades to misses, logged. */
 export const priceCacheFor = (deps: ServiceDependencies, logger: Logger): PriceCache =>
   new PriceCache({
-    store: new DynamoPriceCacheStore(deps.documents, deps.tableNames.priceCache),
+    store: deps.priceCacheStore,
     clock: deps.clock,
     onError: (error, failure) => logger.warn('price cache degraded', { failure, ...causeOf(error) }),
   });

@@ -81,14 +81,19 @@ const isPercentage = (
 ): promotion is Extract<NonNullable<CatalogDocument['promotions']>[number], { kind: 'percentage' }> =>
   promotion.kind === 'percentage';
 
-/** The basket policy of a tenant, else the policy without a tenant, else the first. */
-export const basketPolicyFor = (part: CommercialPart, tenant?: string): BasketPolicy => {
+/** The stored basket policy that applies to a tenant: its own, else the one without a tenant, else the first. */
+const storedBasketPolicyFor = (part: CommercialPart, tenant?: string) => {
   const policy =
     part.basket_policies.find((candidate) => tenant !== undefined && candidate.tenant === tenant) ??
     part.basket_policies.find((candidate) => candidate.tenant === undefined) ??
     part.basket_policies[0];
   if (!policy) throw new Error('a catalog needs at least one basket policy');
-  const { policy_id: _id, tenant: _tenant, ...rest } = policy;
+  return policy;
+};
+
+/** The basket policy of a tenant, else the policy without a tenant, else the first. */
+export const basketPolicyFor = (part: CommercialPart, tenant?: string): BasketPolicy => {
+  const { policy_id: _id, tenant: _tenant, ...rest } = storedBasketPolicyFor(part, tenant);
   return rest;
 };
 
@@ -103,8 +108,10 @@ export const feeScheduleAt = (part: CommercialPart, at: Date) => {
 };
 
 /**
- * Snapshots already built, per release object and per (tenant, fee schedule in force): snapshots are immutable,
- * and the engine indexes them by identity, so building each once keeps every request off O(catalog) work.
+ * Snapshots already built, per release object and per (basket policy that applies, fee schedule in force):
+ * snapshots are immutable, and the engine indexes them by identity, so building each once keeps every request
+ * off O(catalog) work. Keyed by the policy, not the tenant named in the request: any number of unknown tenants
+ * share the default snapshot, so the memo stays bounded by the catalog's own size.
  */
 const snapshots = new WeakMap<CatalogRelease, Map<string, PricingCatalog>>();
 
@@ -118,7 +125,9 @@ export const toPricingCatalog = (
     built = new Map();
     snapshots.set(release, built);
   }
-  const key = `${options.tenant ?? ''}|${feeScheduleAt(release.commercial.content, options.at)?.effective_from ?? ''}`;
+  const commercial = release.commercial.content;
+  const policy = storedBasketPolicyFor(commercial, options.tenant);
+  const key = `${policy.policy_id}|${feeScheduleAt(commercial, options.at)?.effective_from ?? ''}`;
   let catalog = built.get(key);
   if (!catalog) {
     catalog = buildPricingCatalog(release, options);

@@ -36,7 +36,7 @@ const release = (): CatalogRelease => {
 };
 
 describe('toPricingCatalog', () => {
-  it('builds one snapshot per release, tenant and fee schedule in force, and reuses it', () => {
+  it('builds one snapshot per release, basket policy and fee schedule in force, and reuses it', () => {
     const r = release();
     const november = toPricingCatalog(r, { at: new Date('2026-11-22T00:00:00.000Z') });
     expect(toPricingCatalog(r, { at: new Date('2026-11-30T00:00:00.000Z') })).toBe(november);
@@ -46,6 +46,18 @@ describe('toPricingCatalog', () => {
     const partner = toPricingCatalog(r, { tenant: 'partner', at: new Date('2026-11-22T00:00:00.000Z') });
     expect(partner.basket_policy.rounding_scope).toBe('basket');
     expect(november.basket_policy.rounding_scope).toBe('line');
+  });
+
+  it('shares one snapshot among every tenant without a policy of its own, however many are named', () => {
+    const r = release();
+    const at = new Date('2026-11-22T00:00:00.000Z');
+    const shared = toPricingCatalog(r, { at });
+    for (let index = 0; index < 50; index += 1)
+      expect(toPricingCatalog(r, { tenant: `unknown-${index}`, at })).toBe(shared);
+    expect(toPricingCatalog(r, { tenant: 'partner', at })).toBe(
+      toPricingCatalog(r, { tenant: 'partner', at }),
+    );
+    expect(toPricingCatalog(r, { tenant: 'partner', at })).not.toBe(shared);
   });
 });
 
