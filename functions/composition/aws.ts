@@ -18,6 +18,7 @@ import {
 import { systemClock } from '../shared/clock';
 import { createLogger } from '../shared/logger';
 import type { ServiceDependencies, ServiceTableId } from './dependencies';
+import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookDependencies } from './webhooks';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -90,7 +91,13 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
     receiptSigner: new KmsReceiptSigner(kms, keyIds.receipt),
     quoteMac: new KmsMacSigner(kms, keyIds.quote),
     dataCipher: new KmsDataCipher(kms, keyIds.data),
-    catalogRepository: new DynamoCatalogRepository(clients.documents, tableNames.catalog),
+    catalogRepository: new DynamoCatalogRepository(clients.documents, tableNames.catalog, tableNames.events),
+    webhooks: webhookDependencies({
+      documents: clients.documents,
+      tableNames,
+      egress: egressPolicyFromEnv(env, AWS_EGRESS),
+      policy: retryPolicyFromEnv(env),
+    }),
     priceCacheStore: new DynamoPriceCacheStore(clients.documents, tableNames.priceCache),
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),

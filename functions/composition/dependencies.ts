@@ -2,13 +2,17 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BucketId, FunctionId, QueueId, TABLES, TableId } from '../definitions';
+import type { RetryPolicy } from '../domain/webhooks/retry-policy';
 import type { CatalogRepository } from '../ports/catalog';
 import type { Clock } from '../ports/clock';
 import type { HealthProbe } from '../ports/health';
 import type { MessageQueue } from '../ports/queue';
 import type { OneTimeScheduler } from '../ports/scheduler';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
+import type { WebhookHttpClient } from '../ports/webhook-http';
+import type { DeliveryRepository, EndpointRepository, EventStore, ReplayRepository } from '../ports/webhooks';
 import type { PriceCacheStore } from '../usecases/catalog/price-cache';
+import type { WebhookSettings } from '../usecases/webhooks/context';
 
 /** Tables the functions use (deployed to AWS); local-only tables belong to the local twins. */
 export type ServiceTableId = {
@@ -37,4 +41,16 @@ export interface ServiceDependencies {
   readonly catalogRepository: CatalogRepository;
   /** The shared tier of the price cache (C18); each instance keeps its own local tier in front of it. */
   readonly priceCacheStore: PriceCacheStore;
+  /** Webhook delivery: the outbox and its records, the guarded HTTP client, the retry policy, lifetimes. */
+  readonly webhooks: WebhookDependencies;
+}
+
+export interface WebhookDependencies {
+  readonly events: EventStore;
+  readonly endpoints: EndpointRepository;
+  readonly deliveries: DeliveryRepository;
+  readonly replays: ReplayRepository;
+  readonly http: WebhookHttpClient;
+  readonly policy: RetryPolicy;
+  readonly settings: WebhookSettings;
 }

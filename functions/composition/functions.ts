@@ -6,6 +6,9 @@ import { createCatalogHandler } from '../handlers/catalog';
 import { createCheckoutHandler } from '../handlers/checkout';
 import { createDeliverHandler, type QueueHandler } from '../handlers/deliver';
 import { createFanoutHandler, type StreamHandler } from '../handlers/fanout';
+import { createReplayHandler, type ReplayHandler } from '../handlers/replay';
+import { createSweeperHandler, type SweeperHandler } from '../handlers/sweeper';
+import { createWebhooksHandler } from '../handlers/webhooks';
 import type { ServiceDependencies } from './dependencies';
 
 type HttpFunction = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -19,6 +22,9 @@ export const FUNCTION_FACTORIES = {
   catalog: (deps: ServiceDependencies): HttpFunction => createCatalogHandler(deps),
   checkout: (deps: ServiceDependencies): HttpFunction => createCheckoutHandler(deps),
   admin: (deps: ServiceDependencies): HttpFunction => createAdminHandler(deps),
+  webhooks: (deps: ServiceDependencies): HttpFunction => createWebhooksHandler(deps),
   fanout: (deps: ServiceDependencies): StreamHandler => createFanoutHandler(deps),
   deliver: (deps: ServiceDependencies): QueueHandler => createDeliverHandler(deps),
+  sweeper: (deps: ServiceDependencies): SweeperHandler => createSweeperHandler(deps),
+  replay: (deps: ServiceDependencies): ReplayHandler => createReplayHandler(deps),
 } as const satisfies Record<FunctionId, (deps: ServiceDependencies) => unknown>;

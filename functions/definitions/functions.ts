@@ -4,7 +4,16 @@
  */
 import type { QueueId, TableId } from './resources';
 
-export type FunctionId = 'api' | 'catalog' | 'checkout' | 'admin' | 'fanout' | 'deliver';
+export type FunctionId =
+  | 'api'
+  | 'catalog'
+  | 'checkout'
+  | 'admin'
+  | 'webhooks'
+  | 'fanout'
+  | 'deliver'
+  | 'sweeper'
+  | 'replay';
 
 export interface FunctionDefinition {
   readonly id: FunctionId;
@@ -44,21 +53,48 @@ export const FUNCTIONS = {
     timeoutSeconds: 60,
     memoryMb: 1024,
   },
+  webhooks: {
+    id: 'webhooks',
+    description: "Webhook operator routes: endpoints, producers' events, event history, replay.",
+    entry: 'functions/handlers/webhooks.ts',
+    timeoutSeconds: 30,
+    memoryMb: 512,
+  },
   fanout: {
     id: 'fanout',
-    description: 'Events stream consumer: relays new outbox events to the delivery queue.',
+    description:
+      'Events stream consumer: one delivery record and queue message per (event, matching endpoint).',
     entry: 'functions/handlers/fanout.ts',
     timeoutSeconds: 30,
     memoryMb: 256,
   },
   deliver: {
     id: 'deliver',
-    description: 'Delivery queue consumer.',
+    description:
+      'Delivery queue consumer: signs and POSTs one attempt, then schedules the next or dead-letters.',
     entry: 'functions/handlers/deliver.ts',
     timeoutSeconds: 30,
     memoryMb: 256,
   },
+  sweeper: {
+    id: 'sweeper',
+    description:
+      'Outbox sweeper (every minute): fans out events whose fan-out is not recorded after a minute.',
+    entry: 'functions/handlers/sweeper.ts',
+    timeoutSeconds: 60,
+    memoryMb: 256,
+  },
+  replay: {
+    id: 'replay',
+    description: 'Replay for operators, invoked directly: { "event_ids": [...] } or { "from", "to" } (C15).',
+    entry: 'functions/handlers/replay.ts',
+    timeoutSeconds: 300,
+    memoryMb: 256,
+  },
 } as const satisfies Record<FunctionId, FunctionDefinition>;
+
+/** How often the outbox sweeper runs (an EventBridge Scheduler rate schedule in AWS, a timer locally). */
+export const SWEEPER_RATE_MINUTES = 1;
 
 /** SQS visibility must cover a whole batch plus Lambda's own retries: AWS recommends at least 6 × timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;

@@ -66,11 +66,61 @@ export interface KeyDefinition {
 export const TABLES = {
   events: {
     id: 'events',
-    description: 'Outbox of event envelopes; its stream feeds the fan-out function.',
+    description:
+      'Outbox of event envelopes (bodies expire by TTL); its stream feeds the fan-out function, the sweeper finds events whose fan-out is not recorded.',
     scope: 'service',
     envVar: 'EVENTS_TABLE_NAME',
     partitionKey: { name: 'event_id', type: 'S' },
     stream: 'NEW_AND_OLD_IMAGES',
+    timeToLiveAttribute: 'expires_at',
+    globalSecondaryIndexes: [
+      // Events of one UTC day in time order: listing and replay by time window.
+      { name: 'by-day', partitionKey: { name: 'day', type: 'S' }, sortKey: { name: 'ts_id', type: 'S' } },
+      // Sparse: only events whose fan-out is not recorded yet carry `fanout_pending`.
+      {
+        name: 'fanout-pending',
+        partitionKey: { name: 'fanout_pending', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+      },
+    ],
+  },
+  endpoints: {
+    id: 'endpoints',
+    description:
+      'Partner webhook endpoints: URL, topics, pinned envelope version, encrypted signing secrets.',
+    scope: 'service',
+    envVar: 'ENDPOINTS_TABLE_NAME',
+    partitionKey: { name: 'endpoint_id', type: 'S' },
+  },
+  deliveries: {
+    id: 'deliveries',
+    description:
+      'One record per (event, endpoint): status and every attempt; kept longer than event bodies (TTL).',
+    scope: 'service',
+    envVar: 'DELIVERIES_TABLE_NAME',
+    partitionKey: { name: 'event_id', type: 'S' },
+    sortKey: { name: 'endpoint_id', type: 'S' },
+    timeToLiveAttribute: 'expires_at',
+    globalSecondaryIndexes: [
+      {
+        name: 'by-endpoint',
+        partitionKey: { name: 'endpoint_id', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+      },
+      {
+        name: 'by-status',
+        partitionKey: { name: 'status', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+      },
+    ],
+  },
+  replays: {
+    id: 'replays',
+    description: 'Replay requests (C15): the request, what it matched, and the deliveries it re-enqueued.',
+    scope: 'service',
+    envVar: 'REPLAYS_TABLE_NAME',
+    partitionKey: { name: 'replay_id', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
     timeToLiveAttribute: 'expires_at',
   },
   catalog: {

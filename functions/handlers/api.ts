@@ -5,6 +5,7 @@ import { createHttpApi, type HttpHandler } from './middleware/http';
 import { keysOperation } from './operations/checkout';
 import { healthOperation } from './operations/health';
 import { openApiOperation } from './operations/openapi';
+import { changelogOperation } from './operations/webhooks';
 
 /** The `api` function: system routes. Route groups added later get functions of their own. */
 export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
@@ -15,6 +16,7 @@ export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
       health: healthOperation(deps.healthProbes),
       getKeys: keysOperation(deps.receiptSigner),
       getOpenApi: openApiOperation(),
+      getChangelog: changelogOperation(),
     },
   });
 

@@ -1,8 +1,9 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
-import { deliveryMessageSchema, type OutboxItem, outboxItemSchema } from '../schemas/envelope';
+import { webhookContext } from '../composition/webhooks';
+import { type DeliveryMessage, deliveryMessageSchema } from '../schemas/envelope';
+import { DeliveryBusyError, deliverAttempt } from '../usecases/webhooks/deliver';
 import { lazyHandler } from './lazy';
 
 export type QueueHandler = (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>;
@@ -15,55 +16,62 @@ export class UndeliverableMessageError extends Error {
   }
 }
 
+const parseMessage = (record: SQSRecord): DeliveryMessage => {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch (error) {
+    throw new UndeliverableMessageError('message body is not JSON', { cause: error });
+  }
+  const parsed = deliveryMessageSchema.safeParse(body);
+  if (!parsed.success) throw new UndeliverableMessageError('message body is not a delivery message');
+  return parsed.data;
+};
+
 /**
- * Delivery queue consumer. Each message names an outbox event; the consumer loads the envelope as first
- * written and hands it on. Failures are reported per message (`batchItemFailures`), so only failed messages
- * come back, and after `maxReceiveCount` receives SQS moves them to the DLQ.
+ * Delivery queue consumer: each message is one attempt of one (event, endpoint) delivery, signed and POSTed
+ * (C13, C14). The messages of a batch go out concurrently (each attempt has its own timeout). A failure is
+ * reported per message (`batchItemFailures`), so only that message comes back; after `maxReceiveCount`
+ * receives SQS moves it to the DLQ. Outcomes are logged with ids, status and reason only: never a secret, a
+ * signature or a payload.
  */
-export const createDeliverHandler = (
-  deps: ServiceDependencies,
-  deliverEnvelope?: (envelope: OutboxItem) => Promise<void>,
-): QueueHandler => {
+export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler => {
   const logger = deps.createLogger('deliver');
-  const hand =
-    deliverEnvelope ??
-    (async (envelope: OutboxItem) => {
-      logger.info('event ready for delivery', { event_id: envelope.event_id, type: envelope.type });
-    });
+  const ctx = webhookContext(deps, logger);
 
   const handle = async (record: SQSRecord): Promise<void> => {
-    let body: unknown;
-    try {
-      body = JSON.parse(record.body);
-    } catch (error) {
-      throw new UndeliverableMessageError('message body is not JSON', { cause: error });
+    const message = parseMessage(record);
+    const result = await deliverAttempt(ctx, message);
+    if (result.kind === 'skipped') {
+      logger.info('delivery message skipped', { ...message, reason: result.reason });
+      return;
     }
-    const message = deliveryMessageSchema.parse(body);
-    const stored = await deps.documents.send(
-      new GetCommand({
-        TableName: deps.tableNames.events,
-        Key: { event_id: message.event_id },
-        ConsistentRead: true,
-      }),
-    );
-    if (!stored.Item) throw new UndeliverableMessageError(`event ${message.event_id} is not in the outbox`);
-    await hand(outboxItemSchema.parse(stored.Item));
+    logger.info('delivery attempt', {
+      event_id: message.event_id,
+      endpoint_id: message.endpoint_id,
+      attempt: message.attempt,
+      outcome: result.decision.kind,
+      ...(result.attempt.http_status !== undefined ? { http_status: result.attempt.http_status } : {}),
+      ...(result.attempt.error !== undefined ? { error_kind: result.attempt.error } : {}),
+      ...(result.attempt.reason !== undefined ? { reason: result.attempt.reason } : {}),
+      duration_ms: result.attempt.duration_ms,
+    });
   };
 
   return async (event) => {
+    const outcomes = await Promise.allSettled(event.Records.map((record) => handle(record)));
     const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-    for (const record of event.Records) {
-      try {
-        await handle(record);
-      } catch (error) {
-        logger.warn('delivery message failed', {
-          message_id: record.messageId,
-          receive_count: record.attributes.ApproximateReceiveCount,
-          error: error as Error,
-        });
-        batchItemFailures.push({ itemIdentifier: record.messageId });
-      }
-    }
+    outcomes.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') return;
+      const record = event.Records[index] as SQSRecord;
+      const busy = outcome.reason instanceof DeliveryBusyError;
+      (busy ? logger.info : logger.warn).call(logger, 'delivery message failed', {
+        message_id: record.messageId,
+        receive_count: record.attributes.ApproximateReceiveCount,
+        error: outcome.reason as Error,
+      });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    });
     return { batchItemFailures };
   };
 };

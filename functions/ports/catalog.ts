@@ -1,3 +1,5 @@
+import type { OutboxItem } from '../schemas/envelope';
+
 /** The three independently versioned parts of the catalog (see `usecases/catalog/release.ts`). */
 export type CatalogPartKind = 'commercial' | 'fx' | 'tax';
 
@@ -26,6 +28,8 @@ export interface PublishRequest {
   /** New part versions to write (immutable); parts not listed keep their current version. */
   readonly newParts: readonly StoredPart[];
   readonly publication: Publication;
+  /** Catalog change events written to the outbox in the same transaction as the pointer (C11). */
+  readonly events?: readonly OutboxItem[];
 }
 
 /**

@@ -19,27 +19,38 @@ export const eventEnvelopeSchema = z.object({
   tenant: z.string().min(1).optional(),
   data: z.record(z.string(), z.unknown()).optional(),
   trace_id: z.string().min(1),
-  pricelist_version: z.string().nullable(),
+  pricelist_version: z.number().int().positive().nullable(),
   fx_version: z.string().nullable(),
-  tax_rule_version: z.string().nullable(),
+  tax_rule_version: z.number().int().positive().nullable(),
 });
 
 export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
 
 /** An outbox item: the envelope as first written plus bookkeeping the pipeline adds. */
 export const outboxItemSchema = eventEnvelopeSchema.extend({
+  /** TTL of the body (epoch seconds). */
   expires_at: z.number().int().positive(),
+  /** UTC day and `<ts>#<event_id>`: the `by-day` index. */
+  day: z.string().optional(),
+  ts_id: z.string().optional(),
+  /** Present until the fan-out is recorded (the sparse `fanout-pending` index). */
+  fanout_pending: z.string().optional(),
   fanned_out_at: isoTimestamp.optional(),
+  /** How many deliveries the fan-out created. */
+  fanned_out_to: z.number().int().nonnegative().optional(),
 });
 
 export type OutboxItem = z.infer<typeof outboxItemSchema>;
 
-/** Message on the delivery queue. */
+/** Message on the delivery queue: one attempt of one (event, endpoint) delivery. */
 export const deliveryMessageSchema = z.object({
   event_id: eventEnvelopeSchema.shape.event_id,
-  type: eventType,
+  endpoint_id: z.string().regex(/^ep_[0-9A-HJKMNP-TV-Z]{26}$/, 'ep_ ULID'),
+  /** The attempt this message makes (the envelope's `attempt`). */
+  attempt: z.number().int().min(1),
+  /** First attempt of this round: 1, or the first attempt of a replay; the backoff counts from it. */
+  round_start: z.number().int().min(1),
+  replay_id: z.string().optional(),
 });
 
 export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;
-
-export const topicOf = (type: string): string => type.slice(0, type.indexOf('.'));

@@ -4,6 +4,7 @@
  * table; a route whose operation is missing here makes the generation fail.
  */
 import type { z } from 'zod';
+import { z as zod } from 'zod';
 import { invalidateCacheRequestSchema, warmCacheRequestSchema } from '../handlers/operations/catalog';
 import { exportQuerySchema, priceQuerySchema } from './catalog-api';
 import { catalogDocumentSchema } from './catalog-document';
@@ -27,6 +28,26 @@ import {
   receiptResponseSchema,
   refundResponseSchema,
 } from './responses';
+import {
+  changelogResponseSchema,
+  createEndpointSchema,
+  endpointPathSchema,
+  endpointResponseSchema,
+  endpointsPageResponseSchema,
+  endpointWithSecretResponseSchema,
+  eventAcceptedResponseSchema,
+  eventHistoryResponseSchema,
+  eventPathSchema,
+  eventsPageResponseSchema,
+  listEndpointsQuerySchema,
+  listEventsQuerySchema,
+  publishEventSchema,
+  replayAcceptedResponseSchema,
+  replayPathSchema,
+  replayProgressResponseSchema,
+  replayRequestSchema,
+  updateEndpointSchema,
+} from './webhooks';
 
 /** The cache bodies are defined beside their handlers; re-exported so every operation's schemas are here. */
 export { invalidateCacheRequestSchema, warmCacheRequestSchema };
@@ -79,6 +100,14 @@ export const PARAMETER_DESCRIPTIONS: Readonly<Record<string, string>> = {
   fx_version: 'With pricelist_version and tax_rule_version: the exchange-rate snapshot, e.g. `fx-3`.',
   tax_rule_version: 'With pricelist_version and fx_version: the tax rule version.',
   receipt_id: 'The receipt id (`rcpt_…`).',
+  endpoint_id: 'The endpoint id (`ep_…`).',
+  event_id: 'The event id (`evt_…`).',
+  replay_id: 'The replay id (`rpl_…`).',
+  status: 'Delivery status: `pending`, `delivered`, `retrying`, `stopped` or `dead`.',
+  from: 'Start of the time window (ISO 8601 UTC with ms), on the event `ts`; default 24 h before `to`.',
+  to: 'End of the time window (ISO 8601 UTC with ms); default now.',
+  limit: 'Page size (1–200, default 50).',
+  cursor: 'The `cursor` of the previous page.',
 };
 
 const EXAMPLE_QUOTE_ID = 'q_01JQ4S6T1X5V8R2W3Y4Z5A6B7C';
@@ -225,6 +254,131 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description: 'Retired keys stay listed so old receipts remain verifiable offline.',
     response: { status: 200, schema: jwksResponseSchema, description: 'The key set.' },
     errors: [503],
+  },
+  createEndpoint: {
+    summary: 'Register a partner endpoint (C12, C24).',
+    description:
+      'Events are POSTed to `<url>/<topic>`. The signing secret (`whsec_…`) is in this answer only; it is stored ' +
+      'encrypted. `topics` empty or absent: every topic. `version` pins the envelope version (default: latest). ' +
+      'Not idempotent: a stored answer would keep the secret in clear.',
+    body: createEndpointSchema,
+    response: {
+      status: 201,
+      schema: endpointWithSecretResponseSchema,
+      description: 'The endpoint and its secret.',
+    },
+    errors: [400, 413],
+    example: {
+      url: 'https://partner.example/webhooks/v1',
+      topics: ['catalog', 'payout'],
+      description: 'ERP',
+    },
+  },
+  listEndpoints: {
+    summary: 'List endpoints.',
+    query: listEndpointsQuerySchema,
+    response: { status: 200, schema: endpointsPageResponseSchema, description: 'A page of endpoints.' },
+    errors: [400],
+  },
+  getEndpoint: {
+    summary: 'One endpoint (never its secret).',
+    path: endpointPathSchema,
+    response: { status: 200, schema: endpointResponseSchema, description: 'The endpoint.' },
+    errors: [400, 404],
+  },
+  updateEndpoint: {
+    summary: 'Change an endpoint.',
+    description: 'Setting `status` to `enabled` re-enables an endpoint disabled by a 410 answer.',
+    path: endpointPathSchema,
+    body: updateEndpointSchema,
+    response: { status: 200, schema: endpointResponseSchema, description: 'The endpoint as changed.' },
+    errors: [400, 404, 413],
+    example: { topics: ['catalog'] },
+  },
+  deleteEndpoint: {
+    summary: 'Delete an endpoint; its pending deliveries stop with reason `endpoint_deleted`.',
+    path: endpointPathSchema,
+    response: { status: 204, schema: zod.undefined(), description: 'Deleted.' },
+    errors: [400, 404],
+  },
+  rotateEndpointSecret: {
+    summary: 'Rotate the signing secret.',
+    description:
+      'The new secret is in this answer only. For 24 hours both signatures are sent (space-separated in ' +
+      '`X-Signature`), then only the new one. Not idempotent: a stored answer would keep the secret in clear.',
+    path: endpointPathSchema,
+    response: {
+      status: 200,
+      schema: endpointWithSecretResponseSchema,
+      description: 'The endpoint and its new secret.',
+    },
+    errors: [400, 404],
+  },
+  publishEvent: {
+    summary: 'Publish an event of another producer.',
+    description:
+      'Accepted into the outbox (202) and delivered at least once to every matching endpoint. A ' +
+      '`payout.processed` payload needs `payout_id`, `status`, `amount_minor` (integer) and `currency` (ISO 4217). ' +
+      'A payload with a card number or an e-mail address is refused (422 `personal_data_not_allowed`); catalog ' +
+      'events come from the catalog only.',
+    body: publishEventSchema,
+    response: { status: 202, schema: eventAcceptedResponseSchema, description: 'Accepted.' },
+    errors: [400, 413, 422],
+    idempotent: true,
+    example: {
+      type: 'payout.processed',
+      data: { payout_id: 'po_123', status: 'paid', amount_minor: 1250, currency: 'EUR' },
+      producer: 'payments',
+    },
+  },
+  listEvents: {
+    summary: 'Events in a time window, by endpoint and delivery status.',
+    query: listEventsQuerySchema,
+    response: {
+      status: 200,
+      schema: eventsPageResponseSchema,
+      description: 'A page of events, oldest first.',
+    },
+    errors: [400],
+  },
+  showEvent: {
+    summary: 'An event as first sent and every delivery attempt per endpoint (C16).',
+    description: 'After the body expires (30 days) the history stays, with `envelope: null`.',
+    path: eventPathSchema,
+    response: {
+      status: 200,
+      schema: eventHistoryResponseSchema,
+      description: 'The event and its deliveries.',
+    },
+    errors: [400, 404],
+  },
+  replay: {
+    summary: 'Deliver events again (C15).',
+    description:
+      'Exactly one of `event_ids` or `from`/`to`; optionally `endpoint_id` and `status`. Deliveries in a final ' +
+      'state (`dead`, `stopped`, `delivered`) are sent again with the same `event_id` and the next `attempt`; ' +
+      'pending or retrying ones are counted in `skipped`. Events older than 7 days need `"force": true`.',
+    body: replayRequestSchema,
+    response: { status: 202, schema: replayAcceptedResponseSchema, description: 'The replay was started.' },
+    errors: [400, 404, 413, 422],
+    idempotent: true,
+    example: { from: '2026-11-22T00:00:00.000Z', to: '2026-11-22T12:00:00.000Z', status: 'dead' },
+  },
+  showReplay: {
+    summary: 'Progress of a replay.',
+    path: replayPathSchema,
+    response: {
+      status: 200,
+      schema: replayProgressResponseSchema,
+      description: 'The replay and where each delivery is.',
+    },
+    errors: [400, 404],
+  },
+  getChangelog: {
+    summary: 'Envelope versions and event types (C24).',
+    response: { status: 200, schema: changelogResponseSchema, description: 'The changelog.' },
+    errors: [],
+    cacheable: true,
   },
   getOpenApi: {
     summary: 'This OpenAPI 3.1 document.',

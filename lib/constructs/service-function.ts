@@ -41,6 +41,21 @@ const QUEUE_SEND_KEY_ACTIONS = ['kms:GenerateDataKey', 'kms:Decrypt'] as const;
 
 export type TableAccess = 'read' | 'readWrite';
 
+/** What a function may do beyond item access on one table. */
+export interface TableGrantOptions {
+  /**
+   * Global secondary indexes it may Query. An index is authorized on its own ARN
+   * (`<table ARN>/index/<name>`), so each index is named exactly.
+   * @default none
+   */
+  readonly indexes?: readonly string[];
+  /**
+   * Also `dynamodb:Scan` on the table itself (not its indexes): for small tables listed whole.
+   * @default false
+   */
+  readonly scan?: boolean;
+}
+
 export interface ServiceFunctionProps {
   /** The function's definition from `functions/definitions`: entry, timeout, memory and description. */
   readonly definition: FunctionDefinition;
@@ -122,15 +137,30 @@ export class ServiceFunction extends Construct {
     });
   }
 
-  /** Item reads (and writes) on one table, plus the data-key actions DynamoDB needs for a CMK table. */
-  grantTableData(table: dynamodb.ITable, access: TableAccess, tableKey: kms.IKey): void {
-    const actions: string[] = [...TABLE_ACTIONS.read];
+  /**
+   * Item reads (and writes) on one table, plus the data-key actions DynamoDB needs for a CMK table; optionally
+   * Query on named indexes and Scan on the table.
+   */
+  grantTableData(
+    table: dynamodb.ITable,
+    access: TableAccess,
+    tableKey: kms.IKey,
+    options: TableGrantOptions = {},
+  ): void {
+    const actions: string[] = [...TABLE_ACTIONS.read, ...(options.scan ? ['dynamodb:Scan'] : [])];
     const keyActions: string[] = [...TABLE_KEY_ACTIONS.read];
     if (access === 'readWrite') {
       actions.push(...TABLE_ACTIONS.write);
       keyActions.push(...TABLE_KEY_ACTIONS.write);
     }
     this.addToRolePolicy(actions, [table.tableArn]);
+    const indexes = options.indexes ?? [];
+    if (indexes.length > 0) {
+      this.addToRolePolicy(
+        ['dynamodb:Query'],
+        indexes.map((index) => `${table.tableArn}/index/${index}`),
+      );
+    }
     this.addToRolePolicy(keyActions, [tableKey.keyArn]);
   }
 

@@ -17,11 +17,15 @@ import {
   type QueueId,
   ROUTES,
   SCHEDULER,
+  SWEEPER_RATE_MINUTES,
+  TABLES,
 } from '../../functions/definitions';
 import { ApiFirewall } from '../constructs/api-firewall';
 import { DeadLetterAlarm } from '../constructs/dead-letter-alarm';
 import { EncryptedQueue } from '../constructs/encrypted-queue';
+import { LogSignalAlarm } from '../constructs/log-signal-alarm';
 import { QueueToFunction } from '../constructs/queue-to-function';
+import { RateScheduleToFunction } from '../constructs/rate-schedule-to-function';
 import { SchedulerToQueue } from '../constructs/scheduler-to-queue';
 import { ServiceApi } from '../constructs/service-api';
 import { ServiceFunction, type TableAccess } from '../constructs/service-function';
@@ -36,12 +40,25 @@ import {
   serviceTableEntries,
 } from '../definition-entries';
 
+/** The global secondary index names of a table, as its definition spells them. */
+type IndexNameOf<T extends ServiceTableId> = (typeof TABLES)[T] extends {
+  readonly globalSecondaryIndexes: readonly (infer Index)[];
+}
+  ? Index extends { readonly name: infer Name extends string }
+    ? Name
+    : never
+  : never;
+
 /**
  * What each function may touch. Everything else it is denied; the composition root only builds clients, so a
  * function never calls a service it has no grant for.
  */
 interface FunctionAccess {
   readonly tables: Readonly<Partial<Record<ServiceTableId, TableAccess>>>;
+  /** Indexes it queries (Query is authorized on each index's own ARN); each table must be in `tables`. */
+  readonly queriesIndexes: { readonly [T in ServiceTableId]?: readonly IndexNameOf<T>[] };
+  /** Tables it lists whole with Scan (the endpoints: few, all needed); each must be in `tables`. */
+  readonly scans: readonly ServiceTableId[];
   /** Queues it sends to (SendMessage and GetQueueAttributes). */
   readonly sendsTo: readonly QueueId[];
   /** Keys it uses directly: sign, MAC or encrypt/decrypt per the key's kind. */
@@ -55,6 +72,8 @@ interface FunctionAccess {
 const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   api: {
     tables: { events: 'readWrite' },
+    queriesIndexes: {},
+    scans: [],
     sendsTo: ['delivery'],
     usesKeys: ['receiptSigning', 'data'],
     schedulesRetries: false,
@@ -62,6 +81,8 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   },
   catalog: {
     tables: { catalog: 'read', priceCache: 'readWrite' },
+    queriesIndexes: {},
+    scans: [],
     sendsTo: [],
     usesKeys: [],
     schedulesRetries: false,
@@ -69,30 +90,81 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   },
   checkout: {
     tables: { catalog: 'read', quotes: 'readWrite', receipts: 'readWrite', idempotency: 'readWrite' },
+    queriesIndexes: {},
+    scans: [],
     sendsTo: [],
     usesKeys: ['receiptSigning', 'quoteMac'],
     schedulesRetries: false,
     probesBuckets: [],
   },
   admin: {
-    tables: { catalog: 'readWrite', idempotency: 'readWrite', priceCache: 'readWrite' },
+    // A catalog import writes its catalog events to the outbox in the same transaction as the publication.
+    tables: { catalog: 'readWrite', idempotency: 'readWrite', priceCache: 'readWrite', events: 'readWrite' },
+    queriesIndexes: {},
+    scans: [],
     sendsTo: [],
     usesKeys: [],
     schedulesRetries: false,
     probesBuckets: [],
   },
+  webhooks: {
+    tables: {
+      endpoints: 'readWrite',
+      events: 'readWrite',
+      deliveries: 'readWrite',
+      replays: 'readWrite',
+      idempotency: 'readWrite',
+      catalog: 'read',
+    },
+    // Event history by day, deliveries by endpoint or status; the endpoint list.
+    queriesIndexes: { events: ['by-day'], deliveries: ['by-endpoint', 'by-status'] },
+    scans: ['endpoints'],
+    // Replays restart deliveries.
+    sendsTo: ['delivery'],
+    // Encrypts endpoint signing secrets.
+    usesKeys: ['data'],
+    schedulesRetries: false,
+    probesBuckets: [],
+  },
   fanout: {
-    tables: { events: 'readWrite' },
+    tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
+    queriesIndexes: {},
+    // The enabled endpoints an event fans out to.
+    scans: ['endpoints'],
     sendsTo: ['delivery'],
     usesKeys: [],
     schedulesRetries: false,
     probesBuckets: [],
   },
   deliver: {
-    tables: { events: 'readWrite' },
+    // A 410 Gone disables the endpoint.
+    tables: { events: 'read', endpoints: 'readWrite', deliveries: 'readWrite' },
+    queriesIndexes: {},
+    scans: [],
     sendsTo: ['delivery', 'deliveryDlq'],
+    // Decrypts endpoint signing secrets.
     usesKeys: ['data'],
     schedulesRetries: true,
+    probesBuckets: [],
+  },
+  sweeper: {
+    tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
+    // Events whose fan-out is not recorded (a sparse index).
+    queriesIndexes: { events: ['fanout-pending'] },
+    scans: ['endpoints'],
+    sendsTo: ['delivery'],
+    usesKeys: [],
+    schedulesRetries: false,
+    probesBuckets: [],
+  },
+  replay: {
+    // Selects deliveries through the events (by id or by day), never through the endpoints.
+    tables: { events: 'read', deliveries: 'readWrite', replays: 'readWrite' },
+    queriesIndexes: { events: ['by-day'] },
+    scans: [],
+    sendsTo: ['delivery'],
+    usesKeys: [],
+    schedulesRetries: false,
     probesBuckets: [],
   },
 };

@@ -47,6 +47,8 @@ export class DynamoCatalogRepository implements CatalogRepository {
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
+    /** The outbox: catalog events go there in the publication's transaction. */
+    private readonly eventsTableName?: string,
   ) {}
 
   current(): Promise<Publication | undefined> {
@@ -182,6 +184,16 @@ export class DynamoCatalogRepository implements CatalogRepository {
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
+            ...(request.events ?? []).map((event) => {
+              if (!this.eventsTableName) throw new Error('this repository has no outbox for catalog events');
+              return {
+                Put: {
+                  TableName: this.eventsTableName,
+                  Item: event,
+                  ConditionExpression: 'attribute_not_exists(event_id)',
+                },
+              };
+            }),
           ],
         }),
       );

@@ -6,26 +6,31 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import type { ServiceDependencies, ServiceTableId } from '../../composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../composition/functions';
+import { LOCAL_EGRESS, webhookDependencies } from '../../composition/webhooks';
 import {
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
   FUNCTIONS,
   type FunctionId,
   type RateLimit,
+  SWEEPER_RATE_MINUTES,
   TABLES,
   type TableDefinition,
   type TableId,
 } from '../../definitions';
+import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
 import type { Clock } from '../../ports/clock';
 import type { HealthProbe } from '../../ports/health';
 import { systemClock } from '../../shared/clock';
 import { createLogger, type LoggerOptions } from '../../shared/logger';
 import { importCatalog } from '../../usecases/catalog/import';
+import type { WebhookSettings } from '../../usecases/webhooks/context';
 import { DynamoCatalogRepository } from '../aws/catalog-repository';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
 import { DynamoPriceCacheStore } from '../aws/price-cache-store';
 import { SqsMessageQueue } from '../aws/sqs-queue';
+import type { EgressPolicy } from '../http/guarded-http-client';
 import { type ProvisionedResources, provisionResources } from './bootstrap';
 import { type DynamoDbLocalProcess, startDynamoDbLocal } from './dynamodb-local';
 import { type FauxqsServer, startFauxqsServer } from './fauxqs';
@@ -58,6 +63,14 @@ export interface LocalStackOptions {
   readonly seedCatalog?: unknown;
   /** Progress lines while starting and stopping. */
   readonly progress?: (line: string) => void;
+  /** Webhook delivery: egress (default loopback over http allowed), retry policy and lifetimes, sweeper period. */
+  readonly webhooks?: {
+    readonly egress?: EgressPolicy;
+    readonly policy?: RetryPolicy;
+    readonly settings?: Partial<WebhookSettings>;
+    /** How often the outbox sweeper runs (EventBridge Scheduler's rate in AWS). Default 60 000 ms. */
+    readonly sweepIntervalMs?: number;
+  };
 }
 
 export interface LocalStack {
@@ -174,7 +187,18 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       receiptSigner: keys.receiptSigner,
       quoteMac: keys.quoteMac,
       dataCipher: keys.dataCipher,
-      catalogRepository: new DynamoCatalogRepository(clients.documents, serviceTableNames.catalog),
+      catalogRepository: new DynamoCatalogRepository(
+        clients.documents,
+        serviceTableNames.catalog,
+        serviceTableNames.events,
+      ),
+      webhooks: webhookDependencies({
+        documents: clients.documents,
+        tableNames: serviceTableNames,
+        egress: options.webhooks?.egress ?? LOCAL_EGRESS,
+        ...(options.webhooks?.policy ? { policy: options.webhooks.policy } : {}),
+        ...(options.webhooks?.settings ? { settings: options.webhooks.settings } : {}),
+      }),
       priceCacheStore: new DynamoPriceCacheStore(clients.documents, serviceTableNames.priceCache),
       healthProbes: [
         dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
@@ -196,7 +220,11 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         FUNCTION_FACTORIES.checkout(deps),
       ),
       admin: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('admin', () => FUNCTION_FACTORIES.admin(deps)),
+      webhooks: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('webhooks', () =>
+        FUNCTION_FACTORIES.webhooks(deps),
+      ),
     };
+    const sweeperPool = pool<unknown, { swept: number }>('sweeper', () => FUNCTION_FACTORIES.sweeper(deps));
     const fanoutPool = pool<
       DynamoDBStreamEvent,
       Awaited<ReturnType<ReturnType<typeof FUNCTION_FACTORIES.fanout>>>
@@ -245,6 +273,16 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     }
     dispatcher.start();
     stopStack.push(dispatcher);
+    // The outbox sweeper's rate schedule (EventBridge Scheduler in AWS).
+    const sweeper = new IntervalTask(
+      async () => {
+        await sweeperPool.invoke({});
+      },
+      options.webhooks?.sweepIntervalMs ?? SWEEPER_RATE_MINUTES * 60_000,
+      (error) => stackLogger.error('outbox sweep failed', { error: error as Error }),
+    );
+    sweeper.start();
+    stopStack.push(sweeper);
 
     if (options.seedCatalog !== undefined && !(await deps.catalogRepository.current())) {
       const seeded = await importCatalog({ repository: deps.catalogRepository, clock }, options.seedCatalog);
@@ -285,6 +323,35 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     throw error;
   }
 };
+
+/** Runs a task every `intervalMs`, one run at a time; `stop()` waits for a run in progress. */
+class IntervalTask {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly task: () => Promise<void>,
+    private readonly intervalMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.task()
+        .catch(this.onError)
+        .finally(() => {
+          this.running = undefined;
+        });
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+}
 
 const closeServer = (server: Server): Promise<void> =>
   new Promise((resolve) => {

@@ -1,8 +1,13 @@
+import { InvalidCursorError } from '../../adapters/aws/webhook-store';
 import { PricingError } from '../../domain/pricing/errors';
 import { CatalogConflictError } from '../../usecases/catalog/import';
 import { CatalogNotFoundError } from '../../usecases/catalog/reader';
 import { CatalogValidationError } from '../../usecases/catalog/validate';
 import { CheckoutError } from '../../usecases/checkout/checkout';
+import { EndpointNotFoundError } from '../../usecases/webhooks/endpoints';
+import { EventRefusedError } from '../../usecases/webhooks/events';
+import { EventNotFoundError, InvalidListingError } from '../../usecases/webhooks/history';
+import { ReplayRefusedError } from '../../usecases/webhooks/replay';
 import { HttpError } from './errors';
 
 /** Errors of the use cases that a caller caused or can act on, as C6 errors; anything else stays a 500. */
@@ -25,6 +30,12 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
   if (error instanceof CatalogNotFoundError) return new HttpError('not_found', error.message);
   if (error instanceof CheckoutError)
     return new HttpError(error.code, error.message, { details: error.details });
+  if (error instanceof EventRefusedError || error instanceof ReplayRefusedError)
+    return new HttpError(error.code, error.message, error.details ? { details: error.details } : {});
+  if (error instanceof EndpointNotFoundError || error instanceof EventNotFoundError)
+    return new HttpError('not_found', error.message);
+  if (error instanceof InvalidListingError || error instanceof InvalidCursorError)
+    return new HttpError('invalid_request', error.message);
   if (error instanceof CatalogConflictError) {
     return new HttpError('request_in_progress', error.message, { retryAfterSeconds: 1 });
   }

@@ -100,9 +100,9 @@ export const warmCacheOperation =
 /** `POST /admin/catalog/import`: everything is validated first; publication is all or nothing. */
 export const importCatalogOperation =
   (repository: CatalogRepository, clock: Clock): Operation =>
-  async ({ event }) => {
+  async ({ event, traceId }) => {
     const document = parseJsonBody(z.unknown(), event.body, event.isBase64Encoded);
-    const result = await importCatalog({ repository, clock }, document);
+    const result = await importCatalog({ repository, clock, traceId }, document);
     return { statusCode: 201, body: result };
   };
 

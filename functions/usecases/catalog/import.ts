@@ -8,6 +8,10 @@ import {
   type StoredPart,
 } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
+import type { OutboxItem } from '../../schemas/envelope';
+import { newId } from '../../shared/ids';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/context';
+import { catalogEventTypes, outboxItemOf } from '../webhooks/events';
 import { type CatalogVersions, fxVersionName, splitDocument } from './release';
 import { validateCatalogDocument } from './validate';
 
@@ -43,7 +47,14 @@ const backoff = (attempt: number): Promise<void> =>
  * concurrent publication makes the pointer write fail; the import then starts over from what is current.
  */
 export const importCatalog = async (
-  deps: { readonly repository: CatalogRepository; readonly clock: Clock },
+  deps: {
+    readonly repository: CatalogRepository;
+    readonly clock: Clock;
+    /** Carried by the catalog events (C11); a fresh one when the change has no request behind it. */
+    readonly traceId?: string;
+    /** TTL of the events' bodies. */
+    readonly bodyTtlDays?: number;
+  },
   input: unknown,
 ): Promise<ImportResult> => {
   const document = validateCatalogDocument(input);
@@ -55,6 +66,7 @@ export const importCatalog = async (
     const effectiveFrom = document.effective_from ?? now;
     const newParts: StoredPart[] = [];
     const versions = { commercial: 0, fx: 0, tax: 0 } as Record<CatalogPartKind, number>;
+    const previous: Partial<Record<CatalogPartKind, unknown>> = {};
     for (const kind of CATALOG_PART_KINDS) {
       const content = parts[kind];
       const hash = contentHash(content);
@@ -64,6 +76,7 @@ export const importCatalog = async (
         versions[kind] = currentPart.version;
         continue;
       }
+      if (currentPart) previous[kind] = currentPart.content;
       const version = (await deps.repository.latestPartVersion(kind)) + 1;
       versions[kind] = version;
       newParts.push({ kind, version, effective_from: effectiveFrom, content_sha256: hash, content });
@@ -91,6 +104,11 @@ export const importCatalog = async (
       expectedRevision: current?.revision ?? 0,
       newParts,
       publication,
+      events: catalogEvents(publication, newParts, previous, {
+        traceId: deps.traceId ?? newId('trc'),
+        at: deps.clock.now(),
+        bodyTtlDays: deps.bodyTtlDays ?? DEFAULT_WEBHOOK_SETTINGS.bodyTtlDays,
+      }),
     });
     if (outcome === 'published') {
       return {
@@ -106,4 +124,70 @@ export const importCatalog = async (
     }
   }
   throw new CatalogConflictError();
+};
+
+const promotionsOf = (commercial: unknown): unknown =>
+  (commercial as { promotions?: unknown } | undefined)?.promotions ?? [];
+
+const withoutPromotions = (commercial: unknown): unknown => {
+  const { promotions: _promotions, ...rest } = (commercial ?? {}) as Record<string, unknown>;
+  return rest;
+};
+
+/**
+ * The catalog events of a publication (C11): `PriceListUpdated` when the commercial part changed other than its
+ * promotions, `PromoChanged` when its promotions changed, `FXRatePublished` and `TaxRuleChanged` for new rate and
+ * tax versions. Each carries the part's `version`, `effective_from`, the publication's revision and the three
+ * versions it puts in force.
+ */
+export const catalogEvents = (
+  publication: Publication,
+  newParts: readonly StoredPart[],
+  previous: Partial<Record<CatalogPartKind, unknown>>,
+  context: { readonly traceId: string; readonly at: Date; readonly bodyTtlDays: number },
+): OutboxItem[] => {
+  const changed = new Map(newParts.map((part) => [part.kind, part]));
+  const commercial = changed.get('commercial');
+  const types = catalogEventTypes({
+    pricelist:
+      commercial !== undefined &&
+      (previous.commercial === undefined ||
+        contentHash(withoutPromotions(previous.commercial)) !==
+          contentHash(withoutPromotions(commercial.content))),
+    promotions:
+      commercial !== undefined &&
+      contentHash(promotionsOf(previous.commercial)) !== contentHash(promotionsOf(commercial.content)),
+    fx: changed.has('fx'),
+    tax: changed.has('tax'),
+  });
+  const versions = {
+    pricelist_version: publication.versions.commercial,
+    fx_version: fxVersionName(publication.versions.fx),
+    tax_rule_version: publication.versions.tax,
+  };
+  const partVersion = (type: string): number | string =>
+    type === 'catalog.FXRatePublished'
+      ? versions.fx_version
+      : type === 'catalog.TaxRuleChanged'
+        ? versions.tax_rule_version
+        : versions.pricelist_version;
+  return types.map((type) =>
+    outboxItemOf(
+      {
+        type,
+        producer: 'catalog',
+        trace_id: context.traceId,
+        versions,
+        data: {
+          version: partVersion(type),
+          effective_from: publication.effective_from,
+          revision: publication.revision,
+          trace_id: context.traceId,
+          ...versions,
+        },
+      },
+      context.at,
+      context.bodyTtlDays,
+    ),
+  );
 };

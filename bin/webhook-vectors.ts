@@ -1,0 +1,221 @@
+/**
+ * Writes `docs/webhook-signature-vectors.json`: fixed test vectors of the webhook signature (C13) for partners
+ * implementing a receiver. Deterministic: fixed secrets, timestamps and bodies, no randomness.
+ *
+ *   node --import tsx bin/webhook-vectors.ts           write the file
+ *   node --import tsx bin/webhook-vectors.ts --check   write nothing; exit 1 when the file differs (CI)
+ */
+import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { generateSecret, secretBytes } from '../functions/domain/webhooks/secret';
+import { canonicalString, SIGNATURE_SCHEME, signatureHeader } from '../functions/domain/webhooks/signature';
+
+export const VECTORS_FILE = resolve(import.meta.dirname, '..', 'docs', 'webhook-signature-vectors.json');
+
+export interface SignatureVector {
+  readonly name: string;
+  /** One secret; a rotation vector carries `secrets` (new first, then old) instead. */
+  readonly secret?: string;
+  readonly secrets?: readonly string[];
+  readonly method: string;
+  readonly path: string;
+  readonly timestamp: string;
+  readonly body: string;
+  readonly body_sha256_hex: string;
+  readonly canonical_string: string;
+  readonly expected_signature: string;
+}
+
+export interface SignatureVectors {
+  readonly description: string;
+  readonly scheme: string;
+  readonly canonical_string: string;
+  readonly vectors: readonly SignatureVector[];
+}
+
+/** A fixed secret: the 32 bytes are SHA-256 of a label, so anyone can see there is nothing hidden in them. */
+const fixedSecret = (label: string): string =>
+  generateSecret(() => createHash('sha256').update(`webhook-signature-vectors/${label}`).digest());
+
+const envelope = (fields: Record<string, unknown>): string =>
+  JSON.stringify({
+    event_id: 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C',
+    type: 'catalog.PriceListUpdated',
+    version: '2026-11-01',
+    ts: '2026-11-01T12:00:00.000Z',
+    attempt: 1,
+    producer: 'catalog',
+    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
+    pricelist_version: 42,
+    fx_version: 'fx_2026-11-01T11:45:00Z',
+    tax_rule_version: 7,
+    ...fields,
+  });
+
+/** A catalog event whose JSON is exactly `bytes` long (UTF-8), padded through its `changed` list. */
+const envelopeOfSize = (bytes: number): string => {
+  const changed: { sku_id: string; price: string; currency: string }[] = [];
+  const render = (note: string) =>
+    envelope({ data: { version: 42, effective_from: '2026-11-01T12:00:00.000Z', changed, note } });
+  while (Buffer.byteLength(render('')) + 48 <= bytes) {
+    const index = changed.length + 1;
+    changed.push({ sku_id: `sku_${String(index).padStart(4, '0')}`, price: `${index}.99`, currency: 'EUR' });
+  }
+  const body = render('x'.repeat(bytes - Buffer.byteLength(render(''))));
+  if (Buffer.byteLength(body) !== bytes) throw new Error(`padding failed: ${Buffer.byteLength(body)} bytes`);
+  return body;
+};
+
+interface VectorInput {
+  readonly name: string;
+  readonly secrets: readonly string[];
+  readonly method: string;
+  readonly path: string;
+  readonly timestamp: string;
+  readonly body: string;
+}
+
+const INPUTS: readonly VectorInput[] = [
+  {
+    name: 'catalog event',
+    secrets: [fixedSecret('endpoint-1')],
+    method: 'POST',
+    path: '/webhooks/v1/catalog',
+    timestamp: '2026-11-01T12:00:00.123Z',
+    body: envelope({
+      data: { version: 42, effective_from: '2026-11-01T12:00:00.000Z', changed: ['sku_123'] },
+    }),
+  },
+  {
+    name: 'non-ASCII UTF-8 body',
+    secrets: [fixedSecret('endpoint-2')],
+    method: 'POST',
+    path: '/webhooks/v1/catalog',
+    timestamp: '2026-11-01T12:00:01.000Z',
+    body: envelope({
+      type: 'catalog.PromoChanged',
+      data: {
+        version: 3,
+        effective_from: '2026-11-01T12:00:00.000Z',
+        title: 'Café crème – 12,30 € · ¥1200 · Ünïcödé · 日本 · Ελληνικά · 🎉',
+      },
+    }),
+  },
+  {
+    name: 'empty body',
+    secrets: [fixedSecret('endpoint-1')],
+    method: 'POST',
+    path: '/webhooks/v1/catalog',
+    timestamp: '2026-11-01T12:00:02.000Z',
+    body: '',
+  },
+  {
+    name: 'path with a query string',
+    secrets: [fixedSecret('endpoint-3')],
+    method: 'POST',
+    path: '/partner/hooks/webhooks/v1/payout?tenant=tn_01&region=eu%2Dwest&flag',
+    timestamp: '2026-11-01T12:00:03.000Z',
+    body: envelope({
+      type: 'payout.processed',
+      producer: 'payments',
+      tenant: 'tn_01',
+      data: {
+        payout_id: 'po_01JQ4S6T1X5V8R2W3Y4Z5A6B7D',
+        status: 'processed',
+        amount_minor: 125000,
+        currency: 'EUR',
+      },
+    }),
+  },
+  {
+    name: 'raw bytes: pretty-printed body with CRLF line ends and a trailing newline',
+    secrets: [fixedSecret('endpoint-1')],
+    method: 'POST',
+    path: '/webhooks/v1/catalog',
+    timestamp: '2026-11-01T12:00:04.000Z',
+    body: `${JSON.stringify(JSON.parse(envelope({ data: { version: 43 } })), null, 2).replace(/\n/g, '\r\n')}\r\n`,
+  },
+  {
+    name: '1 KB body',
+    secrets: [fixedSecret('endpoint-1')],
+    method: 'POST',
+    path: '/webhooks/v1/catalog',
+    timestamp: '2026-11-01T12:00:05.000Z',
+    body: envelopeOfSize(1024),
+  },
+  {
+    name: 'rotation: new and old secret, two signatures (new first)',
+    secrets: [fixedSecret('endpoint-1-rotated'), fixedSecret('endpoint-1')],
+    method: 'POST',
+    path: '/webhooks/v1/catalog',
+    timestamp: '2026-11-02T08:30:00.000Z',
+    body: envelope({ data: { version: 44, effective_from: '2026-11-02T08:30:00.000Z', changed: ['sku_7'] } }),
+  },
+];
+
+const vectorOf = (input: VectorInput): SignatureVector => {
+  const body = new TextEncoder().encode(input.body);
+  const request = { timestamp: input.timestamp, method: input.method, path: input.path, body };
+  const keyed = input.secrets.length === 1 ? { secret: input.secrets[0] } : { secrets: input.secrets };
+  return {
+    name: input.name,
+    ...keyed,
+    method: input.method,
+    path: input.path,
+    timestamp: input.timestamp,
+    body: input.body,
+    body_sha256_hex: createHash('sha256').update(body).digest('hex'),
+    canonical_string: canonicalString(request),
+    expected_signature: signatureHeader({ ...request, secrets: input.secrets.map(secretBytes) }),
+  };
+};
+
+/** The vectors document. */
+export const buildVectors = (): SignatureVectors => ({
+  description:
+    'Test vectors for the X-Signature header of webhook deliveries (decision C13). Each vector gives the inputs ' +
+    '(secret, method, path, X-Timestamp, raw body) and the expected values. `body` is the exact raw request ' +
+    'body; its bytes are its UTF-8 encoding. The HMAC key is the base64-decoded part of the secret after ' +
+    '`whsec_` (32 bytes), not the secret text. A rotation vector carries `secrets` (new first, then old) ' +
+    'instead of `secret`, and its expected header holds one signature per secret, space-separated, in that ' +
+    'order; a receiver holding either secret accepts it. Generated by bin/webhook-vectors.ts.',
+  scheme: SIGNATURE_SCHEME,
+  canonical_string:
+    'The X-Timestamp header value, a line feed (\\n), the HTTP method, a line feed, the request path ' +
+    'including the query string if any, a line feed, and the lowercase hexadecimal SHA-256 of the raw body ' +
+    'bytes; no trailing line feed. X-Signature is "v1=" followed by the standard padded base64 of ' +
+    'HMAC-SHA-256 over the UTF-8 bytes of that string.',
+  vectors: INPUTS.map(vectorOf),
+});
+
+/** The file's exact content. */
+export const renderVectors = (): string => `${JSON.stringify(buildVectors(), null, 2)}\n`;
+
+const readIfPresent = async (file: string): Promise<string | undefined> => {
+  try {
+    return await readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
+const main = async (args: readonly string[]): Promise<number> => {
+  const generated = renderVectors();
+  const shown = relative(process.cwd(), VECTORS_FILE);
+  if (args.includes('--check')) {
+    if ((await readIfPresent(VECTORS_FILE)) === generated) {
+      console.log(`${shown} is up to date`);
+      return 0;
+    }
+    console.error(`${shown} differs from what bin/webhook-vectors.ts generates: regenerate it and commit it`);
+    return 1;
+  }
+  await writeFile(VECTORS_FILE, generated);
+  console.log(`wrote ${shown}`);
+  return 0;
+};
+
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) process.exitCode = await main(process.argv.slice(2));

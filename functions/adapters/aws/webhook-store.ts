@@ -1,0 +1,536 @@
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { type DeliveryStatus, FANOUT_PENDING } from '../../domain/webhooks/envelope';
+import type {
+  AttemptRecord,
+  ClaimResult,
+  DeliveryRecord,
+  DeliveryRepository,
+  EndpointChanges,
+  EndpointRecord,
+  EndpointRepository,
+  EventStore,
+  Page,
+  ReplayRecord,
+  ReplayRepository,
+} from '../../ports/webhooks';
+import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
+import { conditionalFailure } from './dynamo-errors';
+
+/** An opaque page cursor: the query's LastEvaluatedKey as base64url JSON. A malformed one is a bad request. */
+export class InvalidCursorError extends Error {
+  constructor(options?: ErrorOptions) {
+    super('the cursor is not one this API returned', options);
+    this.name = 'InvalidCursorError';
+  }
+}
+
+const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
+  key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
+
+const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined => {
+  if (cursor === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+    for (const entry of Object.values(value)) {
+      if (typeof entry !== 'string' && typeof entry !== 'number') throw new Error('not a key');
+    }
+    return value as Record<string, unknown>;
+  } catch (error) {
+    throw new InvalidCursorError({ cause: error });
+  }
+};
+
+/** The outbox on the events table. */
+export class DynamoEventStore implements EventStore {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async put(item: OutboxItem): Promise<boolean> {
+    try {
+      await this.documents.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(event_id)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (conditionalFailure(error) === 'condition') return false;
+      throw error;
+    }
+  }
+
+  async get(eventId: string): Promise<OutboxItem | undefined> {
+    const result = await this.documents.send(
+      new GetCommand({ TableName: this.tableName, Key: { event_id: eventId }, ConsistentRead: true }),
+    );
+    return result.Item ? outboxItemSchema.parse(result.Item) : undefined;
+  }
+
+  async markFannedOut(eventId: string, at: string, deliveries: number): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { event_id: eventId },
+          UpdateExpression:
+            'SET fanned_out_at = if_not_exists(fanned_out_at, :at), fanned_out_to = :n REMOVE fanout_pending',
+          ConditionExpression: 'attribute_exists(event_id)',
+          ExpressionAttributeValues: { ':at': at, ':n': deliveries },
+        }),
+      );
+    } catch (error) {
+      // The body expired (TTL) meanwhile: nothing left to mark.
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
+  }
+
+  async pendingFanout(before: string, limit: number): Promise<OutboxItem[]> {
+    const result = await this.documents.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'fanout-pending',
+        KeyConditionExpression: 'fanout_pending = :pending AND ts_id < :before',
+        ExpressionAttributeValues: { ':pending': FANOUT_PENDING, ':before': before },
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => outboxItemSchema.parse(item));
+  }
+
+  async byDay(
+    day: string,
+    from: string,
+    to: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<OutboxItem>> {
+    const start = decodeCursor(cursor);
+    const result = await this.documents.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'by-day',
+        KeyConditionExpression: '#day = :day AND ts_id BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#day': 'day' },
+        // `#` sorts before every ULID character, `~` after: the window covers every id at its ends.
+        ExpressionAttributeValues: { ':day': day, ':from': `${from}#`, ':to': `${to}#~` },
+        Limit: limit,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const next = encodeCursor(result.LastEvaluatedKey);
+    return {
+      items: (result.Items ?? []).map((item) => outboxItemSchema.parse(item)),
+      ...(next ? { cursor: next } : {}),
+    };
+  }
+}
+
+const ENDPOINT_FIELDS = [
+  'url',
+  'topics',
+  'description',
+  'version',
+  'status',
+  'disabled_reason',
+  'secret_ciphertext',
+  'previous_secret_expires_at',
+] as const satisfies readonly (keyof EndpointChanges)[];
+
+export class DynamoEndpointRepository implements EndpointRepository {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(record: EndpointRecord): Promise<void> {
+    await this.documents.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: record,
+        ConditionExpression: 'attribute_not_exists(endpoint_id)',
+      }),
+    );
+  }
+
+  async get(endpointId: string): Promise<EndpointRecord | undefined> {
+    const result = await this.documents.send(
+      new GetCommand({ TableName: this.tableName, Key: { endpoint_id: endpointId }, ConsistentRead: true }),
+    );
+    return result.Item as EndpointRecord | undefined;
+  }
+
+  async list(limit: number, cursor?: string): Promise<Page<EndpointRecord>> {
+    const start = decodeCursor(cursor);
+    const result = await this.documents.send(
+      new ScanCommand({
+        TableName: this.tableName,
+        Limit: limit,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const next = encodeCursor(result.LastEvaluatedKey);
+    const items = ((result.Items ?? []) as EndpointRecord[]).sort((a, b) =>
+      a.endpoint_id < b.endpoint_id ? -1 : 1,
+    );
+    return { items, ...(next ? { cursor: next } : {}) };
+  }
+
+  async enabled(): Promise<EndpointRecord[]> {
+    const endpoints: EndpointRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          FilterExpression: '#status = :enabled',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':enabled': 'enabled' },
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      endpoints.push(...((page.Items ?? []) as EndpointRecord[]));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return endpoints;
+  }
+
+  async update(
+    endpointId: string,
+    changes: EndpointChanges,
+    at: string,
+  ): Promise<EndpointRecord | undefined> {
+    const names: Record<string, string> = { '#updated_at': 'updated_at' };
+    const values: Record<string, unknown> = { ':updated_at': at };
+    const sets = ['#updated_at = :updated_at'];
+    const removes: string[] = [];
+    for (const field of ENDPOINT_FIELDS) {
+      if (!(field in changes)) continue;
+      names[`#${field}`] = field;
+      const value = changes[field];
+      if (value === undefined) removes.push(`#${field}`);
+      else {
+        sets.push(`#${field} = :${field}`);
+        values[`:${field}`] = value;
+      }
+    }
+    try {
+      const result = await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { endpoint_id: endpointId },
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: 'attribute_exists(endpoint_id)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes as EndpointRecord | undefined;
+    } catch (error) {
+      if (conditionalFailure(error) === 'condition') return undefined;
+      throw error;
+    }
+  }
+
+  async delete(endpointId: string): Promise<boolean> {
+    try {
+      await this.documents.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { endpoint_id: endpointId },
+          ConditionExpression: 'attribute_exists(endpoint_id)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (conditionalFailure(error) === 'condition') return false;
+      throw error;
+    }
+  }
+}
+
+const DELIVERY_INDEX = { endpoint: 'by-endpoint', status: 'by-status' } as const;
+
+export class DynamoDeliveryRepository implements DeliveryRepository {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  private key(eventId: string, endpointId: string) {
+    return { event_id: eventId, endpoint_id: endpointId };
+  }
+
+  async createIfAbsent(record: DeliveryRecord): Promise<DeliveryRecord> {
+    try {
+      await this.documents.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: record,
+          ConditionExpression: 'attribute_not_exists(event_id)',
+        }),
+      );
+      return record;
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+      const stored = await this.get(record.event_id, record.endpoint_id);
+      if (!stored)
+        throw new Error(`delivery ${record.event_id}/${record.endpoint_id} vanished`, { cause: error });
+      return stored;
+    }
+  }
+
+  async get(eventId: string, endpointId: string): Promise<DeliveryRecord | undefined> {
+    const result = await this.documents.send(
+      new GetCommand({ TableName: this.tableName, Key: this.key(eventId, endpointId), ConsistentRead: true }),
+    );
+    return result.Item as DeliveryRecord | undefined;
+  }
+
+  async forEvent(eventId: string): Promise<DeliveryRecord[]> {
+    const records: DeliveryRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'event_id = :id',
+          ExpressionAttributeValues: { ':id': eventId },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      records.push(...((page.Items ?? []) as DeliveryRecord[]));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return records;
+  }
+
+  async markEnqueued(eventId: string, endpointId: string, at: string): Promise<void> {
+    await this.documents.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: this.key(eventId, endpointId),
+        UpdateExpression: 'SET enqueued_at = if_not_exists(enqueued_at, :at)',
+        ExpressionAttributeValues: { ':at': at },
+      }),
+    );
+  }
+
+  async claim(
+    eventId: string,
+    endpointId: string,
+    attempt: number,
+    now: string,
+    leaseUntil: string,
+  ): Promise<ClaimResult> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(eventId, endpointId),
+          UpdateExpression: 'SET last_attempt = :n, lease_until = :lease',
+          ConditionExpression:
+            'attribute_exists(event_id) AND (last_attempt < :n OR ' +
+            '(last_attempt = :n AND completed_attempt < :n AND (attribute_not_exists(lease_until) OR lease_until < :now)))',
+          ExpressionAttributeValues: { ':n': attempt, ':lease': leaseUntil, ':now': now },
+        }),
+      );
+      return 'claimed';
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
+    const stored = await this.get(eventId, endpointId);
+    if (!stored) return 'missing';
+    if (stored.completed_attempt >= attempt || stored.last_attempt > attempt) return 'done';
+    return 'busy';
+  }
+
+  async recordAttempt(
+    eventId: string,
+    endpointId: string,
+    attempt: AttemptRecord,
+    next: {
+      readonly status: DeliveryStatus;
+      readonly next_attempt_at?: string;
+      readonly stop_reason?: string;
+    },
+    at: string,
+  ): Promise<void> {
+    const sets = [
+      'completed_attempt = :n',
+      'attempts = list_append(if_not_exists(attempts, :empty), :attempt)',
+      '#status = :status',
+      'updated_at = :at',
+    ];
+    const removes = ['lease_until'];
+    const values: Record<string, unknown> = {
+      ':n': attempt.attempt,
+      ':attempt': [attempt],
+      ':empty': [],
+      ':status': next.status,
+      ':at': at,
+    };
+    if (next.next_attempt_at) {
+      sets.push('next_attempt_at = :next');
+      values[':next'] = next.next_attempt_at;
+    } else removes.push('next_attempt_at');
+    if (next.stop_reason) {
+      sets.push('stop_reason = :reason');
+      values[':reason'] = next.stop_reason;
+    } else removes.push('stop_reason');
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(eventId, endpointId),
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
+          ConditionExpression: 'attribute_exists(event_id) AND completed_attempt < :n',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (error) {
+      // Recorded already (a duplicate message of the same attempt): the first record stands.
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
+  }
+
+  async startReplay(
+    eventId: string,
+    endpointId: string,
+    replayId: string,
+    expectedStatus: DeliveryStatus,
+    at: string,
+  ): Promise<number | undefined> {
+    try {
+      const result = await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(eventId, endpointId),
+          UpdateExpression:
+            'SET #status = :retrying, replay_id = :replay, updated_at = :at REMOVE stop_reason',
+          ConditionExpression: '#status = :expected',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':retrying': 'retrying',
+            ':replay': replayId,
+            ':at': at,
+            ':expected': expectedStatus,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const record = result.Attributes as DeliveryRecord | undefined;
+      return record ? Math.max(record.last_attempt, record.completed_attempt) + 1 : undefined;
+    } catch (error) {
+      if (conditionalFailure(error) === 'condition') return undefined;
+      throw error;
+    }
+  }
+
+  async query(
+    index: { readonly endpointId: string } | { readonly status: DeliveryStatus },
+    from: string,
+    to: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<DeliveryRecord>> {
+    const start = decodeCursor(cursor);
+    const byEndpoint = 'endpointId' in index;
+    const result = await this.documents.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: byEndpoint ? DELIVERY_INDEX.endpoint : DELIVERY_INDEX.status,
+        KeyConditionExpression: '#pk = :pk AND ts_id BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#pk': byEndpoint ? 'endpoint_id' : 'status' },
+        ExpressionAttributeValues: {
+          ':pk': byEndpoint ? index.endpointId : index.status,
+          ':from': `${from}#`,
+          ':to': `${to}#~`,
+        },
+        Limit: limit,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const next = encodeCursor(result.LastEvaluatedKey);
+    return { items: (result.Items ?? []) as DeliveryRecord[], ...(next ? { cursor: next } : {}) };
+  }
+}
+
+const SUMMARY = 'summary';
+const WRITE_BATCH = 25;
+
+export class DynamoReplayRepository implements ReplayRepository {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async put(record: ReplayRecord): Promise<void> {
+    const { deliveries, ...summary } = record;
+    const items: Record<string, unknown>[] = deliveries.map((delivery) => ({
+      replay_id: record.replay_id,
+      sk: `d#${delivery.event_id}#${delivery.endpoint_id}`,
+      ...delivery,
+      expires_at: record.expires_at,
+    }));
+    for (let index = 0; index < items.length; index += WRITE_BATCH) {
+      let requests = items.slice(index, index + WRITE_BATCH).map((Item) => ({ PutRequest: { Item } }));
+      for (let round = 0; requests.length > 0; round += 1) {
+        if (round > 8) throw new Error('replay: writes left unprocessed after retries');
+        if (round > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
+        const result = await this.documents.send(
+          new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }),
+        );
+        requests = (result.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
+      }
+    }
+    // The summary last: a replay is visible only once every delivery it names is stored.
+    await this.documents.send(
+      new PutCommand({ TableName: this.tableName, Item: { ...summary, sk: SUMMARY } }),
+    );
+  }
+
+  async get(replayId: string): Promise<ReplayRecord | undefined> {
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'replay_id = :id',
+          ExpressionAttributeValues: { ':id': replayId },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    const summary = items.find((item) => item.sk === SUMMARY);
+    if (!summary) return undefined;
+    const { sk: _sk, ...rest } = summary;
+    return {
+      ...(rest as Omit<ReplayRecord, 'deliveries'>),
+      deliveries: items
+        .filter((item) => item.sk !== SUMMARY)
+        .map((item) => ({ event_id: String(item.event_id), endpoint_id: String(item.endpoint_id) })),
+    };
+  }
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDeliveryRepository,
+  DynamoEndpointRepository,
+  DynamoEventStore,
+  DynamoReplayRepository,
+} from '../adapters/aws/webhook-store';
+import { createGuardedHttpClient, type EgressPolicy } from '../adapters/http/guarded-http-client';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from '../domain/webhooks/retry-policy';
+import {
+  DEFAULT_WEBHOOK_SETTINGS,
+  type WebhookContext,
+  type WebhookSettings,
+  type WebhookSignal,
+} from '../usecases/webhooks/context';
+import type { ServiceDependencies, ServiceTableId, WebhookDependencies } from './dependencies';
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+const numbers = (name: string, value: string): number[] => {
+  const parsed = value.split(',').map((part) => Number(part.trim()));
+  if (parsed.some((entry) => !Number.isFinite(entry) || entry < 0))
+    throw new Error(`${name} must be a comma-separated list of non-negative numbers`);
+  return parsed;
+};
+
+/**
+ * The retry policy from configuration: `WEBHOOK_BACKOFF_SECONDS` (comma-separated), `WEBHOOK_DAILY_RETRY_DAYS`,
+ * `WEBHOOK_ATTEMPT_TIMEOUT_MS`. Unset: the production schedule (C14). Tests and local runs shorten it here,
+ * never in code.
+ */
+export const retryPolicyFromEnv = (env: Environment): RetryPolicy =>
+  validateRetryPolicy({
+    ...DEFAULT_RETRY_POLICY,
+    ...(env.WEBHOOK_BACKOFF_SECONDS
+      ? { backoffSeconds: numbers('WEBHOOK_BACKOFF_SECONDS', env.WEBHOOK_BACKOFF_SECONDS) }
+      : {}),
+    ...(env.WEBHOOK_DAILY_RETRY_DAYS ? { dailyRetryDays: Number(env.WEBHOOK_DAILY_RETRY_DAYS) } : {}),
+    ...(env.WEBHOOK_ATTEMPT_TIMEOUT_MS ? { attemptTimeoutMs: Number(env.WEBHOOK_ATTEMPT_TIMEOUT_MS) } : {}),
+  });
+
+/** Egress from configuration: `WEBHOOK_ALLOWED_CIDRS` (comma-separated), `WEBHOOK_ALLOW_HTTP=true`. */
+export const egressPolicyFromEnv = (env: Environment, defaults: EgressPolicy): EgressPolicy => ({
+  allowHttp: env.WEBHOOK_ALLOW_HTTP === undefined ? defaults.allowHttp : env.WEBHOOK_ALLOW_HTTP === 'true',
+  allowedCidrs:
+    env.WEBHOOK_ALLOWED_CIDRS === undefined
+      ? defaults.allowedCidrs
+      : env.WEBHOOK_ALLOWED_CIDRS.split(',')
+          .map((cidr) => cidr.trim())
+          .filter(Boolean),
+});
+
+/** AWS: https only, public unicast only (C17). */
+export const AWS_EGRESS: EgressPolicy = { allowHttp: false, allowedCidrs: [] };
+/** The local stack: partners' test receivers on loopback, over plain http (C17). */
+export const LOCAL_EGRESS: EgressPolicy = { allowHttp: true, allowedCidrs: ['127.0.0.0/8', '::1/128'] };
+
+export const webhookDependencies = (input: {
+  readonly documents: DynamoDBDocumentClient;
+  readonly tableNames: Readonly<Record<ServiceTableId, string>>;
+  readonly egress: EgressPolicy;
+  readonly policy?: RetryPolicy;
+  readonly settings?: Partial<WebhookSettings>;
+}): WebhookDependencies => ({
+  events: new DynamoEventStore(input.documents, input.tableNames.events),
+  endpoints: new DynamoEndpointRepository(input.documents, input.tableNames.endpoints),
+  deliveries: new DynamoDeliveryRepository(input.documents, input.tableNames.deliveries),
+  replays: new DynamoReplayRepository(input.documents, input.tableNames.replays),
+  http: createGuardedHttpClient({ policy: input.egress }),
+  policy: input.policy ?? DEFAULT_RETRY_POLICY,
+  settings: { ...DEFAULT_WEBHOOK_SETTINGS, ...input.settings },
+});
+
+/** Signals as log lines an alarm can match (a metric filter in AWS; the local stack's log). */
+const signalLogger =
+  (logger: Logger) =>
+  (name: WebhookSignal, fields: Readonly<Record<string, unknown>>): void => {
+    if (name === 'delivery_dead') logger.error('delivery dead', { alarm: 'DeliveryDead', ...fields });
+    else if (name === 'endpoint_disabled')
+      logger.warn('endpoint disabled', { alarm: 'EndpointDisabled', ...fields });
+    else logger.info(name.replace('_', ' '), fields);
+  };
+
+/** The context the webhook use cases run in, for one function instance. */
+export const webhookContext = (deps: ServiceDependencies, logger: Logger): WebhookContext => ({
+  clock: deps.clock,
+  events: deps.webhooks.events,
+  endpoints: deps.webhooks.endpoints,
+  deliveries: deps.webhooks.deliveries,
+  replays: deps.webhooks.replays,
+  queue: deps.queue,
+  scheduler: deps.scheduler,
+  cipher: deps.dataCipher,
+  http: deps.webhooks.http,
+  policy: deps.webhooks.policy,
+  settings: deps.webhooks.settings,
+  random: Math.random,
+  randomBytes: (size) => randomBytes(size),
+  signal: signalLogger(logger),
+});

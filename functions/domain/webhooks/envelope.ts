@@ -1,0 +1,114 @@
+/**
+ * Event envelopes (spec "Webhook event envelope", C11, C24): types, topics, versions and how an endpoint
+ * sees an event. Pure.
+ */
+
+/** Envelope versions, oldest first (C24). Each endpoint pins one; the default is the latest. */
+export const ENVELOPE_VERSIONS = ['2026-11-01'] as const;
+export type EnvelopeVersion = (typeof ENVELOPE_VERSIONS)[number];
+export const LATEST_ENVELOPE_VERSION: EnvelopeVersion = '2026-11-01';
+
+export const isEnvelopeVersion = (value: string): value is EnvelopeVersion =>
+  (ENVELOPE_VERSIONS as readonly string[]).includes(value);
+
+/** Catalog change events (spec "Catalog change events"), produced only by the catalog's own write path. */
+export const CATALOG_EVENT_TYPES = [
+  'catalog.PriceListUpdated',
+  'catalog.FXRatePublished',
+  'catalog.TaxRuleChanged',
+  'catalog.PromoChanged',
+] as const;
+export type CatalogEventType = (typeof CATALOG_EVENT_TYPES)[number];
+
+/** Event types with a payload schema of their own; other producers' types are accepted with any object. */
+export const PAYOUT_PROCESSED = 'payout.processed';
+
+/** `<topic>.<Name>` → `topic` (C11): the text before the first dot. */
+export const topicOf = (type: string): string => {
+  const dot = type.indexOf('.');
+  return dot < 0 ? type : type.slice(0, dot);
+};
+
+/** The envelope as stored in the outbox and sent (with `attempt` set per delivery). */
+export interface Envelope {
+  readonly event_id: string;
+  readonly type: string;
+  readonly version: string;
+  readonly ts: string;
+  readonly attempt: number;
+  readonly producer?: string;
+  readonly tenant?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+  readonly trace_id: string;
+  readonly pricelist_version: number | null;
+  readonly fx_version: string | null;
+  readonly tax_rule_version: number | null;
+}
+
+/** What decides whether an endpoint receives an event. */
+export interface EndpointSubscription {
+  readonly status: 'enabled' | 'disabled';
+  /** Empty: every topic. */
+  readonly topics: readonly string[];
+  /** Set: only events of that tenant (and events without a tenant are not sent). */
+  readonly tenant?: string;
+}
+
+export const endpointReceives = (endpoint: EndpointSubscription, event: Pick<Envelope, 'type' | 'tenant'>) =>
+  endpoint.status === 'enabled' &&
+  (endpoint.topics.length === 0 || endpoint.topics.includes(topicOf(event.type))) &&
+  (endpoint.tenant === undefined || endpoint.tenant === event.tenant);
+
+/**
+ * The envelope as an endpoint pinned to `version` receives it, for attempt `attempt`. Key order is fixed, so
+ * the same inputs always give the same bytes. Only one version exists today; a later version adds its
+ * transformation here.
+ */
+export const renderEnvelope = (envelope: Envelope, version: EnvelopeVersion, attempt: number): Envelope => ({
+  event_id: envelope.event_id,
+  type: envelope.type,
+  version,
+  ts: envelope.ts,
+  attempt,
+  ...(envelope.producer !== undefined ? { producer: envelope.producer } : {}),
+  ...(envelope.tenant !== undefined ? { tenant: envelope.tenant } : {}),
+  ...(envelope.data !== undefined ? { data: envelope.data } : {}),
+  trace_id: envelope.trace_id,
+  pricelist_version: envelope.pricelist_version,
+  fx_version: envelope.fx_version,
+  tax_rule_version: envelope.tax_rule_version,
+});
+
+/** Sort key shared by the time-ordered indexes: `<ts>#<event_id>`. */
+export const timeKey = (ts: string, eventId: string): string => `${ts}#${eventId}`;
+
+/** The UTC day (`YYYY-MM-DD`) of an ISO timestamp. */
+export const dayOf = (ts: string): string => ts.slice(0, 10);
+
+/** Marks an outbox item whose fan-out is not recorded yet (the sparse `fanout-pending` index). */
+export const FANOUT_PENDING = 'yes';
+
+/** The index keys of a new outbox item: its day, its time order, and the pending-fan-out marker. */
+export const outboxKeys = (ts: string, eventId: string) => ({
+  day: dayOf(ts),
+  ts_id: timeKey(ts, eventId),
+  fanout_pending: FANOUT_PENDING,
+});
+
+/** The UTC days from `from` to `to` inclusive, oldest first (at most `maxDays`, else RangeError). */
+export const daysBetween = (from: string, to: string, maxDays = 400): string[] => {
+  const days: string[] = [];
+  const end = Date.parse(`${dayOf(to)}T00:00:00.000Z`);
+  for (let at = Date.parse(`${dayOf(from)}T00:00:00.000Z`); at <= end; at += 86_400_000) {
+    days.push(new Date(at).toISOString().slice(0, 10));
+    if (days.length > maxDays) throw new RangeError(`a window spans at most ${maxDays} days`);
+  }
+  return days;
+};
+
+/** Delivery states (C16, C20). */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'retrying', 'stopped', 'dead'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** States a replay may restart (a delivery still pending or retrying has a live chain of attempts). */
+export const REPLAYABLE_STATUSES: readonly DeliveryStatus[] = ['dead', 'stopped', 'delivered'];

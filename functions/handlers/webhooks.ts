@@ -1,0 +1,58 @@
+import { awsDependencies } from '../composition/aws';
+import type { ServiceDependencies } from '../composition/dependencies';
+import { webhookContext } from '../composition/webhooks';
+import { CatalogReader } from '../usecases/catalog/reader';
+import { fxVersionName } from '../usecases/catalog/release';
+import { lazyHandler } from './lazy';
+import { createHttpApi, type HttpHandler } from './middleware/http';
+import { idempotent } from './middleware/idempotency';
+import {
+  createEndpointOperation,
+  deleteEndpointOperation,
+  getEndpointOperation,
+  listEndpointsOperation,
+  listEventsOperation,
+  publishEventOperation,
+  replayOperation,
+  rotateSecretOperation,
+  showEventOperation,
+  showReplayOperation,
+  updateEndpointOperation,
+} from './operations/webhooks';
+
+/** The `webhooks` function: endpoints, producers' events, history and replay (admin routes, C7). */
+export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler => {
+  const logger = deps.createLogger('webhooks');
+  const ctx = webhookContext(deps, logger);
+  const reader = new CatalogReader(deps.catalogRepository, deps.clock);
+  const versionsInForce = async () => {
+    const { publication } = await reader.current();
+    return {
+      pricelist_version: publication.versions.commercial,
+      fx_version: fxVersionName(publication.versions.fx),
+      tax_rule_version: publication.versions.tax,
+    };
+  };
+  // C8: POSTs honour Idempotency-Key, except the two that answer a secret: a stored response would keep the
+  // secret in clear in the idempotency table (docs/decisions.md).
+  const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
+  return createHttpApi({
+    functionId: 'webhooks',
+    logger,
+    operations: {
+      createEndpoint: createEndpointOperation(ctx),
+      listEndpoints: listEndpointsOperation(ctx),
+      getEndpoint: getEndpointOperation(ctx),
+      updateEndpoint: updateEndpointOperation(ctx),
+      deleteEndpoint: deleteEndpointOperation(ctx),
+      rotateEndpointSecret: rotateSecretOperation(ctx),
+      publishEvent: idempotent(publishEventOperation(ctx, versionsInForce), idempotency),
+      listEvents: listEventsOperation(ctx),
+      showEvent: showEventOperation(ctx),
+      replay: idempotent(replayOperation(ctx), idempotency),
+      showReplay: showReplayOperation(ctx),
+    },
+  });
+};
+
+export const handler = lazyHandler(() => createWebhooksHandler(awsDependencies()));

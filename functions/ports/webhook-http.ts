@@ -1,0 +1,50 @@
+/** One webhook delivery attempt, as handed to the HTTP client. */
+export interface WebhookRequest {
+  /** Absolute URL, e.g. `https://partner.example/webhooks/v1/catalog`. */
+  readonly url: string;
+  /** Request headers (signature, timestamp, event id, …); hop-by-hop headers and `Content-Length` are the client's. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Sent as is, with `Content-Length`. */
+  readonly body: Uint8Array;
+  /** The whole attempt: DNS + connect + TLS + response headers + reading the excerpt. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * Why an attempt got no HTTP response. `address_not_allowed`: the destination (literal or resolved) is not a
+ * public unicast address nor inside the configured allow-list (C17); `scheme_not_allowed`: not `https` (or
+ * `http` where the policy allows it); `other`: anything else, including a malformed URL or one with userinfo.
+ */
+export type WebhookNetworkError =
+  | 'timeout'
+  | 'connection_reset'
+  | 'connection_refused'
+  | 'dns_failure'
+  | 'address_not_allowed'
+  | 'scheme_not_allowed'
+  | 'tls_error'
+  | 'other';
+
+/** The outcome of one attempt: an HTTP response (any status, 3xx included) or a network error. */
+export type WebhookResponse =
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      /** Lower-case names, first value of each. */
+      readonly headers: Readonly<Record<string, string>>;
+      /** First ≤ 256 characters of the body as UTF-8, control characters replaced. */
+      readonly excerpt: string;
+      readonly durationMs: number;
+    }
+  | {
+      readonly kind: 'network_error';
+      readonly error: WebhookNetworkError;
+      /** Short; no secrets, no headers, no URL. */
+      readonly message: string;
+      readonly durationMs: number;
+    };
+
+/** Always POST. Never throws; never follows redirects (a 3xx is returned as a response). */
+export interface WebhookHttpClient {
+  post(request: WebhookRequest): Promise<WebhookResponse>;
+}

@@ -1,0 +1,175 @@
+import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
+import type { OutboxItem } from '../schemas/envelope';
+
+/** A page of results and the opaque cursor of the next page (absent on the last one). */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly cursor?: string;
+}
+
+/** The outbox (events table). */
+export interface EventStore {
+  /** Writes a new event; refuses (returns false) an id that already exists. */
+  put(item: OutboxItem): Promise<boolean>;
+  get(eventId: string): Promise<OutboxItem | undefined>;
+  /** Records the fan-out: stamps `fanned_out_at` and leaves the pending index. Idempotent. */
+  markFannedOut(eventId: string, at: string, deliveries: number): Promise<void>;
+  /** Events whose fan-out is not recorded and whose `ts` is before `before`, oldest first. */
+  pendingFanout(before: string, limit: number): Promise<OutboxItem[]>;
+  /** Events of one UTC day with `from ≤ ts ≤ to`, oldest first. */
+  byDay(day: string, from: string, to: string, limit: number, cursor?: string): Promise<Page<OutboxItem>>;
+}
+
+/** An endpoint's signing secrets: the current one and, during a rotation, the previous one until it expires. */
+export interface EndpointSecrets {
+  readonly current: string;
+  readonly previous?: { readonly secret: string; readonly expires_at: string };
+}
+
+/** An endpoint as stored; `secret_ciphertext` decrypts (data key, context `endpoint_id`) to `EndpointSecrets`. */
+export interface EndpointRecord {
+  readonly endpoint_id: string;
+  readonly url: string;
+  readonly topics: readonly string[];
+  readonly description?: string;
+  readonly tenant?: string;
+  readonly version: EnvelopeVersion;
+  readonly status: 'enabled' | 'disabled';
+  readonly disabled_reason?: string;
+  readonly secret_ciphertext: string;
+  /** When the previous secret stops being sent (shown without the secret itself). */
+  readonly previous_secret_expires_at?: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export type EndpointChanges = Partial<
+  Pick<
+    EndpointRecord,
+    | 'url'
+    | 'topics'
+    | 'description'
+    | 'version'
+    | 'status'
+    | 'disabled_reason'
+    | 'secret_ciphertext'
+    | 'previous_secret_expires_at'
+  >
+>;
+
+export interface EndpointRepository {
+  create(record: EndpointRecord): Promise<void>;
+  get(endpointId: string): Promise<EndpointRecord | undefined>;
+  list(limit: number, cursor?: string): Promise<Page<EndpointRecord>>;
+  /** Every enabled endpoint (the fan-out's candidates). */
+  enabled(): Promise<EndpointRecord[]>;
+  /** Applies changes; `undefined` values remove the attribute. Returns the new record, or undefined if absent. */
+  update(endpointId: string, changes: EndpointChanges, at: string): Promise<EndpointRecord | undefined>;
+  delete(endpointId: string): Promise<boolean>;
+}
+
+/** One attempt as the history shows it (C16). */
+export interface AttemptRecord {
+  readonly attempt: number;
+  readonly at: string;
+  readonly duration_ms: number;
+  readonly http_status?: number;
+  readonly error?: string;
+  readonly response_excerpt?: string;
+  /** What the attempt led to, and why. */
+  readonly outcome: 'delivered' | 'retry' | 'stopped' | 'dead';
+  readonly reason?: string;
+  readonly next_attempt_at?: string;
+  readonly replay_id?: string;
+}
+
+export interface DeliveryRecord {
+  readonly event_id: string;
+  readonly endpoint_id: string;
+  readonly event_type: string;
+  /** `<event ts>#<event_id>`: the time order of the `by-endpoint` and `by-status` indexes. */
+  readonly ts_id: string;
+  readonly status: DeliveryStatus;
+  readonly created_at: string;
+  readonly updated_at: string;
+  /** When the first attempt's message was sent (a redelivered stream batch sends nothing twice). */
+  readonly enqueued_at?: string;
+  /** Highest attempt claimed, and highest attempt whose outcome is recorded. */
+  readonly last_attempt: number;
+  readonly completed_attempt: number;
+  readonly lease_until?: string;
+  readonly next_attempt_at?: string;
+  readonly stop_reason?: string;
+  readonly replay_id?: string;
+  readonly attempts: readonly AttemptRecord[];
+  readonly expires_at: number;
+}
+
+export type ClaimResult = 'claimed' | 'done' | 'busy' | 'missing';
+
+export interface DeliveryRepository {
+  /** Creates the record unless it exists; returns the stored record either way. */
+  createIfAbsent(record: DeliveryRecord): Promise<DeliveryRecord>;
+  get(eventId: string, endpointId: string): Promise<DeliveryRecord | undefined>;
+  forEvent(eventId: string): Promise<DeliveryRecord[]>;
+  markEnqueued(eventId: string, endpointId: string, at: string): Promise<void>;
+  /**
+   * Claims attempt `attempt` for `leaseMs`: succeeds when no later attempt was claimed and this one is not
+   * recorded, or its earlier claim's lease ran out (the consumer died mid-attempt). `done`: already recorded or
+   * overtaken; `busy`: another consumer holds the lease.
+   */
+  claim(
+    eventId: string,
+    endpointId: string,
+    attempt: number,
+    now: string,
+    leaseUntil: string,
+  ): Promise<ClaimResult>;
+  /** Records an attempt's outcome once (a second record of the same attempt is ignored). */
+  recordAttempt(
+    eventId: string,
+    endpointId: string,
+    attempt: AttemptRecord,
+    next: {
+      readonly status: DeliveryStatus;
+      readonly next_attempt_at?: string;
+      readonly stop_reason?: string;
+    },
+    at: string,
+  ): Promise<void>;
+  /**
+   * Restarts a delivery in a replayable state for a replay: status `retrying`, `replay_id` set, and returns the
+   * attempt the replay makes (the one after the last), or undefined when its state changed meanwhile.
+   */
+  startReplay(
+    eventId: string,
+    endpointId: string,
+    replayId: string,
+    expectedStatus: DeliveryStatus,
+    at: string,
+  ): Promise<number | undefined>;
+  /** Deliveries of an endpoint, or in a status, with `from ≤ ts ≤ to`, oldest first. */
+  query(
+    index: { readonly endpointId: string } | { readonly status: DeliveryStatus },
+    from: string,
+    to: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<DeliveryRecord>>;
+}
+
+export interface ReplayRecord {
+  readonly replay_id: string;
+  readonly requested_at: string;
+  readonly request: Readonly<Record<string, unknown>>;
+  readonly matched: number;
+  readonly enqueued: number;
+  readonly skipped: number;
+  readonly deliveries: readonly { readonly event_id: string; readonly endpoint_id: string }[];
+  readonly expires_at: number;
+}
+
+export interface ReplayRepository {
+  put(record: ReplayRecord): Promise<void>;
+  get(replayId: string): Promise<ReplayRecord | undefined>;
+}

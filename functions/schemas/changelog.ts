@@ -1,0 +1,83 @@
+/**
+ * The machine-readable changelog of the webhook envelope and its event types (C24), served at `GET /changelog`
+ * and published as `docs/changelog.json` (a test keeps the two equal).
+ */
+export const CHANGELOG = {
+  description:
+    'Machine-readable changelog of the webhook envelope and its event types (C24). New fields are optional; removing or retyping a field needs a new envelope version, announced with Deprecation and Sunset (at least 180 days).',
+  envelope_versions: [
+    {
+      version: '2026-11-01',
+      released: '2026-11-01',
+      status: 'current',
+      changes: [
+        'First version: event_id, type, version, ts, attempt, producer, tenant, data, and on every event trace_id, pricelist_version, fx_version, tax_rule_version (C11).',
+        'Signed with HMAC-SHA-256 over the canonical string of C13; X-Signature carries v1= signatures, several during a secret rotation.',
+      ],
+    },
+  ],
+  event_types: [
+    {
+      type: 'catalog.PriceListUpdated',
+      since: '2026-11-01',
+      description: 'A price list changed (a new pricelist_version is in force from effective_from).',
+      data: [
+        'version',
+        'effective_from',
+        'revision',
+        'trace_id',
+        'pricelist_version',
+        'fx_version',
+        'tax_rule_version',
+      ],
+    },
+    {
+      type: 'catalog.FXRatePublished',
+      since: '2026-11-01',
+      description: 'Exchange rates were published (a new fx_version).',
+      data: [
+        'version',
+        'effective_from',
+        'revision',
+        'trace_id',
+        'pricelist_version',
+        'fx_version',
+        'tax_rule_version',
+      ],
+    },
+    {
+      type: 'catalog.TaxRuleChanged',
+      since: '2026-11-01',
+      description: 'Tax rules changed (a new tax_rule_version).',
+      data: [
+        'version',
+        'effective_from',
+        'revision',
+        'trace_id',
+        'pricelist_version',
+        'fx_version',
+        'tax_rule_version',
+      ],
+    },
+    {
+      type: 'catalog.PromoChanged',
+      since: '2026-11-01',
+      description: 'Promotions changed (part of a new pricelist_version).',
+      data: [
+        'version',
+        'effective_from',
+        'revision',
+        'trace_id',
+        'pricelist_version',
+        'fx_version',
+        'tax_rule_version',
+      ],
+    },
+    {
+      type: 'payout.processed',
+      since: '2026-11-01',
+      description: 'A payout was processed by the payments producer.',
+      data: ['payout_id', 'status', 'amount_minor', 'currency', 'seq'],
+    },
+  ],
+} as const;

@@ -1,0 +1,232 @@
+import currencyCodes from 'currency-codes';
+import { z } from 'zod';
+import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
+import { identifier } from './catalog-document';
+import { eventType, isoTimestamp } from './envelope';
+
+/** A topic name: the text before the first dot of an event type (C11). */
+export const topicName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'a topic: lower-case letters, digits, _');
+
+export const endpointIdSchema = z.string().regex(/^ep_[0-9A-HJKMNP-TV-Z]{26}$/, 'an ep_ ULID');
+export const eventIdSchema = z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'an evt_ ULID');
+export const replayIdSchema = z.string().regex(/^rpl_[0-9A-HJKMNP-TV-Z]{26}$/, 'an rpl_ ULID');
+
+const endpointUrl = z
+  .string()
+  .max(2048)
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (
+        (url.protocol === 'https:' || url.protocol === 'http:') &&
+        url.username === '' &&
+        url.password === '' &&
+        url.hash === '' &&
+        url.search === ''
+      );
+    } catch {
+      return false;
+    }
+  }, 'an absolute http(s) URL without credentials, query or fragment');
+
+/** `POST /webhooks/endpoints` (C12, C24). */
+export const createEndpointSchema = z.strictObject({
+  url: endpointUrl,
+  topics: z.array(topicName).max(50).optional(),
+  description: z.string().max(500).optional(),
+  tenant: identifier.optional(),
+  version: z.enum(ENVELOPE_VERSIONS).optional(),
+});
+export type CreateEndpointRequest = z.infer<typeof createEndpointSchema>;
+
+/** `PATCH /webhooks/endpoints/{endpoint_id}`: any of the fields; `status` re-enables a disabled endpoint. */
+export const updateEndpointSchema = z
+  .strictObject({
+    url: endpointUrl.optional(),
+    topics: z.array(topicName).max(50).optional(),
+    description: z.string().max(500).optional(),
+    version: z.enum(ENVELOPE_VERSIONS).optional(),
+    status: z.enum(['enabled', 'disabled']).optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' });
+export type UpdateEndpointRequest = z.infer<typeof updateEndpointSchema>;
+
+/** A `payout.processed` payload (spec: identifiers only). */
+export const payoutProcessedSchema = z.strictObject({
+  payout_id: identifier,
+  status: z.string().regex(/^[a-z_]{1,32}$/, 'a status code'),
+  amount_minor: z.number().int().safe(),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'an ISO 4217 code')
+    .refine((code) => currencyCodes.code(code) !== undefined, 'an ISO 4217 currency code'),
+  seq: z.number().int().nonnegative().optional(),
+});
+
+/** `POST /webhooks/events` (other producers). */
+export const publishEventSchema = z.strictObject({
+  type: eventType,
+  data: z.record(z.string(), z.unknown()),
+  tenant: identifier.optional(),
+  producer: identifier.optional(),
+});
+export type PublishEventRequest = z.infer<typeof publishEventSchema>;
+
+/** `POST /webhooks/replay` (C15): exactly one of `event_ids` or a `from`/`to` window. */
+export const replayRequestSchema = z
+  .strictObject({
+    event_ids: z.array(eventIdSchema).min(1).max(1000).optional(),
+    from: isoTimestamp.optional(),
+    to: isoTimestamp.optional(),
+    endpoint_id: endpointIdSchema.optional(),
+    status: z.enum(DELIVERY_STATUSES).optional(),
+    force: z.boolean().optional(),
+  })
+  .refine((body) => (body.event_ids === undefined) !== (body.from === undefined && body.to === undefined), {
+    message: 'give either event_ids or a from/to window',
+  })
+  .refine((body) => (body.from === undefined) === (body.to === undefined), {
+    message: 'a window needs both from and to',
+    path: ['to'],
+  })
+  .refine((body) => body.from === undefined || body.to === undefined || body.from <= body.to, {
+    message: 'from must not be after to',
+    path: ['from'],
+  });
+export type ReplayRequest = z.infer<typeof replayRequestSchema>;
+
+/** `GET /webhooks/events` query. */
+export const listEventsQuerySchema = z
+  .strictObject({
+    status: z.enum(DELIVERY_STATUSES).optional(),
+    endpoint_id: endpointIdSchema.optional(),
+    from: isoTimestamp.optional(),
+    to: isoTimestamp.optional(),
+    limit: z.coerce.number().int().min(1).max(200).optional(),
+    cursor: z.string().max(2048).optional(),
+  })
+  .refine((query) => !query.from || !query.to || query.from <= query.to, {
+    message: 'from must not be after to',
+    path: ['from'],
+  });
+export type ListEventsQuery = z.infer<typeof listEventsQuerySchema>;
+
+export const listEndpointsQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+  cursor: z.string().max(2048).optional(),
+});
+
+export const endpointPathSchema = z.strictObject({ endpoint_id: endpointIdSchema });
+export const eventPathSchema = z.strictObject({ event_id: eventIdSchema });
+export const replayPathSchema = z.strictObject({ replay_id: replayIdSchema });
+
+// Responses (documented in OpenAPI; the e2e tests validate answers against them).
+
+export const endpointResponseSchema = z.object({
+  endpoint_id: endpointIdSchema,
+  url: z.string(),
+  topics: z.array(z.string()),
+  description: z.string().optional(),
+  tenant: z.string().optional(),
+  version: z.enum(ENVELOPE_VERSIONS),
+  status: z.enum(['enabled', 'disabled']),
+  disabled_reason: z.string().optional(),
+  previous_secret_expires_at: isoTimestamp.optional(),
+  created_at: isoTimestamp,
+  updated_at: isoTimestamp,
+});
+
+export const endpointWithSecretResponseSchema = endpointResponseSchema.extend({
+  secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/, 'whsec_ + base64 of 32 bytes'),
+});
+
+export const endpointsPageResponseSchema = z.object({
+  items: z.array(endpointResponseSchema),
+  cursor: z.string().optional(),
+});
+
+export const eventAcceptedResponseSchema = z.object({ event_id: eventIdSchema });
+
+export const attemptResponseSchema = z.object({
+  attempt: z.number().int().min(1),
+  at: isoTimestamp,
+  duration_ms: z.number().int().nonnegative(),
+  http_status: z.number().int().optional(),
+  error: z.string().optional(),
+  response_excerpt: z.string().optional(),
+  outcome: z.enum(['delivered', 'retry', 'stopped', 'dead']),
+  reason: z.string().optional(),
+  next_attempt_at: isoTimestamp.optional(),
+  replay_id: z.string().optional(),
+});
+
+export const eventHistoryResponseSchema = z.object({
+  event_id: eventIdSchema,
+  envelope: z.record(z.string(), z.unknown()).nullable(),
+  fanned_out_at: isoTimestamp.optional(),
+  fanned_out_to: z.number().int().nonnegative().optional(),
+  deliveries: z.array(
+    z.object({
+      endpoint_id: endpointIdSchema,
+      status: z.enum(DELIVERY_STATUSES),
+      stop_reason: z.string().optional(),
+      next_attempt_at: isoTimestamp.optional(),
+      replay_id: z.string().optional(),
+      attempts: z.array(attemptResponseSchema),
+    }),
+  ),
+});
+
+export const eventsPageResponseSchema = z.object({
+  items: z.array(
+    z.object({
+      event_id: eventIdSchema,
+      type: z.string(),
+      ts: isoTimestamp,
+      deliveries: z.array(
+        z.object({
+          endpoint_id: endpointIdSchema,
+          status: z.enum(DELIVERY_STATUSES),
+          attempts: z.number().int(),
+        }),
+      ),
+    }),
+  ),
+  cursor: z.string().optional(),
+});
+
+export const replayAcceptedResponseSchema = z.object({
+  replay_id: replayIdSchema,
+  matched: z.number().int().nonnegative(),
+  enqueued: z.number().int().nonnegative(),
+  skipped: z.number().int().nonnegative(),
+});
+
+export const replayProgressResponseSchema = replayAcceptedResponseSchema.extend({
+  requested_at: isoTimestamp,
+  request: z.record(z.string(), z.unknown()),
+  progress: z.record(z.enum(DELIVERY_STATUSES), z.number().int().nonnegative()),
+  done: z.boolean(),
+  deliveries: z.array(
+    z.object({
+      event_id: eventIdSchema,
+      endpoint_id: endpointIdSchema,
+      status: z.union([z.enum(DELIVERY_STATUSES), z.literal('expired')]),
+    }),
+  ),
+});
+
+export const changelogResponseSchema = z.object({
+  envelope_versions: z.array(
+    z.object({
+      version: z.string(),
+      released: z.string(),
+      status: z.enum(['current', 'deprecated', 'sunset']),
+      changes: z.array(z.string()),
+      sunset: z.string().optional(),
+    }),
+  ),
+  event_types: z.array(
+    z.object({ type: z.string(), since: z.string(), description: z.string(), data: z.array(z.string()) }),
+  ),
+});

@@ -1,0 +1,62 @@
+import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
+import type { Clock } from '../../ports/clock';
+import type { MessageQueue } from '../../ports/queue';
+import type { OneTimeScheduler } from '../../ports/scheduler';
+import type { DataCipher } from '../../ports/signing';
+import type { WebhookHttpClient } from '../../ports/webhook-http';
+import type {
+  DeliveryRepository,
+  EndpointRepository,
+  EventStore,
+  ReplayRepository,
+} from '../../ports/webhooks';
+
+/** Lifetimes and horizons of the delivery pipeline; the defaults are the production values. */
+export interface WebhookSettings {
+  /** Event bodies expire after this many days (spec: stored to a minimum, with a TTL). */
+  readonly bodyTtlDays: number;
+  /** Delivery records (the attempt history) are kept longer than bodies. */
+  readonly historyTtlDays: number;
+  /** Replaying an event older than this needs `force` (C15: the receiver kit's dedup memory). */
+  readonly replayHorizonDays: number;
+  /** The sweeper fans out events whose fan-out is not recorded after this long. */
+  readonly sweepAfterSeconds: number;
+  /** How long a rotated-out secret is still sent (C12). */
+  readonly previousSecretHours: number;
+  /** Sent as `User-Agent`. */
+  readonly userAgent: string;
+}
+
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
+  bodyTtlDays: 30,
+  historyTtlDays: 90,
+  replayHorizonDays: 7,
+  sweepAfterSeconds: 60,
+  previousSecretHours: 24,
+  userAgent: 'pricing-webhooks/1.0',
+};
+
+/** What the webhook use cases need: stores, queue and scheduler, the data cipher, the HTTP client, time. */
+export interface WebhookContext {
+  readonly clock: Clock;
+  readonly events: EventStore;
+  readonly endpoints: EndpointRepository;
+  readonly deliveries: DeliveryRepository;
+  readonly replays: ReplayRepository;
+  readonly queue: MessageQueue;
+  readonly scheduler: OneTimeScheduler;
+  readonly cipher: DataCipher;
+  readonly http: WebhookHttpClient;
+  readonly policy: RetryPolicy;
+  readonly settings: WebhookSettings;
+  /** Uniform in [0, 1): the backoff jitter. */
+  readonly random: () => number;
+  readonly randomBytes: (size: number) => Uint8Array;
+  /** Operational signals (a dead delivery, an endpoint disabled): logs and metrics. */
+  readonly signal: (name: WebhookSignal, fields: Readonly<Record<string, unknown>>) => void;
+}
+
+export type WebhookSignal = 'delivery_dead' | 'endpoint_disabled' | 'delivery_stopped' | 'fanout_swept';
+
+export const epochSeconds = (at: Date, plusDays = 0): number =>
+  Math.floor(at.getTime() / 1000) + Math.round(plusDays * 86_400);

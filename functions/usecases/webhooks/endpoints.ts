@@ -1,0 +1,149 @@
+import { type EnvelopeVersion, LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
+import { generateSecret } from '../../domain/webhooks/secret';
+import type { EndpointRecord, EndpointSecrets, Page } from '../../ports/webhooks';
+import type { CreateEndpointRequest, UpdateEndpointRequest } from '../../schemas/webhooks';
+import { newId } from '../../shared/ids';
+import type { WebhookContext } from './context';
+
+export class EndpointNotFoundError extends Error {
+  constructor(endpointId: string) {
+    super(`no endpoint ${endpointId}`);
+    this.name = 'EndpointNotFoundError';
+  }
+}
+
+/** An endpoint as the API shows it: never a secret, never its ciphertext. */
+export interface EndpointView {
+  readonly endpoint_id: string;
+  readonly url: string;
+  readonly topics: readonly string[];
+  readonly description?: string;
+  readonly tenant?: string;
+  readonly version: EnvelopeVersion;
+  readonly status: 'enabled' | 'disabled';
+  readonly disabled_reason?: string;
+  readonly previous_secret_expires_at?: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export const endpointView = (record: EndpointRecord): EndpointView => {
+  const { secret_ciphertext: _secret, ...view } = record;
+  return view;
+};
+
+const secretContext = (endpointId: string) => ({
+  purpose: 'webhook-endpoint-secret',
+  endpoint_id: endpointId,
+});
+
+const encryptSecrets = (ctx: Pick<WebhookContext, 'cipher'>, endpointId: string, secrets: EndpointSecrets) =>
+  ctx.cipher.encrypt(new TextEncoder().encode(JSON.stringify(secrets)), secretContext(endpointId));
+
+/** The secrets to sign with now: the current one, then the previous one while it is still valid. */
+export const signingSecrets = async (
+  ctx: Pick<WebhookContext, 'cipher'>,
+  record: EndpointRecord,
+  now: Date,
+): Promise<string[]> => {
+  const plain = await ctx.cipher.decrypt(record.secret_ciphertext, secretContext(record.endpoint_id));
+  const secrets = JSON.parse(new TextDecoder().decode(plain)) as EndpointSecrets;
+  return secrets.previous && Date.parse(secrets.previous.expires_at) > now.getTime()
+    ? [secrets.current, secrets.previous.secret]
+    : [secrets.current];
+};
+
+/** `POST /webhooks/endpoints`: the secret is returned once, here, and stored encrypted. */
+export const createEndpoint = async (
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes'>,
+  request: CreateEndpointRequest,
+): Promise<EndpointView & { readonly secret: string }> => {
+  const now = ctx.clock.now();
+  const endpointId = newId('ep', now);
+  const secret = generateSecret(ctx.randomBytes);
+  const record: EndpointRecord = {
+    endpoint_id: endpointId,
+    url: request.url,
+    topics: [...new Set(request.topics ?? [])].sort(),
+    ...(request.description !== undefined ? { description: request.description } : {}),
+    ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
+    version: request.version ?? LATEST_ENVELOPE_VERSION,
+    status: 'enabled',
+    secret_ciphertext: await encryptSecrets(ctx, endpointId, { current: secret }),
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+  };
+  await ctx.endpoints.create(record);
+  return { ...endpointView(record), secret };
+};
+
+export const getEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, endpointId: string) => {
+  const record = await ctx.endpoints.get(endpointId);
+  if (!record) throw new EndpointNotFoundError(endpointId);
+  return endpointView(record);
+};
+
+export const listEndpoints = async (
+  ctx: Pick<WebhookContext, 'endpoints'>,
+  limit: number,
+  cursor?: string,
+): Promise<Page<EndpointView>> => {
+  const page = await ctx.endpoints.list(limit, cursor);
+  return { items: page.items.map(endpointView), ...(page.cursor ? { cursor: page.cursor } : {}) };
+};
+
+/** `PATCH`: re-enabling clears the reason it was disabled. */
+export const updateEndpoint = async (
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints'>,
+  endpointId: string,
+  request: UpdateEndpointRequest,
+): Promise<EndpointView> => {
+  const updated = await ctx.endpoints.update(
+    endpointId,
+    {
+      ...(request.url !== undefined ? { url: request.url } : {}),
+      ...(request.topics !== undefined ? { topics: [...new Set(request.topics)].sort() } : {}),
+      ...(request.description !== undefined ? { description: request.description } : {}),
+      ...(request.version !== undefined ? { version: request.version } : {}),
+      ...(request.status !== undefined ? { status: request.status } : {}),
+      ...(request.status === 'enabled' ? { disabled_reason: undefined } : {}),
+      ...(request.status === 'disabled' ? { disabled_reason: 'disabled_by_operator' } : {}),
+    },
+    ctx.clock.now().toISOString(),
+  );
+  if (!updated) throw new EndpointNotFoundError(endpointId);
+  return endpointView(updated);
+};
+
+export const deleteEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, endpointId: string) => {
+  if (!(await ctx.endpoints.delete(endpointId))) throw new EndpointNotFoundError(endpointId);
+};
+
+/**
+ * `POST /webhooks/endpoints/{id}/rotate-secret` (C12): a new secret, returned once; the old one is still sent
+ * beside it for `previousSecretHours`, so a receiver can switch without a gap.
+ */
+export const rotateSecret = async (
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'settings'>,
+  endpointId: string,
+): Promise<EndpointView & { readonly secret: string }> => {
+  const record = await ctx.endpoints.get(endpointId);
+  if (!record) throw new EndpointNotFoundError(endpointId);
+  const now = ctx.clock.now();
+  const [current] = await signingSecrets(ctx, record, now);
+  const secret = generateSecret(ctx.randomBytes);
+  const expiresAt = new Date(now.getTime() + ctx.settings.previousSecretHours * 3_600_000).toISOString();
+  const updated = await ctx.endpoints.update(
+    endpointId,
+    {
+      secret_ciphertext: await encryptSecrets(ctx, endpointId, {
+        current: secret,
+        previous: { secret: current as string, expires_at: expiresAt },
+      }),
+      previous_secret_expires_at: expiresAt,
+    },
+    now.toISOString(),
+  );
+  if (!updated) throw new EndpointNotFoundError(endpointId);
+  return { ...endpointView(updated), secret };
+};

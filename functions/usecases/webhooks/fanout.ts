@@ -1,0 +1,76 @@
+import { endpointReceives, timeKey } from '../../domain/webhooks/envelope';
+import type { DeliveryRecord, EndpointRecord } from '../../ports/webhooks';
+import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
+import { epochSeconds, type WebhookContext } from './context';
+
+/**
+ * Fans one event out: a delivery record per matching endpoint (created once, whatever happens after) and one
+ * message per delivery whose first attempt was not enqueued yet, then the fan-out is recorded on the event.
+ * Safe to run again for the same event (a redelivered stream batch, the sweeper): nothing is created or sent
+ * twice, except a message whose send was not yet recorded when the previous run died (at-least-once).
+ */
+export const fanOutEvent = async (
+  ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries' | 'queue' | 'settings'>,
+  item: OutboxItem,
+  endpoints: readonly EndpointRecord[],
+): Promise<number> => {
+  const targets = endpoints.filter((endpoint) => endpointReceives(endpoint, item));
+  for (const endpoint of targets) {
+    const now = ctx.clock.now();
+    const record: DeliveryRecord = {
+      event_id: item.event_id,
+      endpoint_id: endpoint.endpoint_id,
+      event_type: item.type,
+      ts_id: timeKey(item.ts, item.event_id),
+      status: 'pending',
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+      last_attempt: 0,
+      completed_attempt: 0,
+      attempts: [],
+      expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
+    };
+    const stored = await ctx.deliveries.createIfAbsent(record);
+    if (stored.enqueued_at) continue;
+    const message: DeliveryMessage = {
+      event_id: item.event_id,
+      endpoint_id: endpoint.endpoint_id,
+      attempt: 1,
+      round_start: 1,
+    };
+    await ctx.queue.send('delivery', JSON.stringify(message));
+    await ctx.deliveries.markEnqueued(item.event_id, endpoint.endpoint_id, ctx.clock.now().toISOString());
+  }
+  await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length);
+  return targets.length;
+};
+
+/**
+ * The outbox sweeper: fans out every event whose fan-out is still not recorded `sweepAfterSeconds` after it
+ * was written (a stream record dropped after the mapping's retries, a fan-out that kept failing).
+ */
+export const sweepOutbox = async (
+  ctx: Pick<
+    WebhookContext,
+    'clock' | 'events' | 'deliveries' | 'queue' | 'settings' | 'endpoints' | 'signal'
+  >,
+  options: { readonly batch?: number; readonly maxEvents?: number } = {},
+): Promise<{ swept: number }> => {
+  const batch = options.batch ?? 100;
+  const maxEvents = options.maxEvents ?? 1000;
+  let swept = 0;
+  let endpoints: EndpointRecord[] | undefined;
+  while (swept < maxEvents) {
+    const before = new Date(ctx.clock.now().getTime() - ctx.settings.sweepAfterSeconds * 1000).toISOString();
+    const pending = await ctx.events.pendingFanout(before, batch);
+    if (pending.length === 0) break;
+    endpoints ??= await ctx.endpoints.enabled();
+    for (const item of pending) {
+      await fanOutEvent(ctx, item, endpoints);
+      swept += 1;
+    }
+    if (pending.length < batch) break;
+  }
+  if (swept > 0) ctx.signal('fanout_swept', { swept });
+  return { swept };
+};

@@ -1,0 +1,155 @@
+import {
+  daysBetween,
+  type Envelope,
+  LATEST_ENVELOPE_VERSION,
+  renderEnvelope,
+} from '../../domain/webhooks/envelope';
+import type { DeliveryRecord, Page } from '../../ports/webhooks';
+import type { OutboxItem } from '../../schemas/envelope';
+import type { ListEventsQuery } from '../../schemas/webhooks';
+import type { WebhookContext } from './context';
+
+export class EventNotFoundError extends Error {
+  constructor(eventId: string) {
+    super(`no event ${eventId} (unknown, or its history expired)`);
+    this.name = 'EventNotFoundError';
+  }
+}
+
+/** A delivery as the history shows it (C16). */
+export const deliveryView = (delivery: DeliveryRecord) => ({
+  endpoint_id: delivery.endpoint_id,
+  status: delivery.status,
+  ...(delivery.stop_reason ? { stop_reason: delivery.stop_reason } : {}),
+  ...(delivery.next_attempt_at ? { next_attempt_at: delivery.next_attempt_at } : {}),
+  ...(delivery.replay_id ? { replay_id: delivery.replay_id } : {}),
+  attempts: [...delivery.attempts].sort((a, b) => a.attempt - b.attempt),
+});
+
+const envelopeOf = (item: OutboxItem): Envelope => renderEnvelope(item, LATEST_ENVELOPE_VERSION, 1);
+
+/**
+ * `GET /webhooks/events/{event_id}`: the envelope as first sent (attempt 1), its fan-out, and per endpoint the
+ * status and every attempt in order. After the body's TTL the history stays, without the body.
+ */
+export const showEvent = async (ctx: Pick<WebhookContext, 'events' | 'deliveries'>, eventId: string) => {
+  const [item, deliveries] = await Promise.all([ctx.events.get(eventId), ctx.deliveries.forEvent(eventId)]);
+  if (!item && deliveries.length === 0) throw new EventNotFoundError(eventId);
+  return {
+    event_id: eventId,
+    envelope: item ? envelopeOf(item) : null,
+    ...(item?.fanned_out_at
+      ? { fanned_out_at: item.fanned_out_at, fanned_out_to: item.fanned_out_to ?? 0 }
+      : {}),
+    deliveries: deliveries.map(deliveryView),
+  };
+};
+
+/** One row of `GET /webhooks/events`. */
+export interface EventSummary {
+  readonly event_id: string;
+  readonly type: string;
+  readonly ts: string;
+  readonly deliveries: readonly { endpoint_id: string; status: string; attempts: number }[];
+}
+
+const summaryOf = (eventId: string, type: string, ts: string, deliveries: readonly DeliveryRecord[]) => ({
+  event_id: eventId,
+  type,
+  ts,
+  deliveries: deliveries.map((delivery) => ({
+    endpoint_id: delivery.endpoint_id,
+    status: delivery.status,
+    attempts: delivery.attempts.length,
+  })),
+});
+
+/** Cursor of a listing over days: the day reached and the store's cursor within it. */
+const dayCursor = {
+  encode: (day: string, inner: string | undefined) =>
+    Buffer.from(JSON.stringify({ day, inner }), 'utf8').toString('base64url'),
+  decode: (cursor: string): { day: string; inner?: string } => {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      typeof (value as { day?: unknown }).day !== 'string' ||
+      !/^\d{4}-\d{2}-\d{2}$/.test((value as { day: string }).day)
+    )
+      throw new Error('not a listing cursor');
+    const inner = (value as { inner?: unknown }).inner;
+    return { day: (value as { day: string }).day, ...(typeof inner === 'string' ? { inner } : {}) };
+  },
+};
+
+export class InvalidListingError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'InvalidListingError';
+  }
+}
+
+/**
+ * `GET /webhooks/events?status=&endpoint_id=&from=&to=`: time-ordered, paginated. With `endpoint_id` or
+ * `status` it walks the deliveries' indexes (one row per matching delivery's event); otherwise the events by
+ * day. The window defaults to the last 24 hours.
+ */
+export const listEvents = async (
+  ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries'>,
+  query: ListEventsQuery,
+): Promise<Page<EventSummary>> => {
+  const now = ctx.clock.now();
+  const to = query.to ?? now.toISOString();
+  const from = query.from ?? new Date(Date.parse(to) - 86_400_000).toISOString();
+  const limit = query.limit ?? 50;
+  if (query.endpoint_id || query.status) {
+    const index = query.endpoint_id
+      ? { endpointId: query.endpoint_id }
+      : { status: query.status ?? 'pending' };
+    const page = await ctx.deliveries.query(index, from, to, limit, query.cursor);
+    const rows = page.items.filter(
+      (delivery) => query.status === undefined || delivery.status === query.status,
+    );
+    return {
+      items: rows.map((delivery) =>
+        summaryOf(delivery.event_id, delivery.event_type, delivery.ts_id.split('#')[0] ?? '', [delivery]),
+      ),
+      ...(page.cursor ? { cursor: page.cursor } : {}),
+    };
+  }
+  let days: string[];
+  try {
+    days = daysBetween(from, to);
+  } catch (error) {
+    throw new InvalidListingError('a listing window spans at most 400 days', { cause: error });
+  }
+  let start = 0;
+  let inner: string | undefined;
+  if (query.cursor) {
+    let decoded: { day: string; inner?: string };
+    try {
+      decoded = dayCursor.decode(query.cursor);
+    } catch (error) {
+      throw new InvalidListingError('the cursor is not one this API returned', { cause: error });
+    }
+    start = Math.max(0, days.indexOf(decoded.day));
+    inner = decoded.inner;
+  }
+  const items: EventSummary[] = [];
+  for (let index = start; index < days.length; index += 1) {
+    const day = days[index] as string;
+    const page = await ctx.events.byDay(day, from, to, limit - items.length, inner);
+    inner = undefined;
+    for (const item of page.items)
+      items.push(summaryOf(item.event_id, item.type, item.ts, await ctx.deliveries.forEvent(item.event_id)));
+    if (items.length >= limit) {
+      const next = page.cursor
+        ? dayCursor.encode(day, page.cursor)
+        : index + 1 < days.length
+          ? dayCursor.encode(days[index + 1] as string, undefined)
+          : undefined;
+      return { items, ...(next ? { cursor: next } : {}) };
+    }
+  }
+  return { items };
+};

@@ -1,0 +1,182 @@
+import { type DeliveryStatus, daysBetween, REPLAYABLE_STATUSES } from '../../domain/webhooks/envelope';
+import type { DeliveryRecord } from '../../ports/webhooks';
+import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
+import type { ReplayRequest } from '../../schemas/webhooks';
+import { newId } from '../../shared/ids';
+import { epochSeconds, type WebhookContext } from './context';
+
+/** Most deliveries one replay restarts; a larger window is split by the caller. */
+export const MAX_REPLAY_DELIVERIES = 5000;
+
+export class ReplayRefusedError extends Error {
+  constructor(
+    readonly code: 'invalid_request' | 'invalid_state' | 'not_found',
+    message: string,
+    readonly details?: Readonly<Record<string, unknown>>,
+  ) {
+    super(message);
+    this.name = 'ReplayRefusedError';
+  }
+}
+
+export interface ReplayAccepted {
+  readonly replay_id: string;
+  /** Deliveries the request selected. */
+  readonly matched: number;
+  /** Deliveries restarted (a message sent). */
+  readonly enqueued: number;
+  /** Selected but not restarted: still pending or retrying, or changed meanwhile. */
+  readonly skipped: number;
+}
+
+const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string, to: string) => {
+  const items: OutboxItem[] = [];
+  for (const day of daysBetween(from, to)) {
+    let cursor: string | undefined;
+    do {
+      const page = await ctx.events.byDay(day, from, to, 500, cursor);
+      items.push(...page.items);
+      cursor = page.cursor;
+      if (items.length > MAX_REPLAY_DELIVERIES)
+        throw new ReplayRefusedError(
+          'invalid_request',
+          `the window holds more than ${MAX_REPLAY_DELIVERIES} events: replay a shorter window`,
+        );
+    } while (cursor);
+  }
+  return items;
+};
+
+/**
+ * Replays deliveries (C15): by `event_ids` or by a `from`/`to` window, optionally one endpoint and one status.
+ * Each selected delivery in a final state (dead, stopped, delivered) is sent again with the same `event_id` and
+ * the next `attempt`, on a fresh round of the backoff schedule. Events older than the replay horizon need
+ * `force` (the receiver kit's dedup memory would not recognise them); events whose body expired are refused.
+ */
+export const replayDeliveries = async (
+  ctx: WebhookContext,
+  request: ReplayRequest,
+): Promise<ReplayAccepted> => {
+  const now = ctx.clock.now();
+  const items: OutboxItem[] = [];
+  if (request.event_ids) {
+    const missing: string[] = [];
+    for (const eventId of [...new Set(request.event_ids)]) {
+      const item = await ctx.events.get(eventId);
+      if (item) items.push(item);
+      else missing.push(eventId);
+    }
+    if (missing.length > 0)
+      throw new ReplayRefusedError('not_found', 'some events are unknown or their bodies expired', {
+        missing_event_ids: missing,
+      });
+  } else if (request.from && request.to) {
+    items.push(...(await eventsInWindow(ctx, request.from, request.to)));
+  }
+  const horizon = now.getTime() - ctx.settings.replayHorizonDays * 86_400_000;
+  const tooOld = items.filter((item) => Date.parse(item.ts) < horizon).map((item) => item.event_id);
+  if (tooOld.length > 0 && !request.force)
+    throw new ReplayRefusedError(
+      'invalid_state',
+      `events older than ${ctx.settings.replayHorizonDays} days need "force": true (receivers may no longer recognise them as duplicates)`,
+      { event_ids: tooOld.slice(0, 100) },
+    );
+
+  const selected: DeliveryRecord[] = [];
+  for (const item of items) {
+    const deliveries = await ctx.deliveries.forEvent(item.event_id);
+    selected.push(
+      ...deliveries.filter(
+        (delivery) =>
+          (request.endpoint_id === undefined || delivery.endpoint_id === request.endpoint_id) &&
+          (request.status === undefined || delivery.status === request.status),
+      ),
+    );
+    if (selected.length > MAX_REPLAY_DELIVERIES)
+      throw new ReplayRefusedError(
+        'invalid_request',
+        `more than ${MAX_REPLAY_DELIVERIES} deliveries match: narrow the request`,
+      );
+  }
+
+  const replayId = newId('rpl', now);
+  const restarted: { event_id: string; endpoint_id: string }[] = [];
+  for (const delivery of selected) {
+    if (!REPLAYABLE_STATUSES.includes(delivery.status)) continue;
+    const attempt = await ctx.deliveries.startReplay(
+      delivery.event_id,
+      delivery.endpoint_id,
+      replayId,
+      delivery.status as DeliveryStatus,
+      ctx.clock.now().toISOString(),
+    );
+    if (attempt === undefined) continue;
+    const message: DeliveryMessage = {
+      event_id: delivery.event_id,
+      endpoint_id: delivery.endpoint_id,
+      attempt,
+      round_start: attempt,
+      replay_id: replayId,
+    };
+    await ctx.queue.send('delivery', JSON.stringify(message));
+    restarted.push({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id });
+  }
+  const accepted: ReplayAccepted = {
+    replay_id: replayId,
+    matched: selected.length,
+    enqueued: restarted.length,
+    skipped: selected.length - restarted.length,
+  };
+  await ctx.replays.put({
+    ...accepted,
+    requested_at: now.toISOString(),
+    request: { ...request },
+    deliveries: restarted,
+    expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
+  });
+  return accepted;
+};
+
+export interface ReplayProgress extends ReplayAccepted {
+  readonly requested_at: string;
+  readonly request: Readonly<Record<string, unknown>>;
+  /** The restarted deliveries by their status now. */
+  readonly progress: Readonly<Record<DeliveryStatus, number>>;
+  readonly done: boolean;
+  readonly deliveries: readonly {
+    event_id: string;
+    endpoint_id: string;
+    status: DeliveryStatus | 'expired';
+  }[];
+}
+
+/** `GET /webhooks/replays/{replay_id}`: what the replay restarted and where each delivery is now. */
+export const replayProgress = async (ctx: WebhookContext, replayId: string): Promise<ReplayProgress> => {
+  const record = await ctx.replays.get(replayId);
+  if (!record) throw new ReplayRefusedError('not_found', `no replay ${replayId}`);
+  const progress: Record<DeliveryStatus, number> = {
+    pending: 0,
+    delivered: 0,
+    retrying: 0,
+    stopped: 0,
+    dead: 0,
+  };
+  const deliveries: ReplayProgress['deliveries'][number][] = [];
+  for (const entry of record.deliveries) {
+    const delivery = await ctx.deliveries.get(entry.event_id, entry.endpoint_id);
+    const status = delivery ? delivery.status : 'expired';
+    if (status !== 'expired') progress[status] += 1;
+    deliveries.push({ ...entry, status });
+  }
+  return {
+    replay_id: record.replay_id,
+    matched: record.matched,
+    enqueued: record.enqueued,
+    skipped: record.skipped,
+    requested_at: record.requested_at,
+    request: record.request,
+    progress,
+    done: progress.pending + progress.retrying === 0,
+    deliveries,
+  };
+};
