@@ -33,19 +33,28 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
       tax_rule_version: publication.versions.tax,
     };
   };
-  // C8: POSTs honour Idempotency-Key, except the two that answer a secret: a stored response would keep the
-  // secret in clear in the idempotency table (docs/decisions.md).
+  // C8: every POST honours Idempotency-Key. The answers that carry a secret are stored encrypted with the data
+  // key, so the idempotency table never holds a secret in clear.
   const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
+  const context = { purpose: 'idempotent-response' };
+  const sealed = {
+    ...idempotency,
+    sealer: {
+      seal: (plaintext: string) => deps.dataCipher.encrypt(new TextEncoder().encode(plaintext), context),
+      open: async (sealedBody: string) =>
+        new TextDecoder().decode(await deps.dataCipher.decrypt(sealedBody, context)),
+    },
+  };
   return createHttpApi({
     functionId: 'webhooks',
     logger,
     operations: {
-      createEndpoint: createEndpointOperation(ctx),
+      createEndpoint: idempotent(createEndpointOperation(ctx), sealed),
       listEndpoints: listEndpointsOperation(ctx),
       getEndpoint: getEndpointOperation(ctx),
       updateEndpoint: updateEndpointOperation(ctx),
       deleteEndpoint: deleteEndpointOperation(ctx),
-      rotateEndpointSecret: rotateSecretOperation(ctx),
+      rotateEndpointSecret: idempotent(rotateSecretOperation(ctx), sealed),
       publishEvent: idempotent(publishEventOperation(ctx, versionsInForce), idempotency),
       listEvents: listEventsOperation(ctx),
       showEvent: showEventOperation(ctx),

@@ -44,6 +44,7 @@ import {
   thresholdOutcomeSchema,
   versionsSchema,
 } from './responses';
+import { attemptResponseSchema, endpointResponseSchema, endpointWithSecretResponseSchema } from './webhooks';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -93,6 +94,9 @@ const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ['Refund', refundResponseSchema],
   ['Jwks', jwksResponseSchema],
   ['Limits', limitsResponseSchema],
+  ['Endpoint', endpointResponseSchema],
+  ['EndpointWithSecret', endpointWithSecretResponseSchema],
+  ['DeliveryAttempt', attemptResponseSchema],
   ['InvalidateCacheRequest', invalidateCacheRequestSchema],
   ['InvalidateCacheResult', cacheInvalidateResponseSchema],
   ['WarmCacheRequest', warmCacheRequestSchema],
@@ -247,9 +251,9 @@ const componentNames = (operations: readonly [string, OperationSchemas][]): Comp
   for (const [wanted, schema] of NAMED_SCHEMAS) name(schema, wanted);
   for (const [operation, entry] of operations) {
     if (entry.body) name(entry.body, `${capitalize(operation)}Request`);
-    name(entry.response.schema, `${capitalize(operation)}Response`);
+    if (entry.response.schema) name(entry.response.schema, `${capitalize(operation)}Response`);
     for (const other of entry.otherResponses ?? []) {
-      name(other.schema, `${capitalize(operation)}${other.status}Response`);
+      if (other.schema) name(other.schema, `${capitalize(operation)}${other.status}Response`);
     }
   }
   return { byName, bySchema };
@@ -341,7 +345,7 @@ const successResponse = (
 ): JsonObject => {
   const headers: JsonObject = { 'X-Trace-Id': headerRef('TraceId') };
   if (entry.cacheable) headers['Cache-Control'] = headerRef('CacheControl');
-  if (route.method === 'POST') headers['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
+  if (entry.idempotent) headers['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
   if (RETRY_AFTER_STATUSES.has(response.status)) headers['Retry-After'] = headerRef('RetryAfter');
   for (const [name, header] of Object.entries(response.headers ?? {})) {
     headers[name] = {
@@ -352,7 +356,9 @@ const successResponse = (
   return {
     description: response.description,
     headers,
-    content: { [JSON_MEDIA_TYPE]: { schema: schemaRef(names, response.schema) } },
+    ...(response.schema
+      ? { content: { [JSON_MEDIA_TYPE]: { schema: schemaRef(names, response.schema) } } }
+      : {}),
   };
 };
 

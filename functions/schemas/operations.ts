@@ -4,7 +4,6 @@
  * table; a route whose operation is missing here makes the generation fail.
  */
 import type { z } from 'zod';
-import { z as zod } from 'zod';
 import { invalidateCacheRequestSchema, warmCacheRequestSchema } from '../handlers/operations/catalog';
 import { exportQuerySchema, priceQuerySchema } from './catalog-api';
 import { catalogDocumentSchema } from './catalog-document';
@@ -60,7 +59,8 @@ export interface ResponseHeader {
 
 export interface OperationResponse {
   readonly status: number;
-  readonly schema: z.ZodType;
+  /** The body; absent for an answer without one (204). */
+  readonly schema?: z.ZodType;
   readonly description: string;
   /** Headers particular to this answer (`X-Trace-Id`, `Cache-Control` etc. are added by the generator). */
   readonly headers?: Readonly<Record<string, ResponseHeader>>;
@@ -260,7 +260,7 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description:
       'Events are POSTed to `<url>/<topic>`. The signing secret (`whsec_…`) is in this answer only; it is stored ' +
       'encrypted. `topics` empty or absent: every topic. `version` pins the envelope version (default: latest). ' +
-      'Not idempotent: a stored answer would keep the secret in clear.',
+      'A replayed answer (same Idempotency-Key) carries the same secret; it is stored encrypted.',
     body: createEndpointSchema,
     response: {
       status: 201,
@@ -268,6 +268,7 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       description: 'The endpoint and its secret.',
     },
     errors: [400, 413],
+    idempotent: true,
     example: {
       url: 'https://partner.example/webhooks/v1',
       topics: ['catalog', 'payout'],
@@ -298,21 +299,22 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   deleteEndpoint: {
     summary: 'Delete an endpoint; its pending deliveries stop with reason `endpoint_deleted`.',
     path: endpointPathSchema,
-    response: { status: 204, schema: zod.undefined(), description: 'Deleted.' },
+    response: { status: 204, description: 'Deleted (no body).' },
     errors: [400, 404],
   },
   rotateEndpointSecret: {
     summary: 'Rotate the signing secret.',
     description:
       'The new secret is in this answer only. For 24 hours both signatures are sent (space-separated in ' +
-      '`X-Signature`), then only the new one. Not idempotent: a stored answer would keep the secret in clear.',
+      '`X-Signature`), then only the new one. A replayed answer (same Idempotency-Key) carries the same secret.',
     path: endpointPathSchema,
     response: {
       status: 200,
       schema: endpointWithSecretResponseSchema,
       description: 'The endpoint and its new secret.',
     },
-    errors: [400, 404],
+    errors: [400, 404, 413],
+    idempotent: true,
   },
   publishEvent: {
     summary: 'Publish an event of another producer.',

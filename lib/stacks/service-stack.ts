@@ -18,7 +18,7 @@ import {
   ROUTES,
   SCHEDULER,
   SWEEPER_RATE_MINUTES,
-  TABLES,
+  type TABLES,
 } from '../../functions/definitions';
 import { ApiFirewall } from '../constructs/api-firewall';
 import { DeadLetterAlarm } from '../constructs/dead-letter-alarm';
@@ -177,18 +177,42 @@ export interface PricingServiceStackProps extends StackProps {
   readonly keys: Readonly<Record<KeyId, kms.IKey>>;
   /** From the stateful stack: the buckets, keyed as in `BUCKETS`. */
   readonly buckets: Readonly<Record<BucketId, s3.IBucket>>;
+  /**
+   * Private ranges the deliver function may POST to besides public unicast addresses (`WEBHOOK_ALLOWED_CIDRS`,
+   * e.g. a partner reached over a peering). Set on the deliver function only.
+   * @default unset: public unicast only (C17)
+   */
+  readonly webhookAllowedCidrs?: readonly string[];
 }
 
+/** Environment variables set on one function only, on top of the shared environment. */
+const functionOnlyEnvironment = (
+  functionId: FunctionId,
+  props: PricingServiceStackProps,
+): Record<string, string> => {
+  if (functionId !== 'deliver' || props.webhookAllowedCidrs === undefined) return {};
+  const cidrs = props.webhookAllowedCidrs.map((cidr) => cidr.trim());
+  const invalid = cidrs.filter((cidr) => !/^[0-9A-Fa-f:.]+\/\d{1,3}$/.test(cidr));
+  if (cidrs.length === 0 || invalid.length > 0)
+    throw new Error(
+      `webhookAllowedCidrs must be CIDR blocks, got ${JSON.stringify(props.webhookAllowedCidrs)}`,
+    );
+  return { WEBHOOK_ALLOWED_CIDRS: cidrs.join(',') };
+};
+
 /**
- * The stateless half: queues, functions, event source mappings, the REST API, the retry scheduler and the
- * dead-letter alarms, all generated from `functions/definitions`.
+ * The stateless half: queues, functions, event source mappings, the REST API, the retry scheduler, the outbox
+ * sweeper's schedule and the alarms, all generated from `functions/definitions`.
  */
 export class PricingServiceStack extends Stack {
   readonly queues: Readonly<Record<QueueId, EncryptedQueue>>;
   readonly functions: Readonly<Record<FunctionId, ServiceFunction>>;
   readonly scheduler: SchedulerToQueue;
+  readonly sweeperSchedule: RateScheduleToFunction;
   readonly api: ServiceApi;
   readonly alarms: Readonly<Partial<Record<QueueId, DeadLetterAlarm>>>;
+  /** Alarms on signals the functions log (`{ "alarm": "<signal>" }`), by signal. */
+  readonly signalAlarms: Readonly<Record<'DeliveryDead', LogSignalAlarm>>;
 
   constructor(scope: Construct, id: string, props: PricingServiceStackProps) {
     super(scope, id, props);
@@ -207,7 +231,10 @@ export class PricingServiceStack extends Stack {
     this.functions = mapRecord<FunctionId, FunctionDefinition, ServiceFunction>(
       FUNCTIONS,
       (definition, functionId) =>
-        new ServiceFunction(this, `${functionId}Function`, { definition, environment }),
+        new ServiceFunction(this, `${functionId}Function`, {
+          definition,
+          environment: { ...environment, ...functionOnlyEnvironment(functionId, props) },
+        }),
     );
     for (const [functionId, fn] of Object.entries(this.functions) as [FunctionId, ServiceFunction][]) {
       this.grantAccess(fn, FUNCTION_ACCESS[functionId], props);
@@ -239,6 +266,13 @@ export class PricingServiceStack extends Stack {
     });
     new ApiFirewall(this, 'ApiFirewall', { stage: this.api.api.deploymentStage });
 
+    // The outbox sweeper: fans out events whose stream fan-out is not recorded (ARCHITECTURE, outbox).
+    this.sweeperSchedule = new RateScheduleToFunction(this, 'SweeperSchedule', {
+      target: this.functions.sweeper,
+      rateMinutes: SWEEPER_RATE_MINUTES,
+      scheduleName: `${this.stackName}-sweeper`,
+    });
+
     this.alarms = Object.fromEntries(
       queueEntries()
         .filter(([, definition]) => definition.terminal === true)
@@ -247,6 +281,15 @@ export class PricingServiceStack extends Stack {
           new DeadLetterAlarm(this, `${queueId}Alarm`, { queue: this.queues[queueId] }),
         ]),
     ) as Partial<Record<QueueId, DeadLetterAlarm>>;
+    this.signalAlarms = {
+      DeliveryDead: new LogSignalAlarm(this, 'DeliveryDeadAlarm', {
+        source: this.functions.deliver,
+        signal: 'DeliveryDead',
+        namespace: `Pricing/${props.stage}`,
+        description:
+          'a delivery exhausted its retries (or was refused for good) and went to the delivery DLQ.',
+      }),
+    };
   }
 
   /** Terminal queues first, then the work queues that redrive into them. */
@@ -298,8 +341,18 @@ export class PricingServiceStack extends Stack {
   }
 
   private grantAccess(fn: ServiceFunction, access: FunctionAccess, props: PricingServiceStackProps): void {
+    const queried = access.queriesIndexes as Readonly<Partial<Record<ServiceTableId, readonly string[]>>>;
+    const granted = new Set(Object.keys(access.tables));
+    const ungranted = [...Object.keys(queried), ...access.scans].filter((tableId) => !granted.has(tableId));
+    if (ungranted.length > 0)
+      throw new Error(
+        `${fn.definition.id}: queries or scans tables it has no access to: ${ungranted.join(', ')}`,
+      );
     for (const [tableId, tableAccess] of Object.entries(access.tables) as [ServiceTableId, TableAccess][]) {
-      fn.grantTableData(props.tables[tableId], tableAccess, props.keys.data);
+      fn.grantTableData(props.tables[tableId], tableAccess, props.keys.data, {
+        indexes: queried[tableId] ?? [],
+        scan: access.scans.includes(tableId),
+      });
     }
     for (const queueId of access.sendsTo) fn.grantSendMessages(this.queues[queueId]);
     for (const keyId of access.usesKeys) fn.grantKeyUse(props.keys[keyId], KEYS[keyId].kind);

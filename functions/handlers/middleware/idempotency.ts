@@ -39,6 +39,17 @@ export interface IdempotencyOptions {
    * @default the timeout of the route's function (`FUNCTIONS[route.function].timeoutSeconds`)
    */
   readonly inProgressTimeoutSeconds?: number;
+  /**
+   * Encrypts the stored body (and decrypts it on a replay), for answers that carry a secret: the record then
+   * holds ciphertext only.
+   */
+  readonly sealer?: ResponseSealer;
+}
+
+/** Encrypts and decrypts a stored response body (the data key: KMS in AWS, the local key locally). */
+export interface ResponseSealer {
+  seal(plaintext: string): Promise<string>;
+  open(sealed: string): Promise<string>;
 }
 
 /** What Powertools hashes: `scope` is the record's key, the other two fields are its payload validation. */
@@ -53,6 +64,8 @@ const StoredResponseSchema = z.object({
   status_code: z.number().int(),
   headers: z.record(z.string(), z.string()),
   body_json: z.string().nullable(),
+  /** The body's JSON text encrypted by the route's sealer (then `body_json` is null). */
+  body_sealed: z.string().optional(),
 });
 
 type StoredResponse = z.infer<typeof StoredResponseSchema>;
@@ -111,11 +124,31 @@ const toStored = (result: HttpResult): StoredResponse => ({
   body_json: result.body === undefined ? null : JSON.stringify(result.body),
 });
 
-const fromStored = (stored: StoredResponse): HttpResult => ({
-  statusCode: stored.status_code,
-  headers: stored.headers,
-  ...(stored.body_json === null ? {} : { body: JSON.parse(stored.body_json) as unknown }),
-});
+const fromStored = async (stored: StoredResponse, sealer?: ResponseSealer): Promise<HttpResult> => {
+  const bodyJson =
+    stored.body_sealed !== undefined
+      ? await (sealer ?? refuseSealed).open(stored.body_sealed)
+      : stored.body_json;
+  return {
+    statusCode: stored.status_code,
+    headers: stored.headers,
+    ...(bodyJson === null ? {} : { body: JSON.parse(bodyJson) as unknown }),
+  };
+};
+
+const refuseSealed: ResponseSealer = {
+  seal: async () => {
+    throw new Error('no sealer');
+  },
+  open: async () => {
+    throw new Error('the stored response is sealed and this route has no sealer');
+  },
+};
+
+const sealStored = async (stored: StoredResponse, sealer?: ResponseSealer): Promise<StoredResponse> =>
+  sealer && stored.body_json !== null
+    ? { ...stored, body_json: null, body_sealed: await sealer.seal(stored.body_json) }
+    : stored;
 
 const parseStored = (value: unknown): StoredResponse => {
   const parsed = StoredResponseSchema.safeParse(value);
@@ -184,7 +217,8 @@ type Runner = (scope: IdempotencyScope, request: OperationRequest) => Promise<St
  */
 export const idempotent = (operation: Operation, options: IdempotencyOptions): Operation => {
   const expiresAfterSeconds = options.expiresAfterSeconds ?? IDEMPOTENCY_EXPIRES_AFTER_SECONDS;
-  const execute: Runner = async (_scope, request) => toStored(await operation(request));
+  const execute: Runner = async (_scope, request) =>
+    sealStored(toStored(await operation(request)), options.sealer);
   // A persistence layer takes its configuration once, so each lease length gets its own layer and config.
   const runners = new Map<number, Runner>();
   const runnerFor = (leaseMs: number): Runner => {
@@ -226,6 +260,6 @@ export const idempotent = (operation: Operation, options: IdempotencyOptions): O
     } catch (error) {
       throw toHttpError(error);
     }
-    return fromStored(parseStored(stored));
+    return fromStored(parseStored(stored), options.sealer);
   };
 };

@@ -57,6 +57,19 @@ describe('catalog CLI arguments', () => {
     expect(parseArgs(['--help'])).toEqual({ kind: 'help' });
   });
 
+  it('takes --sigv4 anywhere on the line', () => {
+    expect(parseArgs(['import', 'a.json', '--sigv4'])).toEqual({
+      kind: 'import',
+      file: 'a.json',
+      sigv4: true,
+    });
+    expect(parseArgs(['--sigv4', 'export', '--revision', '2'])).toEqual({
+      kind: 'export',
+      revision: 2,
+      sigv4: true,
+    });
+  });
+
   it.each([
     [['import'], 'import needs a file'],
     [['import', 'a.json', 'b.json'], 'unexpected arguments: b.json'],
@@ -65,7 +78,7 @@ describe('catalog CLI arguments', () => {
     [['export', '--out', '--revision', '2'], '--out needs a value'],
     [['export', '--format', 'yaml'], 'unknown option --format'],
     [['publish'], 'unknown command publish'],
-    [['import', 'a.json', '--sigv4'], '--sigv4 is not supported'],
+    [['import', 'a.json', '--sigv4', 'b.json'], 'unexpected arguments: b.json'],
   ])('refuses %j', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
     expect(() => parseArgs(argv)).toThrow(message);
@@ -159,11 +172,34 @@ describe('catalog CLI runs', () => {
     expect(JSON.parse(fake.stdout())).toEqual({ a: 1 });
   });
 
-  it('says admin routes of a deployed API need SigV4, and sends nothing', async () => {
+  it('says admin routes of a deployed API need SigV4 (--sigv4), and sends nothing', async () => {
     const fake = fakeIo({ env: { API_URL: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod' } });
     expect(await run(['export'], fake.io)).toBe(1);
-    expect(fake.stderr()).toContain('need IAM (SigV4) signed requests');
+    expect(fake.stderr()).toContain('need IAM (SigV4) signed requests. Give --sigv4 (or set API_AUTH=sigv4)');
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it('signs the requests of a deployed API with SigV4 when --sigv4 is given', async () => {
+    const fake = fakeIo({
+      env: { API_URL: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod' },
+      files: { '/work/doc.json': '{"settings":{}}' },
+      respond: () => Response.json({ revision: 4, changed: [] }, { status: 201 }),
+    });
+    const options = {
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+      now: () => new Date('2026-11-02T10:20:30.000Z'),
+    };
+    expect(await run(['import', 'doc.json', '--sigv4'], fake.io, options)).toBe(0);
+    const [request] = fake.requests;
+    expect(request?.url).toBe('https://abc.execute-api.eu-west-1.amazonaws.com/prod/admin/catalog/import');
+    const headers = request?.init.headers as Record<string, string>;
+    expect(headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/20261102\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=.*host.*, Signature=[0-9a-f]{64}$/,
+    );
+    expect(headers['x-amz-date']).toBe('20261102T102030Z');
+    expect(headers.Authorization).toBeUndefined();
+    expect(headers['Idempotency-Key']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(fake.stdout())).toEqual({ revision: 4, changed: [] });
   });
 
   it.each([

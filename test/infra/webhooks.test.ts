@@ -1,0 +1,557 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FUNCTIONS,
+  type FunctionId,
+  QUEUES,
+  SCHEDULER,
+  SWEEPER_RATE_MINUTES,
+  VISIBILITY_TIMEOUT_FACTOR,
+} from '../../functions/definitions';
+import { rateExpression } from '../../lib/constructs/rate-schedule-to-function';
+import { type ServiceTableId, serviceTableEntries } from '../../lib/definition-entries';
+import { PricingServiceStack } from '../../lib/stacks/service-stack';
+import { PricingStatefulStack } from '../../lib/stacks/stateful-stack';
+import {
+  arnOf,
+  type CfnResource,
+  logicalIdOf,
+  type PricingAppFixture,
+  pricingApp,
+  resourceIn,
+} from './fixture';
+
+/** The webhook delivery slice of the app: its tables, functions, routes, schedule, grants, queue and alarm. */
+let fixture: PricingAppFixture;
+let stateful: Template;
+let service: Template;
+
+beforeAll(() => {
+  fixture = pricingApp();
+  stateful = Template.fromStack(fixture.stacks.stateful);
+  service = Template.fromStack(fixture.stacks.service);
+});
+afterAll(() => fixture.cleanup());
+
+const tableProperties = (tableId: ServiceTableId) =>
+  resourceIn(stateful, fixture.stacks.stateful.tables[tableId]).Properties;
+const functionOf = (functionId: FunctionId) => fixture.stacks.service.functions[functionId];
+
+const hash = (name: string) => ({ AttributeName: name, KeyType: 'HASH' });
+const range = (name: string) => ({ AttributeName: name, KeyType: 'RANGE' });
+const index = (name: string, partition: string, sort: string) => ({
+  IndexName: name,
+  KeySchema: [hash(partition), range(sort)],
+  Projection: { ProjectionType: 'ALL' },
+});
+
+describe('webhook tables', () => {
+  it('endpoints is keyed by endpoint_id, without TTL or indexes', () => {
+    const table = tableProperties('endpoints');
+    expect({
+      keys: table.KeySchema,
+      ttl: table.TimeToLiveSpecification,
+      indexes: table.GlobalSecondaryIndexes,
+    }).toEqual({ keys: [hash('endpoint_id')], ttl: undefined, indexes: undefined });
+  });
+
+  it('deliveries is keyed by (event_id, endpoint_id) and expires by expires_at', () => {
+    const table = tableProperties('deliveries');
+    expect({ keys: table.KeySchema, ttl: table.TimeToLiveSpecification }).toEqual({
+      keys: [hash('event_id'), range('endpoint_id')],
+      ttl: { AttributeName: 'expires_at', Enabled: true },
+    });
+  });
+
+  it('deliveries has the by-endpoint and by-status indexes over ts_id', () => {
+    expect(tableProperties('deliveries').GlobalSecondaryIndexes).toEqual([
+      index('by-endpoint', 'endpoint_id', 'ts_id'),
+      index('by-status', 'status', 'ts_id'),
+    ]);
+  });
+
+  it('replays is keyed by (replay_id, sk) and expires by expires_at, without indexes', () => {
+    const table = tableProperties('replays');
+    expect({
+      keys: table.KeySchema,
+      ttl: table.TimeToLiveSpecification,
+      indexes: table.GlobalSecondaryIndexes,
+    }).toEqual({
+      keys: [hash('replay_id'), range('sk')],
+      ttl: { AttributeName: 'expires_at', Enabled: true },
+      indexes: undefined,
+    });
+  });
+
+  it('events has the by-day and sparse fanout-pending indexes over ts_id', () => {
+    expect(tableProperties('events').GlobalSecondaryIndexes).toEqual([
+      index('by-day', 'day', 'ts_id'),
+      index('fanout-pending', 'fanout_pending', 'ts_id'),
+    ]);
+  });
+
+  it('events declares the index key attributes as strings', () => {
+    expect(tableProperties('events').AttributeDefinitions).toEqual(
+      expect.arrayContaining([
+        { AttributeName: 'day', AttributeType: 'S' },
+        { AttributeName: 'ts_id', AttributeType: 'S' },
+        { AttributeName: 'fanout_pending', AttributeType: 'S' },
+      ]),
+    );
+  });
+});
+
+describe('webhook functions', () => {
+  it.each(['webhooks', 'sweeper', 'replay'] as const)('%s is deployed on nodejs24.x', (functionId) => {
+    expect(resourceIn(service, functionOf(functionId).function).Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Timeout: FUNCTIONS[functionId].timeoutSeconds,
+    });
+  });
+
+  it('the replay function has no trigger: no event source mapping, no resource policy', () => {
+    const target = { Ref: logicalIdOf(functionOf('replay').function) };
+    const withTarget = (type: string, key: string) =>
+      Object.keys(service.findResources(type, { Properties: { [key]: target } }));
+    expect({
+      mappings: withTarget('AWS::Lambda::EventSourceMapping', 'FunctionName'),
+      permissions: [
+        ...Object.keys(
+          service.findResources('AWS::Lambda::Permission', {
+            Properties: { FunctionName: arnOf(functionOf('replay').function) },
+          }),
+        ),
+        ...withTarget('AWS::Lambda::Permission', 'FunctionName'),
+      ],
+    }).toEqual({ mappings: [], permissions: [] });
+  });
+
+  it('no function sets the WEBHOOK_* settings: the production defaults apply', () => {
+    const variables = (Object.keys(FUNCTIONS) as FunctionId[]).flatMap((functionId) =>
+      Object.keys(
+        (
+          resourceIn(service, functionOf(functionId).function).Properties.Environment as {
+            Variables: Record<string, unknown>;
+          }
+        ).Variables,
+      ).filter((name) => name.startsWith('WEBHOOK_')),
+    );
+    expect(variables).toEqual([]);
+  });
+});
+
+describe('webhook routes', () => {
+  const methodOf = (httpMethod: string, path: string): CfnResource => {
+    let resource: apigateway.IResource | undefined = fixture.stacks.service.api.api.root;
+    for (const part of path.split('/').filter((segment) => segment.length > 0)) {
+      resource = resource?.getResource(part);
+    }
+    const method = resource?.node.tryFindChild(httpMethod);
+    if (!(method instanceof apigateway.Method)) throw new Error(`no ${httpMethod} ${path}`);
+    return resourceIn(service, method);
+  };
+  const proxiedTo = (method: CfnResource): string => {
+    const uri = JSON.stringify((method.Properties.Integration as { Uri: unknown }).Uri);
+    const target = (Object.keys(FUNCTIONS) as FunctionId[]).find((functionId) =>
+      uri.includes(logicalIdOf(functionOf(functionId).function)),
+    );
+    return target ?? uri;
+  };
+
+  it.each([
+    ['PATCH', '/webhooks/endpoints/{endpoint_id}'],
+    ['DELETE', '/webhooks/endpoints/{endpoint_id}'],
+    ['POST', '/webhooks/endpoints/{endpoint_id}/rotate-secret'],
+  ])('%s %s is IAM-authorized and proxies to the webhooks function', (httpMethod, path) => {
+    const method = methodOf(httpMethod, path);
+    expect({
+      HttpMethod: method.Properties.HttpMethod,
+      AuthorizationType: method.Properties.AuthorizationType,
+      ApiKeyRequired: method.Properties.ApiKeyRequired ?? false,
+      function: proxiedTo(method),
+    }).toEqual({
+      HttpMethod: httpMethod,
+      AuthorizationType: 'AWS_IAM',
+      ApiKeyRequired: false,
+      function: 'webhooks',
+    });
+  });
+
+  it('rotate-secret is a resource under the {endpoint_id} path parameter', () => {
+    const endpoint = fixture.stacks.service.api.api.root
+      .getResource('webhooks')
+      ?.getResource('endpoints')
+      ?.getResource('{endpoint_id}');
+    if (!(endpoint instanceof apigateway.Resource)) throw new Error('no /webhooks/endpoints/{endpoint_id}');
+    service.hasResourceProperties('AWS::ApiGateway::Resource', {
+      PathPart: 'rotate-secret',
+      ParentId: { Ref: logicalIdOf(endpoint) },
+    });
+  });
+
+  it('GET /changelog is open (no auth, no API key) on the api function', () => {
+    const method = methodOf('GET', '/changelog');
+    expect({
+      AuthorizationType: method.Properties.AuthorizationType,
+      ApiKeyRequired: method.Properties.ApiKeyRequired ?? false,
+      function: proxiedTo(method),
+    }).toEqual({ AuthorizationType: 'NONE', ApiKeyRequired: false, function: 'api' });
+  });
+});
+
+describe('sweeper schedule', () => {
+  const schedule = () => fixture.stacks.service.sweeperSchedule;
+  const scheduleProperties = () => resourceIn(service, schedule().schedule).Properties;
+
+  it('runs every SWEEPER_RATE_MINUTES (rate(1 minute)) without a flexible window', () => {
+    expect(scheduleProperties()).toMatchObject({
+      ScheduleExpression: 'rate(1 minute)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+    });
+    expect(rateExpression(SWEEPER_RATE_MINUTES)).toBe('rate(1 minute)');
+  });
+
+  it('targets the sweeper function with its own role', () => {
+    expect(scheduleProperties().Target).toMatchObject({
+      Arn: arnOf(functionOf('sweeper').function),
+      RoleArn: arnOf(schedule().role),
+    });
+  });
+
+  it('retries a refused invocation, but never past the next run', () => {
+    expect((scheduleProperties().Target as { RetryPolicy: unknown }).RetryPolicy).toEqual({
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: Math.max(60, SWEEPER_RATE_MINUTES * 60),
+    });
+  });
+
+  it('is not in the retry schedule group (where the deliver function may delete schedules)', () => {
+    expect(scheduleProperties().GroupName).not.toBe(SCHEDULER.groupName);
+  });
+
+  it('lets only EventBridge Scheduler, for this schedule in this account, assume the role', () => {
+    expect(resourceIn(service, schedule().role).Properties.AssumeRolePolicyDocument).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Action: 'sts:AssumeRole',
+          Principal: { Service: 'scheduler.amazonaws.com' },
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+            ArnEquals: {
+              'aws:SourceArn': {
+                'Fn::Join': [
+                  '',
+                  expect.arrayContaining([
+                    `:schedule/${scheduleProperties().GroupName}/${scheduleProperties().Name}`,
+                  ]),
+                ],
+              },
+            },
+          },
+        },
+      ],
+    });
+  });
+
+  it('lets the role do nothing but invoke the sweeper function', () => {
+    const role = resourceIn(service, schedule().role).Properties;
+    const attached = service.findResources('AWS::IAM::Policy', {
+      Properties: { Roles: Match.arrayWith([{ Ref: logicalIdOf(schedule().role) }]) },
+    });
+    expect({
+      inline: role.Policies,
+      managed: role.ManagedPolicyArns,
+      attached: Object.keys(attached),
+    }).toEqual({
+      inline: [
+        {
+          PolicyName: 'InvokeTarget',
+          PolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Effect: 'Allow',
+                Action: 'lambda:InvokeFunction',
+                Resource: arnOf(functionOf('sweeper').function),
+              },
+            ],
+          },
+        },
+      ],
+      managed: undefined,
+      attached: [],
+    });
+  });
+
+  it('spells rates as Scheduler accepts them (plural beyond one minute)', () => {
+    expect([1, 5].map(rateExpression)).toEqual(['rate(1 minute)', 'rate(5 minutes)']);
+  });
+
+  it('refuses a rate below one minute', () => {
+    expect(() => rateExpression(0)).toThrow(/whole number of minutes/);
+  });
+});
+
+/**
+ * Each function's permissions as `<action> <resource>` lines, resources named by what they are (`table:events`,
+ * `table:events/index/by-day`, `key:data`, `queue:delivery`…), whether or not CDK merged statements.
+ */
+const permissionsOf = (functionId: FunctionId): string[] => {
+  const policy = resourceIn(service, functionOf(functionId).role.node.findChild('DefaultPolicy'));
+  const statements = (
+    policy.Properties.PolicyDocument as {
+      Statement: { Effect: string; Action: unknown; Resource: unknown }[];
+    }
+  ).Statement.filter((statement) => statement.Effect === 'Allow');
+  const labels: [string, string][] = [
+    ...serviceTableEntries().map(
+      ([tableId]) =>
+        [logicalIdOf(fixture.stacks.stateful.tables[tableId]), `table:${tableId}`] as [string, string],
+    ),
+    ...Object.entries(fixture.stacks.stateful.keys).map(
+      ([keyId, key]) => [logicalIdOf(key), `key:${keyId}`] as [string, string],
+    ),
+    ...Object.entries(fixture.stacks.service.queues).map(
+      ([queueId, queue]) => [logicalIdOf(queue.queue), `queue:${queueId}`] as [string, string],
+    ),
+  ];
+  const labelOf = (resource: unknown): string => {
+    const text = JSON.stringify(resource);
+    const indexName = /\/index\/([\w-]+)/.exec(text)?.[1];
+    const found = labels.find(
+      ([logicalId]) =>
+        text.includes(`ExportsOutputFnGetAtt${logicalId}Arn`) ||
+        text === JSON.stringify({ 'Fn::GetAtt': [logicalId, 'Arn'] }),
+    );
+    if (!found) return text;
+    return indexName ? `${found[1]}/index/${indexName}` : found[1];
+  };
+  return statements.flatMap((statement) =>
+    [statement.Action]
+      .flat()
+      .flatMap((action) =>
+        [statement.Resource].flat().map((resource) => `${String(action)} ${labelOf(resource)}`),
+      ),
+  );
+};
+
+const WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+const tablesWith = (functionId: FunctionId, actions: readonly string[]): string[] =>
+  [
+    ...new Set(
+      permissionsOf(functionId)
+        .filter((line) => actions.includes(line.split(' ')[0] ?? ''))
+        .map((line) => line.split(' ')[1] ?? '')
+        .filter((resource) => resource.startsWith('table:')),
+    ),
+  ].sort();
+
+describe('webhook grants', () => {
+  const allFunctions = Object.keys(FUNCTIONS) as FunctionId[];
+
+  it.each([
+    { functionId: 'webhooks', writes: ['deliveries', 'endpoints', 'events', 'idempotency', 'replays'] },
+    { functionId: 'fanout', writes: ['deliveries', 'events'] },
+    { functionId: 'deliver', writes: ['deliveries', 'endpoints'] },
+    { functionId: 'sweeper', writes: ['deliveries', 'events'] },
+    { functionId: 'replay', writes: ['deliveries', 'replays'] },
+    { functionId: 'admin', writes: ['catalog', 'events', 'idempotency', 'priceCache'] },
+  ] as const)('$functionId writes exactly the tables $writes', ({ functionId, writes }) => {
+    expect(tablesWith(functionId, WRITES)).toEqual(writes.map((tableId) => `table:${tableId}`));
+  });
+
+  it.each([
+    {
+      functionId: 'webhooks',
+      reads: ['catalog', 'deliveries', 'endpoints', 'events', 'idempotency', 'replays'],
+    },
+    { functionId: 'fanout', reads: ['deliveries', 'endpoints', 'events'] },
+    { functionId: 'deliver', reads: ['deliveries', 'endpoints', 'events'] },
+    { functionId: 'sweeper', reads: ['deliveries', 'endpoints', 'events'] },
+    { functionId: 'replay', reads: ['deliveries', 'events', 'replays'] },
+  ] as const)('$functionId reads exactly the tables $reads', ({ functionId, reads }) => {
+    expect(tablesWith(functionId, ['dynamodb:GetItem'])).toEqual(reads.map((tableId) => `table:${tableId}`));
+  });
+
+  it('fanout can read but not write the endpoints table', () => {
+    expect({
+      reads: tablesWith('fanout', ['dynamodb:GetItem']),
+      writes: tablesWith('fanout', WRITES),
+    }).toEqual({
+      reads: expect.arrayContaining(['table:endpoints']),
+      writes: expect.not.arrayContaining(['table:endpoints']),
+    });
+  });
+
+  it('the api function gets nothing for the changelog: still only the events table', () => {
+    expect(tablesWith('api', ['dynamodb:GetItem', ...WRITES])).toEqual(['table:events']);
+  });
+
+  it.each([
+    {
+      functionId: 'webhooks',
+      indexes: ['deliveries/index/by-endpoint', 'deliveries/index/by-status', 'events/index/by-day'],
+    },
+    { functionId: 'sweeper', indexes: ['events/index/fanout-pending'] },
+    { functionId: 'replay', indexes: ['events/index/by-day'] },
+    ...allFunctions
+      .filter((functionId) => !['webhooks', 'sweeper', 'replay'].includes(functionId))
+      .map((functionId) => ({ functionId, indexes: [] as string[] })),
+  ] as { functionId: FunctionId; indexes: string[] }[])(
+    '$functionId queries exactly the indexes $indexes',
+    ({ functionId, indexes }) => {
+      expect(
+        permissionsOf(functionId)
+          .filter((line) => line.includes('/index/'))
+          .sort(),
+      ).toEqual(indexes.map((name) => `dynamodb:Query table:${name}`));
+    },
+  );
+
+  it('only the functions that list endpoints may Scan, and only the endpoints table', () => {
+    const scans = Object.fromEntries(
+      allFunctions
+        .map((functionId): [FunctionId, string[]] => [
+          functionId,
+          permissionsOf(functionId)
+            .filter((line) => line.startsWith('dynamodb:Scan '))
+            .map((line) => line.split(' ')[1] ?? ''),
+        ])
+        .filter(([, resources]) => resources.length > 0),
+    );
+    expect(scans).toEqual({
+      webhooks: ['table:endpoints'],
+      fanout: ['table:endpoints'],
+      sweeper: ['table:endpoints'],
+    });
+  });
+
+  it('deliver may decrypt endpoint secrets with the data key', () => {
+    expect(permissionsOf('deliver')).toEqual(expect.arrayContaining(['kms:Decrypt key:data']));
+  });
+
+  it('webhooks may encrypt endpoint secrets with the data key', () => {
+    expect(permissionsOf('webhooks')).toEqual(expect.arrayContaining(['kms:Encrypt key:data']));
+  });
+
+  it('deliver schedules retries and sends to the delivery queue and its DLQ', () => {
+    expect(permissionsOf('deliver')).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^scheduler:CreateSchedule .*schedule\/deliveries\/\*/),
+        'sqs:SendMessage queue:delivery',
+        'sqs:SendMessage queue:deliveryDlq',
+      ]),
+    );
+  });
+
+  it('only the deliver function may create schedules', () => {
+    expect(
+      allFunctions.filter((functionId) =>
+        permissionsOf(functionId).some((line) => line.startsWith('scheduler:CreateSchedule ')),
+      ),
+    ).toEqual(['deliver']);
+  });
+
+  it('only the deliver function may send to the delivery DLQ', () => {
+    expect(
+      allFunctions.filter((functionId) =>
+        permissionsOf(functionId).includes('sqs:SendMessage queue:deliveryDlq'),
+      ),
+    ).toEqual(['deliver']);
+  });
+
+  it.each(['webhooks', 'fanout', 'deliver', 'sweeper', 'replay'] as const)(
+    '%s may send to the delivery queue',
+    (functionId) => {
+      expect(permissionsOf(functionId)).toContain('sqs:SendMessage queue:delivery');
+    },
+  );
+});
+
+describe('delivery queue', () => {
+  const delivery = () => resourceIn(service, fixture.stacks.service.queues.delivery.queue).Properties;
+
+  it('redrives to the delivery DLQ after maxReceiveCount receives', () => {
+    expect(delivery().RedrivePolicy).toEqual({
+      deadLetterTargetArn: arnOf(fixture.stacks.service.queues.deliveryDlq.queue),
+      maxReceiveCount: QUEUES.delivery.deadLetter.maxReceiveCount,
+    });
+  });
+
+  it('hides a message for 6 × the deliver function’s timeout (180 s)', () => {
+    expect(delivery().VisibilityTimeout).toBe(VISIBILITY_TIMEOUT_FACTOR * FUNCTIONS.deliver.timeoutSeconds);
+    expect(delivery().VisibilityTimeout).toBe(180);
+  });
+});
+
+describe('DeliveryDead alarm', () => {
+  const signal = () => fixture.stacks.service.signalAlarms.DeliveryDead;
+
+  it('counts the deliver function’s { "alarm": "DeliveryDead" } log lines', () => {
+    expect(resourceIn(service, signal().metricFilter).Properties).toMatchObject({
+      LogGroupName: { Ref: logicalIdOf(functionOf('deliver').logGroup) },
+      FilterPattern: '{ $.alarm = "DeliveryDead" }',
+      MetricTransformations: [
+        { MetricName: 'DeliveryDead', MetricNamespace: 'Pricing/test', MetricValue: '1' },
+      ],
+    });
+  });
+
+  it('alarms on the first dead delivery in a minute', () => {
+    expect(resourceIn(service, signal().alarm).Properties).toMatchObject({
+      Namespace: 'Pricing/test',
+      MetricName: 'DeliveryDead',
+      Statistic: 'Sum',
+      Period: 60,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+});
+
+describe('webhookAllowedCidrs', () => {
+  const outdirs: string[] = [];
+  afterAll(() => {
+    for (const outdir of outdirs) rmSync(outdir, { recursive: true, force: true });
+  });
+  const serviceWith = (webhookAllowedCidrs: readonly string[]) => {
+    const outdir = mkdtempSync(join(tmpdir(), 'pricing-cidrs-'));
+    outdirs.push(outdir);
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const data = new PricingStatefulStack(app, 'Stateful', { stage: 'cidrs' });
+    return new PricingServiceStack(app, 'Service', {
+      stage: 'cidrs',
+      tables: data.tables,
+      keys: data.keys,
+      buckets: data.buckets,
+      webhookAllowedCidrs,
+    });
+  };
+
+  it('sets WEBHOOK_ALLOWED_CIDRS on the deliver function only', () => {
+    const stack = serviceWith(['10.1.0.0/16', ' fd00::/8']);
+    const template = Template.fromStack(stack);
+    const setOn = (Object.keys(FUNCTIONS) as FunctionId[]).flatMap((functionId) => {
+      const value = (
+        resourceIn(template, stack.functions[functionId].function).Properties.Environment as {
+          Variables: Record<string, unknown>;
+        }
+      ).Variables.WEBHOOK_ALLOWED_CIDRS;
+      return value === undefined ? [] : [{ functionId, value }];
+    });
+    expect(setOn).toEqual([{ functionId: 'deliver', value: '10.1.0.0/16,fd00::/8' }]);
+  });
+
+  it('refuses a value that is not a list of CIDR blocks', () => {
+    expect(() => serviceWith(['10.0.0.0/8,192.168.0.0/16'])).toThrow(/webhookAllowedCidrs/);
+  });
+});
