@@ -67,6 +67,8 @@ interface LoadResult {
   /** Sends later than their slot by more than 50 ms (the load thread could not keep up). */
   readonly lateSends: number;
   readonly clientCpuMs: number;
+  /** From the histories of a sample of events (wall clock): event write → fan-out recorded, → attempt 1 start. */
+  readonly stages: { readonly fanout: number[]; readonly firstAttempt: number[] };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -213,6 +215,23 @@ const runLoad = async (config: LoadConfig): Promise<void> => {
   const cpu = process.threadCpuUsage(cpuBefore);
   post({ type: 'measure-end' });
 
+  // Where the time goes, from the histories of every 10th event (after the measured window).
+  const stages = { fanout: [] as number[], firstAttempt: [] as number[] };
+  const sample = [...accepted.keys()].filter((_, index) => index % 10 === 0);
+  for (const id of sample) {
+    const answer = await send(agent, new URL(`/webhooks/events/${id}`, base), 'GET', config.adminToken);
+    if (answer.status !== 200) continue;
+    const history = JSON.parse(answer.body) as {
+      envelope: { ts: string } | null;
+      fanned_out_at?: string;
+      deliveries: { attempts: { at: string }[] }[];
+    };
+    const written = history.envelope ? Date.parse(history.envelope.ts) : Number.NaN;
+    if (history.fanned_out_at) stages.fanout.push(Date.parse(history.fanned_out_at) - written);
+    const first = history.deliveries[0]?.attempts[0]?.at;
+    if (first) stages.firstAttempt.push(Date.parse(first) - written);
+  }
+
   const latencies: number[] = [];
   let lost = 0;
   for (const [id, at] of accepted) {
@@ -239,6 +258,7 @@ const runLoad = async (config: LoadConfig): Promise<void> => {
       sendWindowMs: lastSend - (sentAt[0] as number),
       lateSends,
       clientCpuMs: (cpu.user + cpu.system) / 1000,
+      stages,
     },
   });
 };
@@ -336,6 +356,17 @@ const bench: BenchModule = {
           { bench: name, metric: 'p95', value: latency.p95, unit: 'ms' },
           { bench: name, metric: 'p99', value: latency.p99, unit: 'ms' },
           { bench: name, metric: 'max', value: latency.max, unit: 'ms' },
+        );
+      }
+      for (const [metric, samples] of [
+        ['write→fan-out', result.stages.fanout],
+        ['write→attempt 1', result.stages.firstAttempt],
+      ] as const) {
+        if (samples.length === 0) continue;
+        const stage = summarize(samples);
+        results.push(
+          { bench: name, metric: `${metric} p50`, value: stage.median, unit: 'ms' },
+          { bench: name, metric: `${metric} p95`, value: stage.p95, unit: 'ms' },
         );
       }
       if (result.publishLatencies.length > 0)

@@ -52,10 +52,16 @@ export interface EndpointSubscription {
   readonly topics: readonly string[];
   /** Set: only events of that tenant (and events without a tenant are not sent). */
   readonly tenant?: string;
+  /** Events produced before the endpoint was registered are not sent to it (a replay cannot either). */
+  readonly created_at: string;
 }
 
-export const endpointReceives = (endpoint: EndpointSubscription, event: Pick<Envelope, 'type' | 'tenant'>) =>
+export const endpointReceives = (
+  endpoint: EndpointSubscription,
+  event: Pick<Envelope, 'type' | 'tenant' | 'ts'>,
+): boolean =>
   endpoint.status === 'enabled' &&
+  event.ts >= endpoint.created_at &&
   (endpoint.topics.length === 0 || endpoint.topics.includes(topicOf(event.type))) &&
   (endpoint.tenant === undefined || endpoint.tenant === event.tenant);
 

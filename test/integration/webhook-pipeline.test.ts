@@ -1,0 +1,283 @@
+/**
+ * The outbox pipeline around delivery: catalog changes produce their events in the publication's transaction
+ * and reach partners; a stream batch handed over again creates no duplicate deliveries; the sweeper fans out
+ * what the stream missed; the egress guard refuses loopback when it is not allow-listed.
+ */
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { destroyAwsClients } from '../../functions/adapters/aws/clients';
+import { SqsMessageQueue } from '../../functions/adapters/aws/sqs-queue';
+import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import type { ServiceDependencies, ServiceTableId } from '../../functions/composition/dependencies';
+import { FUNCTION_FACTORIES } from '../../functions/composition/functions';
+import { LOCAL_EGRESS, webhookContext, webhookDependencies } from '../../functions/composition/webhooks';
+import { secretBytes } from '../../functions/domain/webhooks/secret';
+import { verifySignatureHeader } from '../../functions/domain/webhooks/signature';
+import { newId } from '../../functions/shared/ids';
+import { NO_VERSIONS, outboxItemOf } from '../../functions/usecases/webhooks/events';
+import { sweepOutbox } from '../../functions/usecases/webhooks/fanout';
+import { demoCatalog } from '../support/demo-stack';
+import { engineClients, eventually, provisionIsolated, silentLogger } from '../support/engines';
+import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/webhook-receiver';
+
+const API_KEY = 'key_pipeline_0123456789abcdef';
+const ADMIN = 'adm_pipeline_0123456789abcdef';
+const stacks: LocalStack[] = [];
+const receivers: TestReceiver[] = [];
+
+afterEach(async () => {
+  for (const receiver of receivers.splice(0)) await receiver.close();
+  for (const stack of stacks.splice(0)) await stack.stop();
+});
+
+const start = async (options: Partial<Parameters<typeof startLocalStack>[0]> = {}) => {
+  const stack = await startLocalStack({
+    port: 0,
+    apiKey: API_KEY,
+    adminToken: ADMIN,
+    logLevel: 'SILENT',
+    streamPollIntervalMs: 50,
+    ...options,
+  });
+  stacks.push(stack);
+  return stack;
+};
+
+const adminCall = (stack: LocalStack) => async (method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${stack.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    traceId: response.headers.get('x-trace-id'),
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
+};
+
+const receiver = async () => {
+  const started = await startReceiver();
+  receivers.push(started);
+  return started;
+};
+
+describe('catalog change events', () => {
+  it('an import that changes prices, rates, taxes and promotions delivers each catalog event with its versions', async () => {
+    const stack = await start({ seedCatalog: demoCatalog() });
+    const admin = adminCall(stack);
+    const target = await receiver();
+    const created = await admin('POST', '/webhooks/endpoints', { url: target.baseUrl, topics: ['catalog'] });
+    const secret = created.body.secret as string;
+
+    const changed = demoCatalog() as unknown as {
+      pricelists: { items: { base_price: string }[] }[];
+      fx_rates: { rates: { rate: string }[] };
+      tax_rules: { rates: Record<string, { rate: string }[]> }[];
+      promotions: { percent?: string }[];
+    };
+    const firstItem = changed.pricelists[0]?.items[0];
+    if (firstItem) firstItem.base_price = '64.99';
+    const firstRate = changed.fx_rates.rates[0];
+    if (firstRate) firstRate.rate = '1.1601';
+    const firstTax = changed.tax_rules[0]?.rates.standard?.[0];
+    if (firstTax) firstTax.rate = '0.2';
+    const firstPromotion = changed.promotions[0];
+    if (firstPromotion) firstPromotion.percent = '12';
+    const imported = await admin('POST', '/admin/catalog/import', changed);
+    expect(imported.status).toBe(201);
+    const versions = imported.body.versions as Record<string, unknown>;
+
+    const requests = await eventually(async () =>
+      target.requests.length >= 4 ? target.requests : undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.requests).toHaveLength(4);
+    const byType = new Map(requests.map((request) => [request.envelope.type, request]));
+    expect([...byType.keys()].sort()).toEqual([
+      'catalog.FXRatePublished',
+      'catalog.PriceListUpdated',
+      'catalog.PromoChanged',
+      'catalog.TaxRuleChanged',
+    ]);
+    for (const request of requests) {
+      expect(request.path).toBe('/webhooks/v1/catalog');
+      expect(
+        verifySignatureHeader({
+          header: String(request.headers['x-signature']),
+          secrets: [secretBytes(secret)],
+          timestamp: String(request.headers['x-timestamp']),
+          method: 'POST',
+          path: request.path,
+          body: request.body,
+        }),
+      ).toBe(true);
+      const envelope = request.envelope as unknown as Record<string, unknown> & { data: Record<string, unknown> };
+      expect(envelope).toMatchObject({
+        producer: 'catalog',
+        trace_id: imported.traceId,
+        pricelist_version: versions.pricelist_version,
+        fx_version: versions.fx_version,
+        tax_rule_version: versions.tax_rule_version,
+      });
+      expect(envelope.data).toMatchObject({
+        effective_from: imported.body.effective_from,
+        trace_id: imported.traceId,
+        pricelist_version: versions.pricelist_version,
+        fx_version: versions.fx_version,
+        tax_rule_version: versions.tax_rule_version,
+      });
+    }
+    expect((byType.get('catalog.FXRatePublished') as ReceivedRequest).envelope).toMatchObject({
+      data: { version: versions.fx_version },
+    });
+    expect((byType.get('catalog.TaxRuleChanged') as ReceivedRequest).envelope).toMatchObject({
+      data: { version: versions.tax_rule_version },
+    });
+    expect((byType.get('catalog.PriceListUpdated') as ReceivedRequest).envelope).toMatchObject({
+      data: { version: versions.pricelist_version },
+    });
+
+    // Importing the same catalog again changes nothing and produces no event.
+    const again = await admin('POST', '/admin/catalog/import', changed);
+    expect(again.body.changed).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(target.requests).toHaveLength(4);
+  });
+});
+
+describe('fan-out', () => {
+  it('creates no duplicate delivery or message when the same stream batch is handed over again', async () => {
+    const stack = await start();
+    const admin = adminCall(stack);
+    const target = await receiver();
+    await admin('POST', '/webhooks/endpoints', { url: target.baseUrl, tenant: 't-dup' });
+    const item = outboxItemOf(
+      {
+        type: 'payout.processed',
+        tenant: 't-dup',
+        producer: 'payments',
+        data: { payout_id: 'po_dup', status: 'paid', amount_minor: 5, currency: 'EUR' },
+        trace_id: newId('trc'),
+        versions: NO_VERSIONS,
+      },
+      new Date(),
+      30,
+    );
+    await stack.clients.documents.send(
+      new PutCommand({ TableName: stack.resources.tableNames.events, Item: item }),
+    );
+    await eventually(async () => (target.requests.length === 1 ? true : undefined));
+    // The mapping hands the same INSERT over twice more (a retried batch).
+    const batch: DynamoDBStreamEvent = {
+      Records: [
+        {
+          eventName: 'INSERT',
+          dynamodb: {
+            SequenceNumber: '1',
+            NewImage: marshall(item, { removeUndefinedValues: true }) as never,
+          },
+        },
+      ],
+    };
+    const fanout = FUNCTION_FACTORIES.fanout(stack.deps);
+    expect(await fanout(batch, {})).toEqual({ batchItemFailures: [] });
+    expect(await fanout(batch, {})).toEqual({ batchItemFailures: [] });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(target.requests).toHaveLength(1);
+    const deliveries = await stack.clients.documents.send(
+      new QueryCommand({
+        TableName: stack.resources.tableNames.deliveries,
+        KeyConditionExpression: 'event_id = :id',
+        ExpressionAttributeValues: { ':id': item.event_id },
+      }),
+    );
+    expect(deliveries.Items).toHaveLength(1);
+  });
+});
+
+describe('outbox sweeper', () => {
+  const clients = engineClients();
+  afterAll(() => destroyAwsClients(clients));
+
+  it('fans out an event whose fan-out is not recorded after a minute, once', async () => {
+    const resources = await provisionIsolated(clients);
+    const tableNames = Object.fromEntries(
+      Object.entries(resources.tableNames).filter(([id]) => !id.startsWith('local')),
+    ) as Record<ServiceTableId, string>;
+    let now = new Date('2026-11-22T12:00:00.000Z');
+    const webhooks = webhookDependencies({ documents: clients.documents, tableNames, egress: LOCAL_EGRESS });
+    const ctx = webhookContext(
+      {
+        clock: { now: () => now },
+        webhooks,
+        queue: new SqsMessageQueue(clients.sqs, resources.queueUrls),
+      } as unknown as ServiceDependencies,
+      silentLogger as never,
+    );
+    await webhooks.endpoints.create({
+      endpoint_id: newId('ep'),
+      url: 'http://127.0.0.1:1/webhooks/v1',
+      topics: [],
+      version: '2026-11-01',
+      status: 'enabled',
+      secret_ciphertext: 'unused-here',
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+    });
+    const item = outboxItemOf(
+      {
+        type: 'payout.processed',
+        data: { payout_id: 'po_s' },
+        trace_id: newId('trc'),
+        versions: NO_VERSIONS,
+      },
+      now,
+      30,
+    );
+    expect(await webhooks.events.put(item)).toBe(true);
+
+    // Younger than a minute: left to the stream.
+    now = new Date(now.getTime() + 30_000);
+    expect(await sweepOutbox(ctx)).toEqual({ swept: 0 });
+    // Past a minute: fanned out, and only once.
+    now = new Date(now.getTime() + 45_000);
+    expect(await sweepOutbox(ctx)).toEqual({ swept: 1 });
+    expect(await sweepOutbox(ctx)).toEqual({ swept: 0 });
+    const stored = await webhooks.events.get(item.event_id);
+    expect(stored?.fanned_out_at).toBeDefined();
+    expect(stored?.fanout_pending).toBeUndefined();
+    expect(await webhooks.deliveries.forEvent(item.event_id)).toHaveLength(1);
+  });
+});
+
+describe('egress guard in the pipeline', () => {
+  it('refuses a loopback receiver when loopback is not allow-listed: stopped, reason recorded, 0 connections', async () => {
+    const stack = await start({ webhooks: { egress: { allowHttp: true, allowedCidrs: [] } } });
+    const admin = adminCall(stack);
+    const target = await receiver();
+    const created = await admin('POST', '/webhooks/endpoints', { url: target.baseUrl, tenant: 't-ssrf' });
+    const published = await admin('POST', '/webhooks/events', {
+      type: 'payout.processed',
+      tenant: 't-ssrf',
+      data: { payout_id: 'po_ssrf', status: 'paid', amount_minor: 1, currency: 'EUR' },
+    });
+    const history = await eventually(async () => {
+      const answer = await admin('GET', `/webhooks/events/${published.body.event_id as string}`);
+      const delivery = (answer.body.deliveries as { status: string }[] | undefined)?.[0];
+      return delivery?.status === 'stopped' ? answer.body : undefined;
+    });
+    expect(history.deliveries).toEqual([
+      expect.objectContaining({
+        endpoint_id: created.body.endpoint_id,
+        status: 'stopped',
+        stop_reason: 'address_not_allowed',
+        attempts: [expect.objectContaining({ attempt: 1, error: 'address_not_allowed', outcome: 'stopped' })],
+      }),
+    ]);
+    expect(target.connections).toBe(0);
+  });
+});

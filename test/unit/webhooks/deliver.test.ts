@@ -1,0 +1,302 @@
+/**
+ * One delivery attempt against in-memory twins of the ports: which way the next attempt goes (SQS delay up to
+ * 15 minutes, a one-time schedule beyond), dead-lettering, the order "enqueue next, then record", and the claim
+ * rules that keep a duplicate message from attempting twice.
+ */
+import { randomBytes } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { LocalDataCipher } from '../../../functions/adapters/local/local-signing';
+import type { QueueId } from '../../../functions/definitions';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../functions/domain/webhooks/retry-policy';
+import type { OneTimeSchedule } from '../../../functions/ports/scheduler';
+import type { WebhookRequest, WebhookResponse } from '../../../functions/ports/webhook-http';
+import type { AttemptRecord, DeliveryRecord, EndpointRecord } from '../../../functions/ports/webhooks';
+import type { DeliveryMessage, OutboxItem } from '../../../functions/schemas/envelope';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookContext } from '../../../functions/usecases/webhooks/context';
+import {
+  DeliveryBusyError,
+  deliverAttempt,
+  retryScheduleName,
+} from '../../../functions/usecases/webhooks/deliver';
+import { createEndpoint } from '../../../functions/usecases/webhooks/endpoints';
+import { NO_VERSIONS, outboxItemOf } from '../../../functions/usecases/webhooks/events';
+import { fanOutEvent } from '../../../functions/usecases/webhooks/fanout';
+
+interface World {
+  ctx: WebhookContext;
+  now: { value: Date };
+  sent: { queue: QueueId; body: DeliveryMessage & Record<string, unknown>; delaySeconds?: number }[];
+  schedules: OneTimeSchedule[];
+  posts: WebhookRequest[];
+  answers: WebhookResponse[];
+  deliveries: Map<string, DeliveryRecord>;
+  endpoints: Map<string, EndpointRecord>;
+  events: Map<string, OutboxItem>;
+  /** Operations in order, to check what happens before what. */
+  log: string[];
+}
+
+const response = (status: number, headers: Record<string, string> = {}): WebhookResponse => ({
+  kind: 'response',
+  status,
+  headers,
+  excerpt: '',
+  durationMs: 3,
+});
+
+const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
+  const w = {
+    now: { value: new Date('2026-11-22T12:00:00.000Z') },
+    sent: [],
+    schedules: [],
+    posts: [],
+    answers: [],
+    deliveries: new Map(),
+    endpoints: new Map(),
+    events: new Map(),
+    log: [],
+  } as unknown as World;
+  const key = (eventId: string, endpointId: string) => `${eventId}|${endpointId}`;
+  w.ctx = {
+    clock: { now: () => w.now.value },
+    events: {
+      put: async (item) => {
+        if (w.events.has(item.event_id)) return false;
+        w.events.set(item.event_id, item);
+        return true;
+      },
+      get: async (id) => w.events.get(id),
+      markFannedOut: async () => undefined,
+      pendingFanout: async () => [],
+      byDay: async () => ({ items: [] }),
+    },
+    endpoints: {
+      create: async (record) => {
+        w.endpoints.set(record.endpoint_id, record);
+      },
+      get: async (id) => w.endpoints.get(id),
+      list: async () => ({ items: [...w.endpoints.values()] }),
+      enabled: async () => [...w.endpoints.values()].filter((endpoint) => endpoint.status === 'enabled'),
+      update: async (id, changes) => {
+        const current = w.endpoints.get(id);
+        if (!current) return undefined;
+        const next = { ...current, ...changes } as EndpointRecord;
+        w.endpoints.set(id, next);
+        return next;
+      },
+      delete: async (id) => w.endpoints.delete(id),
+    },
+    deliveries: {
+      createIfAbsent: async (record) => {
+        const existing = w.deliveries.get(key(record.event_id, record.endpoint_id));
+        if (existing) return existing;
+        w.deliveries.set(key(record.event_id, record.endpoint_id), record);
+        return record;
+      },
+      get: async (eventId, endpointId) => w.deliveries.get(key(eventId, endpointId)),
+      forEvent: async (eventId) => [...w.deliveries.values()].filter((d) => d.event_id === eventId),
+      markEnqueued: async (eventId, endpointId, at) => {
+        const d = w.deliveries.get(key(eventId, endpointId));
+        if (d) w.deliveries.set(key(eventId, endpointId), { ...d, enqueued_at: at });
+      },
+      claim: async (eventId, endpointId, attempt, now, leaseUntil) => {
+        const d = w.deliveries.get(key(eventId, endpointId));
+        if (!d) return 'missing';
+        const free =
+          d.last_attempt < attempt ||
+          (d.last_attempt === attempt &&
+            d.completed_attempt < attempt &&
+            (!d.lease_until || d.lease_until < now));
+        if (free) {
+          w.deliveries.set(key(eventId, endpointId), {
+            ...d,
+            last_attempt: attempt,
+            lease_until: leaseUntil,
+          });
+          return 'claimed';
+        }
+        return d.completed_attempt >= attempt || d.last_attempt > attempt ? 'done' : 'busy';
+      },
+      recordAttempt: async (eventId, endpointId, attempt: AttemptRecord, next) => {
+        w.log.push(`record ${attempt.attempt} ${next.status}`);
+        const d = w.deliveries.get(key(eventId, endpointId));
+        if (!d || d.completed_attempt >= attempt.attempt) return;
+        const { lease_until: _lease, ...rest } = d;
+        w.deliveries.set(key(eventId, endpointId), {
+          ...rest,
+          completed_attempt: attempt.attempt,
+          attempts: [...d.attempts, attempt],
+          status: next.status,
+          ...(next.stop_reason ? { stop_reason: next.stop_reason } : {}),
+        });
+      },
+      startReplay: async () => undefined,
+      query: async () => ({ items: [] }),
+    },
+    replays: { put: async () => undefined, get: async () => undefined },
+    queue: {
+      send: async (queue, body, options) => {
+        w.log.push(`send ${queue}`);
+        w.sent.push({
+          queue,
+          body: JSON.parse(body),
+          ...(options?.delaySeconds !== undefined ? { delaySeconds: options.delaySeconds } : {}),
+        });
+        return { messageId: String(w.sent.length) };
+      },
+    },
+    scheduler: {
+      scheduleOnce: async (schedule) => {
+        w.log.push('schedule');
+        w.schedules.push(schedule);
+        return 'created';
+      },
+      cancel: async () => undefined,
+    },
+    cipher: new LocalDataCipher(randomBytes(32)),
+    http: {
+      post: async (request) => {
+        w.posts.push(request);
+        return w.answers.shift() ?? response(200);
+      },
+    },
+    policy,
+    settings: DEFAULT_WEBHOOK_SETTINGS,
+    random: () => 0.5,
+    randomBytes: (size) => randomBytes(size),
+    signal: () => undefined,
+  };
+  return w;
+};
+
+/** An endpoint and one event fanned out to it: the first message is on the queue. */
+const prepared = async (w: World) => {
+  const endpoint = await createEndpoint(w.ctx, { url: 'https://partner.example/webhooks/v1' });
+  w.now.value = new Date(w.now.value.getTime() + 1000);
+  const item = outboxItemOf(
+    { type: 'payout.processed', data: { payout_id: 'po_1' }, trace_id: 'trc_test', versions: NO_VERSIONS },
+    w.now.value,
+    30,
+  );
+  await w.ctx.events.put(item);
+  await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
+  const first = w.sent.shift()?.body as DeliveryMessage;
+  w.log.length = 0;
+  return { endpoint, item, first };
+};
+
+describe('deliverAttempt', () => {
+  let w: World;
+  beforeEach(() => {
+    w = world();
+  });
+
+  it('sends the next attempt with an SQS delay while the wait is at most 15 minutes, and enqueues before recording', async () => {
+    const { first } = await prepared(w);
+    w.answers.push(response(503));
+    const result = await deliverAttempt(w.ctx, first);
+    expect(result).toMatchObject({ kind: 'attempted', decision: { kind: 'retry', delaySeconds: 5 } });
+    expect(w.sent).toEqual([{ queue: 'delivery', body: { ...first, attempt: 2 }, delaySeconds: 5 }]);
+    expect(w.log).toEqual(['send delivery', 'record 1 retrying']);
+    expect(w.posts[0]?.url).toBe('https://partner.example/webhooks/v1/payout');
+    expect(w.posts[0]?.headers['X-Attempt']).toBe('1');
+  });
+
+  it('schedules the next attempt with the one-time scheduler beyond 15 minutes (attempt 8 waits 30 minutes)', async () => {
+    const { first } = await prepared(w);
+    w.answers.push(response(500));
+    const message = { ...first, attempt: 8 };
+    const result = await deliverAttempt(w.ctx, message);
+    expect(result).toMatchObject({ decision: { kind: 'retry', delaySeconds: 1800 } });
+    expect(w.sent).toEqual([]);
+    expect(w.schedules).toEqual([
+      {
+        name: retryScheduleName(message, 9),
+        at: new Date(w.now.value.getTime() + 1_800_000),
+        queue: 'delivery',
+        body: JSON.stringify({ ...message, attempt: 9 }),
+      },
+    ]);
+    expect(retryScheduleName(message, 9).length).toBeLessThanOrEqual(64);
+    expect(w.log).toEqual(['schedule', 'record 8 retrying']);
+  });
+
+  it('dead-letters after the last attempt: the message goes to the DLQ first, then the delivery is dead', async () => {
+    const { first } = await prepared(w);
+    w.answers.push(response(502));
+    const last = {
+      ...first,
+      attempt: 1 + DEFAULT_RETRY_POLICY.backoffSeconds.length + DEFAULT_RETRY_POLICY.dailyRetryDays,
+    };
+    const result = await deliverAttempt(w.ctx, last);
+    expect(result).toMatchObject({ decision: { kind: 'dead', reason: 'retries_exhausted_after_http_502' } });
+    expect(w.sent).toEqual([
+      {
+        queue: 'deliveryDlq',
+        body: expect.objectContaining({ ...last, dead_reason: 'retries_exhausted_after_http_502' }),
+      },
+    ]);
+    expect(w.log).toEqual(['send deliveryDlq', 'record 17 dead']);
+  });
+
+  it('counts the backoff of a replay from its first attempt', async () => {
+    const { first } = await prepared(w);
+    w.answers.push(response(500));
+    const result = await deliverAttempt(w.ctx, {
+      ...first,
+      attempt: 20,
+      round_start: 20,
+      replay_id: 'rpl_x',
+    });
+    expect(result).toMatchObject({ decision: { kind: 'retry', delaySeconds: 5 } });
+    expect(w.sent[0]?.body).toMatchObject({ attempt: 21, round_start: 20, replay_id: 'rpl_x' });
+  });
+
+  it('skips a duplicate of an attempt already recorded, and refuses (busy) one whose lease is still held', async () => {
+    const { first } = await prepared(w);
+    await deliverAttempt(w.ctx, first);
+    expect(await deliverAttempt(w.ctx, first)).toEqual({ kind: 'skipped', reason: 'duplicate' });
+    expect(w.posts).toHaveLength(1);
+
+    // A claim whose consumer is still within its lease: the duplicate comes back later.
+    const second = { ...first, event_id: first.event_id };
+    const key = [...w.deliveries.keys()][0] as string;
+    const record = w.deliveries.get(key) as DeliveryRecord;
+    w.deliveries.set(key, {
+      ...record,
+      last_attempt: 2,
+      lease_until: new Date(w.now.value.getTime() + 60_000).toISOString(),
+    });
+    await expect(deliverAttempt(w.ctx, { ...second, attempt: 2 })).rejects.toBeInstanceOf(DeliveryBusyError);
+    // Once the lease ran out (the consumer died mid-attempt), the attempt is made again.
+    w.now.value = new Date(w.now.value.getTime() + 120_000);
+    expect(await deliverAttempt(w.ctx, { ...second, attempt: 2 })).toMatchObject({ kind: 'attempted' });
+  });
+
+  it('stops with a reason when the endpoint was deleted or disabled, or the body expired', async () => {
+    const { first, endpoint, item } = await prepared(w);
+    w.endpoints.set(endpoint.endpoint_id, {
+      ...(w.endpoints.get(endpoint.endpoint_id) as EndpointRecord),
+      status: 'disabled',
+    });
+    expect(await deliverAttempt(w.ctx, first)).toMatchObject({
+      decision: { kind: 'stopped', reason: 'endpoint_disabled' },
+    });
+    w.endpoints.delete(endpoint.endpoint_id);
+    expect(await deliverAttempt(w.ctx, { ...first, attempt: 2 })).toMatchObject({
+      decision: { reason: 'endpoint_deleted' },
+    });
+    w.events.delete(item.event_id);
+    expect(await deliverAttempt(w.ctx, { ...first, attempt: 3 })).toMatchObject({
+      decision: { reason: 'event_expired' },
+    });
+    expect(w.posts).toHaveLength(0);
+  });
+
+  it('disables the endpoint on 410', async () => {
+    const { first, endpoint } = await prepared(w);
+    w.answers.push(response(410));
+    await deliverAttempt(w.ctx, first);
+    expect(w.endpoints.get(endpoint.endpoint_id)?.status).toBe('disabled');
+  });
+});
