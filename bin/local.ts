@@ -8,6 +8,7 @@ import { ConfigurationError, loadLocalConfig } from '../functions/adapters/local
 import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
 import { PortInUseError } from '../functions/adapters/local/local-aws';
 import { type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
+import { egressPolicyFromEnv, LOCAL_EGRESS, retryPolicyFromEnv } from '../functions/composition/webhooks';
 
 /** Published on first start (empty data directory) so the API has something to price. */
 const DEMO_CATALOG = fileURLToPath(new URL('../catalog/demo-catalog.json', import.meta.url));
@@ -49,6 +50,12 @@ const main = async (): Promise<void> => {
     adminToken: config.adminToken,
     logLevel: config.logLevel,
     progress: say,
+    // WEBHOOK_BACKOFF_SECONDS, WEBHOOK_DAILY_RETRY_DAYS, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_ALLOWED_CIDRS and
+    // WEBHOOK_ALLOW_HTTP, read the same way as in AWS (defaults: the production schedule; loopback over http).
+    webhooks: {
+      policy: retryPolicyFromEnv(process.env),
+      egress: egressPolicyFromEnv(process.env, LOCAL_EGRESS),
+    },
   });
   if (stoppingSince !== undefined) return;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

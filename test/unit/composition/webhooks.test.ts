@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AWS_EGRESS,
+  egressPolicyFromEnv,
+  LOCAL_EGRESS,
+  retryPolicyFromEnv,
+} from '../../../functions/composition/webhooks';
+import { DEFAULT_RETRY_POLICY } from '../../../functions/domain/webhooks/retry-policy';
+
+describe('retryPolicyFromEnv', () => {
+  it('is the production schedule when nothing is set', () => {
+    expect(retryPolicyFromEnv({})).toEqual(DEFAULT_RETRY_POLICY);
+  });
+
+  it('shortens the schedule, the daily retries and the timeout only through configuration', () => {
+    expect(
+      retryPolicyFromEnv({
+        WEBHOOK_BACKOFF_SECONDS: '1, 2,5',
+        WEBHOOK_DAILY_RETRY_DAYS: '0',
+        WEBHOOK_ATTEMPT_TIMEOUT_MS: '500',
+      }),
+    ).toEqual({
+      ...DEFAULT_RETRY_POLICY,
+      backoffSeconds: [1, 2, 5],
+      dailyRetryDays: 0,
+      attemptTimeoutMs: 500,
+    });
+  });
+
+  it('refuses values that are not numbers, naming the variable', () => {
+    expect(() => retryPolicyFromEnv({ WEBHOOK_BACKOFF_SECONDS: '1,soon' })).toThrow(
+      /WEBHOOK_BACKOFF_SECONDS/,
+    );
+    expect(() => retryPolicyFromEnv({ WEBHOOK_ATTEMPT_TIMEOUT_MS: '-1' })).toThrow();
+  });
+});
+
+describe('egressPolicyFromEnv', () => {
+  it('keeps the defaults: https and public addresses only in AWS, loopback over http locally', () => {
+    expect(egressPolicyFromEnv({}, AWS_EGRESS)).toEqual({ allowHttp: false, allowedCidrs: [] });
+    expect(egressPolicyFromEnv({}, LOCAL_EGRESS)).toEqual(LOCAL_EGRESS);
+  });
+
+  it('reads an allow-list and the http switch', () => {
+    expect(
+      egressPolicyFromEnv(
+        { WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8, fd00::/8,', WEBHOOK_ALLOW_HTTP: 'false' },
+        LOCAL_EGRESS,
+      ),
+    ).toEqual({ allowHttp: false, allowedCidrs: ['10.0.0.0/8', 'fd00::/8'] });
+    expect(egressPolicyFromEnv({ WEBHOOK_ALLOWED_CIDRS: '' }, LOCAL_EGRESS)).toEqual({
+      allowHttp: true,
+      allowedCidrs: [],
+    });
+  });
+});
