@@ -9,13 +9,15 @@ import { outboxItemSchema } from '../schemas/envelope';
 import { fanOutEvent } from '../usecases/webhooks/fanout';
 import { lazyHandler } from './lazy';
 
+/** Records of one stream batch fanned out at once. */
+const FANOUT_CONCURRENCY = 10;
+
 export type StreamHandler = (event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>;
 
 /**
  * Events stream consumer: each new outbox event becomes one delivery record and one queue message per
- * matching endpoint. Records are handled in stream order; the first failure is reported
- * (ReportBatchItemFailures), so the mapping retries from there and later records keep their order; a batch
- * handed over again creates nothing twice.
+ * matching endpoint. The earliest failed record is reported (ReportBatchItemFailures), so the mapping retries
+ * from there; a batch handed over again creates nothing twice.
  */
 export const createFanoutHandler = (deps: ServiceDependencies): StreamHandler => {
   const logger = deps.createLogger('fanout');
@@ -44,16 +46,28 @@ export const createFanoutHandler = (deps: ServiceDependencies): StreamHandler =>
       loading ??= ctx.endpoints.enabled();
       return loading;
     };
-    for (const record of event.Records) {
-      try {
-        await fanOut(record, endpoints);
-      } catch (error) {
-        const sequenceNumber = record.dynamodb?.SequenceNumber ?? '';
-        logger.error('fan-out failed', { sequence_number: sequenceNumber, error: error as Error });
-        return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
+    // Records are fanned out concurrently (delivery order is not guaranteed anyway, and fanning an event out
+    // twice is a no-op); the earliest failed record is reported, so the mapping retries from there.
+    const failed: number[] = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let index = next++; index < event.Records.length; index = next++) {
+        const record = event.Records[index] as DynamoDBRecord;
+        try {
+          await fanOut(record, endpoints);
+        } catch (error) {
+          logger.error('fan-out failed', {
+            sequence_number: record.dynamodb?.SequenceNumber ?? '',
+            error: error as Error,
+          });
+          failed.push(index);
+        }
       }
-    }
-    return { batchItemFailures: [] };
+    };
+    await Promise.all(Array.from({ length: Math.min(FANOUT_CONCURRENCY, event.Records.length) }, worker));
+    if (failed.length === 0) return { batchItemFailures: [] };
+    const earliest = event.Records[Math.min(...failed)];
+    return { batchItemFailures: [{ itemIdentifier: earliest?.dynamodb?.SequenceNumber ?? '' }] };
   };
 };
 

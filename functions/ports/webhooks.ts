@@ -92,8 +92,6 @@ export interface DeliveryRecord {
   readonly status: DeliveryStatus;
   readonly created_at: string;
   readonly updated_at: string;
-  /** When the first attempt's message was sent (a redelivered stream batch sends nothing twice). */
-  readonly enqueued_at?: string;
   /** Highest attempt claimed, and highest attempt whose outcome is recorded. */
   readonly last_attempt: number;
   readonly completed_attempt: number;
@@ -112,7 +110,6 @@ export interface DeliveryRepository {
   createIfAbsent(record: DeliveryRecord): Promise<DeliveryRecord>;
   get(eventId: string, endpointId: string): Promise<DeliveryRecord | undefined>;
   forEvent(eventId: string): Promise<DeliveryRecord[]>;
-  markEnqueued(eventId: string, endpointId: string, at: string): Promise<void>;
   /**
    * Claims attempt `attempt` for `leaseMs`: succeeds when no later attempt was claimed and this one is not
    * recorded, or its earlier claim's lease ran out (the consumer died mid-attempt). `done`: already recorded or
@@ -148,6 +145,13 @@ export interface DeliveryRepository {
     expectedStatus: DeliveryStatus,
     at: string,
   ): Promise<number | undefined>;
+  /** Undoes `startReplay` when its message could not be sent (only while the replay still owns the record). */
+  revertReplay(
+    eventId: string,
+    endpointId: string,
+    replayId: string,
+    previousStatus: DeliveryStatus,
+  ): Promise<void>;
   /** Deliveries of an endpoint, or in a status, with `from ≤ ts ≤ to`, oldest first. */
   query(
     index: { readonly endpointId: string } | { readonly status: DeliveryStatus },

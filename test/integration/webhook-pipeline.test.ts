@@ -115,7 +115,9 @@ describe('catalog change events', () => {
           body: request.body,
         }),
       ).toBe(true);
-      const envelope = request.envelope as unknown as Record<string, unknown> & { data: Record<string, unknown> };
+      const envelope = request.envelope as unknown as Record<string, unknown> & {
+        data: Record<string, unknown>;
+      };
       expect(envelope).toMatchObject({
         producer: 'catalog',
         trace_id: imported.traceId,

@@ -321,17 +321,6 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     return records;
   }
 
-  async markEnqueued(eventId: string, endpointId: string, at: string): Promise<void> {
-    await this.documents.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: this.key(eventId, endpointId),
-        UpdateExpression: 'SET enqueued_at = if_not_exists(enqueued_at, :at)',
-        ExpressionAttributeValues: { ':at': at },
-      }),
-    );
-  }
-
   async claim(
     eventId: string,
     endpointId: string,
@@ -441,6 +430,33 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     } catch (error) {
       if (conditionalFailure(error) === 'condition') return undefined;
       throw error;
+    }
+  }
+
+  async revertReplay(
+    eventId: string,
+    endpointId: string,
+    replayId: string,
+    previousStatus: DeliveryStatus,
+  ): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(eventId, endpointId),
+          UpdateExpression: 'SET #status = :previous REMOVE replay_id',
+          ConditionExpression:
+            '#status = :retrying AND replay_id = :replay AND completed_attempt = last_attempt',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':previous': previousStatus,
+            ':retrying': 'retrying',
+            ':replay': replayId,
+          },
+        }),
+      );
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
     }
   }
 

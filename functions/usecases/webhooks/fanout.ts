@@ -4,10 +4,11 @@ import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import { epochSeconds, type WebhookContext } from './context';
 
 /**
- * Fans one event out: a delivery record per matching endpoint (created once, whatever happens after) and one
- * message per delivery whose first attempt was not enqueued yet, then the fan-out is recorded on the event.
- * Safe to run again for the same event (a redelivered stream batch, the sweeper): nothing is created or sent
- * twice, except a message whose send was not yet recorded when the previous run died (at-least-once).
+ * Fans one event out: a delivery record per matching endpoint (created once, whatever happens after) and the
+ * first attempt's message, then the fan-out is recorded on the event. Safe to run again for the same event (a
+ * redelivered stream batch, the sweeper): no record is created twice, and a first attempt already claimed is
+ * never sent again; a delivery still waiting for its first attempt gets a second message, which its claim
+ * turns into a no-op (at most one POST per attempt).
  */
 export const fanOutEvent = async (
   ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries' | 'queue' | 'settings'>,
@@ -31,7 +32,10 @@ export const fanOutEvent = async (
       expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
     };
     const stored = await ctx.deliveries.createIfAbsent(record);
-    if (stored.enqueued_at) continue;
+    // Once the first attempt was claimed, its message was sent and handled: nothing to send again. A delivery
+    // still waiting for its first attempt gets the message (again, if an earlier run sent it and died before
+    // the fan-out was recorded); the claim on attempt 1 makes a second message a no-op.
+    if (stored !== record && (stored.last_attempt > 0 || stored.status !== 'pending')) continue;
     const message: DeliveryMessage = {
       event_id: item.event_id,
       endpoint_id: endpoint.endpoint_id,
@@ -39,7 +43,6 @@ export const fanOutEvent = async (
       round_start: 1,
     };
     await ctx.queue.send('delivery', JSON.stringify(message));
-    await ctx.deliveries.markEnqueued(item.event_id, endpoint.endpoint_id, ctx.clock.now().toISOString());
   }
   await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length);
   return targets.length;

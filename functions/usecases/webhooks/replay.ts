@@ -118,7 +118,13 @@ export const replayDeliveries = async (
       round_start: attempt,
       replay_id: replayId,
     };
-    await ctx.queue.send('delivery', JSON.stringify(message));
+    try {
+      await ctx.queue.send('delivery', JSON.stringify(message));
+    } catch (error) {
+      // Without its message the delivery would stay `retrying` for good: give it its state back.
+      await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, delivery.status);
+      throw error;
+    }
     restarted.push({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id });
   }
   const accepted: ReplayAccepted = {

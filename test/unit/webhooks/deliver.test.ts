@@ -21,6 +21,7 @@ import {
 import { createEndpoint } from '../../../functions/usecases/webhooks/endpoints';
 import { NO_VERSIONS, outboxItemOf } from '../../../functions/usecases/webhooks/events';
 import { fanOutEvent } from '../../../functions/usecases/webhooks/fanout';
+import { replayDeliveries } from '../../../functions/usecases/webhooks/replay';
 
 interface World {
   ctx: WebhookContext;
@@ -95,10 +96,6 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
       },
       get: async (eventId, endpointId) => w.deliveries.get(key(eventId, endpointId)),
       forEvent: async (eventId) => [...w.deliveries.values()].filter((d) => d.event_id === eventId),
-      markEnqueued: async (eventId, endpointId, at) => {
-        const d = w.deliveries.get(key(eventId, endpointId));
-        if (d) w.deliveries.set(key(eventId, endpointId), { ...d, enqueued_at: at });
-      },
       claim: async (eventId, endpointId, attempt, now, leaseUntil) => {
         const d = w.deliveries.get(key(eventId, endpointId));
         if (!d) return 'missing';
@@ -131,6 +128,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         });
       },
       startReplay: async () => undefined,
+      revertReplay: async () => undefined,
       query: async () => ({ items: [] }),
     },
     replays: { put: async () => undefined, get: async () => undefined },
@@ -298,5 +296,43 @@ describe('deliverAttempt', () => {
     w.answers.push(response(410));
     await deliverAttempt(w.ctx, first);
     expect(w.endpoints.get(endpoint.endpoint_id)?.status).toBe('disabled');
+  });
+});
+
+describe('replayDeliveries', () => {
+  it('gives a delivery its state back when the replay message cannot be sent, so a later replay can restart it', async () => {
+    const w = world();
+    const { first } = await prepared(w);
+    w.answers.push(response(404));
+    await deliverAttempt(w.ctx, first);
+    const key = `${first.event_id}|${first.endpoint_id}`;
+    expect(w.deliveries.get(key)?.status).toBe('stopped');
+    const reverted: string[] = [];
+    w.ctx = {
+      ...w.ctx,
+      deliveries: {
+        ...w.ctx.deliveries,
+        startReplay: async () => {
+          const record = w.deliveries.get(key) as DeliveryRecord;
+          w.deliveries.set(key, { ...record, status: 'retrying' });
+          return 2;
+        },
+        revertReplay: async (_eventId, _endpointId, _replayId, previous) => {
+          reverted.push(previous);
+          const record = w.deliveries.get(key) as DeliveryRecord;
+          w.deliveries.set(key, { ...record, status: previous });
+        },
+      },
+      queue: {
+        send: async () => {
+          throw new Error('queue unavailable');
+        },
+      },
+    };
+    await expect(replayDeliveries(w.ctx, { event_ids: [first.event_id] })).rejects.toThrow(
+      'queue unavailable',
+    );
+    expect(reverted).toEqual(['stopped']);
+    expect(w.deliveries.get(key)?.status).toBe('stopped');
   });
 });
