@@ -91,6 +91,10 @@ export const TABLES = {
     scope: 'service',
     envVar: 'ENDPOINTS_TABLE_NAME',
     partitionKey: { name: 'endpoint_id', type: 'S' },
+    globalSecondaryIndexes: [
+      // A partner's key (as its SHA-256) → its endpoint: the partner routes' authentication.
+      { name: 'by-partner-key', partitionKey: { name: 'partner_key_sha256', type: 'S' } },
+    ],
   },
   deliveries: {
     id: 'deliveries',

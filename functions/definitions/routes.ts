@@ -9,8 +9,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
  * `none`: open (health). `api_key`: catalog callers (`x-api-key`, API Gateway usage plan in AWS).
  * `admin`: operators (IAM SigV4 in AWS; `Authorization: Bearer <ADMIN_TOKEN>` locally).
+ * `partner`: a partner's own key (`Authorization: Bearer <partner key>`, issued with its endpoint), checked by
+ * the function itself: the gateway lets the request through.
  */
-export type RouteAuth = 'none' | 'api_key' | 'admin';
+export type RouteAuth = 'none' | 'api_key' | 'admin' | 'partner';
 
 export interface RouteDefinition {
   readonly method: HttpMethod;
@@ -216,6 +218,22 @@ export const ROUTES = [
     operation: 'showReplay',
     auth: 'admin',
     summary: 'Progress of a replay.',
+  },
+  {
+    method: 'GET',
+    path: '/partner/events',
+    function: 'webhooks',
+    operation: 'partnerEvents',
+    auth: 'partner',
+    summary: "A partner's own events in a time window, as its endpoint receives them (resync).",
+  },
+  {
+    method: 'GET',
+    path: '/catalog/snapshot',
+    function: 'webhooks',
+    operation: 'catalogSnapshot',
+    auth: 'partner',
+    summary: 'The catalog in force at a time, with its versions (resync).',
   },
   {
     method: 'GET',

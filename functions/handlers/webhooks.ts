@@ -7,11 +7,13 @@ import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent } from './middleware/idempotency';
 import {
+  catalogSnapshotOperation,
   createEndpointOperation,
   deleteEndpointOperation,
   getEndpointOperation,
   listEndpointsOperation,
   listEventsOperation,
+  partnerEventsOperation,
   publishEventOperation,
   replayOperation,
   rotateSecretOperation,
@@ -60,6 +62,8 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
       showEvent: showEventOperation(ctx),
       replay: idempotent(replayOperation(ctx), idempotency),
       showReplay: showReplayOperation(ctx),
+      partnerEvents: partnerEventsOperation(ctx),
+      catalogSnapshot: catalogSnapshotOperation(ctx, reader, deps.catalogRepository),
     },
   });
 };

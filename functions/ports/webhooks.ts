@@ -37,6 +37,8 @@ export interface EndpointRecord {
   readonly status: 'enabled' | 'disabled';
   readonly disabled_reason?: string;
   readonly secret_ciphertext: string;
+  /** SHA-256 (hex) of the partner key issued with the endpoint (resync routes); the key itself is not kept. */
+  readonly partner_key_sha256?: string;
   /** When the previous secret stops being sent (shown without the secret itself). */
   readonly previous_secret_expires_at?: string;
   readonly created_at: string;
@@ -61,6 +63,8 @@ export interface EndpointRepository {
   create(record: EndpointRecord): Promise<void>;
   get(endpointId: string): Promise<EndpointRecord | undefined>;
   list(limit: number, cursor?: string): Promise<Page<EndpointRecord>>;
+  /** The endpoint a partner key (as its SHA-256) belongs to. */
+  byPartnerKey(partnerKeySha256: string): Promise<EndpointRecord | undefined>;
   /** Every enabled endpoint (the fan-out's candidates). */
   enabled(): Promise<EndpointRecord[]>;
   /** Applies changes; `undefined` values remove the attribute. Returns the new record, or undefined if absent. */

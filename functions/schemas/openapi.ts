@@ -125,12 +125,20 @@ const SECURITY_SCHEMES: JsonObject = {
       'Admin and ops routes in AWS: IAM authorization, requests signed with AWS Signature Version 4 (C7).',
     'x-amazon-apigateway-authtype': 'awsSigv4',
   },
+  partnerKey: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'Partner routes (resync): `Authorization: Bearer <partner key>`, the `partner_key` returned once when the ' +
+      "partner's endpoint was registered. It reads that endpoint's own events only.",
+  },
 };
 
 const SECURITY_BY_AUTH: Readonly<Record<RouteAuth, JsonValue[]>> = {
   none: [],
   api_key: [{ apiKey: [] }],
   admin: [{ adminBearer: [] }, { adminSigV4: [] }],
+  partner: [{ partnerKey: [] }],
 };
 
 const HEADERS: JsonObject = {
@@ -340,7 +348,6 @@ const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/$
 const successResponse = (
   names: ComponentNames,
   response: OperationResponse,
-  route: RouteDefinition,
   entry: OperationSchemas,
 ): JsonObject => {
   const headers: JsonObject = { 'X-Trace-Id': headerRef('TraceId') };
@@ -402,10 +409,10 @@ const operationObject = (
   }
 
   const responses: JsonObject = {
-    [String(entry.response.status)]: successResponse(names, entry.response, route, entry),
+    [String(entry.response.status)]: successResponse(names, entry.response, entry),
   };
   for (const other of entry.otherResponses ?? []) {
-    responses[String(other.status)] = successResponse(names, other, route, entry);
+    responses[String(other.status)] = successResponse(names, other, entry);
   }
   const errors = [...new Set([...entry.errors, ...impliedErrors(route, entry)])].sort((a, b) => a - b);
   for (const status of errors) {

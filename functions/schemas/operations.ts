@@ -28,6 +28,8 @@ import {
   refundResponseSchema,
 } from './responses';
 import {
+  catalogSnapshotQuerySchema,
+  catalogSnapshotResponseSchema,
   changelogResponseSchema,
   createEndpointSchema,
   endpointPathSchema,
@@ -40,6 +42,8 @@ import {
   eventsPageResponseSchema,
   listEndpointsQuerySchema,
   listEventsQuerySchema,
+  partnerEventsQuerySchema,
+  partnerEventsResponseSchema,
   publishEventSchema,
   replayAcceptedResponseSchema,
   replayPathSchema,
@@ -103,6 +107,7 @@ export const PARAMETER_DESCRIPTIONS: Readonly<Record<string, string>> = {
   endpoint_id: 'The endpoint id (`ep_…`).',
   event_id: 'The event id (`evt_…`).',
   replay_id: 'The replay id (`rpl_…`).',
+  as_of: 'The instant (ISO 8601 UTC with ms) whose catalog is wanted.',
   status: 'Delivery status: `pending`, `delivered`, `retrying`, `stopped` or `dead`.',
   from: 'Start of the time window (ISO 8601 UTC with ms), on the event `ts`; default 24 h before `to`.',
   to: 'End of the time window (ISO 8601 UTC with ms); default now.',
@@ -374,6 +379,22 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       schema: replayProgressResponseSchema,
       description: 'The replay and where each delivery is.',
     },
+    errors: [400, 404],
+  },
+  partnerEvents: {
+    summary: "A partner's own events in a time window (resync).",
+    description:
+      'With the partner key of an endpoint: the events fanned out to that endpoint with `from ≤ ts ≤ to` ' +
+      '(default: the last 24 hours), oldest first, as the endpoint receives them (`attempt` 1). Events whose ' +
+      'bodies expired (30 days) are left out.',
+    query: partnerEventsQuerySchema,
+    response: { status: 200, schema: partnerEventsResponseSchema, description: 'A page of envelopes.' },
+    errors: [400],
+  },
+  catalogSnapshot: {
+    summary: 'The catalog in force at a time, with its versions (resync).',
+    query: catalogSnapshotQuerySchema,
+    response: { status: 200, schema: catalogSnapshotResponseSchema, description: 'The snapshot.' },
     errors: [400, 404],
   },
   getChangelog: {

@@ -138,6 +138,44 @@ export const endpointResponseSchema = z.object({
 
 export const endpointWithSecretResponseSchema = endpointResponseSchema.extend({
   secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/, 'whsec_ + base64 of 32 bytes'),
+  /** Only when the endpoint is created: the key of the resync routes (`/partner/events`, `/catalog/snapshot`). */
+  partner_key: z
+    .string()
+    .regex(/^pk_[A-Za-z0-9_-]{43}$/)
+    .optional(),
+});
+
+/** `GET /partner/events`: the window defaults to the last 24 hours. */
+export const partnerEventsQuerySchema = z
+  .strictObject({
+    from: isoTimestamp.optional(),
+    to: isoTimestamp.optional(),
+    limit: z.coerce.number().int().min(1).max(200).optional(),
+    cursor: z.string().max(2048).optional(),
+  })
+  .refine((query) => !query.from || !query.to || query.from <= query.to, {
+    message: 'from must not be after to',
+    path: ['from'],
+  });
+
+/** `GET /catalog/snapshot`. */
+export const catalogSnapshotQuerySchema = z.strictObject({ as_of: isoTimestamp });
+
+export const partnerEventsResponseSchema = z.object({
+  items: z.array(z.record(z.string(), z.unknown())),
+  cursor: z.string().optional(),
+});
+
+export const catalogSnapshotResponseSchema = z.object({
+  as_of: isoTimestamp,
+  revision: z.number().int().positive(),
+  effective_from: isoTimestamp,
+  versions: z.object({
+    pricelist_version: z.number().int().positive(),
+    fx_version: z.string(),
+    tax_rule_version: z.number().int().positive(),
+  }),
+  catalog: z.record(z.string(), z.unknown()),
 });
 
 export const endpointsPageResponseSchema = z.object({

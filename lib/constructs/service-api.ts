@@ -18,6 +18,7 @@ const METHOD_AUTH: Readonly<
   >
 > = {
   none: { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false },
+  partner: { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false },
   api_key: { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: true },
   admin: { authorizationType: apigateway.AuthorizationType.IAM, apiKeyRequired: false },
 };
@@ -29,6 +30,9 @@ const OPEN_ROUTE_REASONS: Readonly<Record<RouteAuth, string | undefined>> = {
     'Catalog callers authenticate with an API key (x-api-key) bound to a throttled usage plan (ARCHITECTURE C7); ' +
     'there is no end-user identity to authorize.',
   admin: undefined,
+  partner:
+    'Partner routes (resync) authenticate in the function with the partner key issued with the endpoint ' +
+    '(Authorization: Bearer, looked up by its SHA-256); a partner has no AWS identity to authorize.',
 };
 
 export interface ServiceApiProps {

@@ -117,7 +117,11 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       catalog: 'read',
     },
     // Event history by day, deliveries by endpoint or status; the endpoint list.
-    queriesIndexes: { events: ['by-day'], deliveries: ['by-endpoint', 'by-status'] },
+    queriesIndexes: {
+      events: ['by-day'],
+      deliveries: ['by-endpoint', 'by-status'],
+      endpoints: ['by-partner-key'],
+    },
     scans: ['endpoints'],
     // Replays restart deliveries.
     sendsTo: ['delivery'],

@@ -217,6 +217,8 @@ describe('REST API', () => {
     none: { AuthorizationType: 'NONE', ApiKeyRequired: false },
     api_key: { AuthorizationType: 'NONE', ApiKeyRequired: true },
     admin: { AuthorizationType: 'AWS_IAM', ApiKeyRequired: false },
+    // The function checks the partner key itself.
+    partner: { AuthorizationType: 'NONE', ApiKeyRequired: false },
   } as const;
 
   const methodFor = (route: (typeof ROUTES)[number]): apigateway.Method => {

@@ -63,14 +63,6 @@ const receiver = async (react?: (request: ReceivedRequest, index: number) => Rea
   return started;
 };
 
-/** A receiver, an endpoint for it (topic `payout`), and its secret. */
-const endpointFor = async (react?: (request: ReceivedRequest, index: number) => Reaction) => {
-  const target = await receiver(react);
-  const created = await admin('POST', '/webhooks/endpoints', { url: target.baseUrl, topics: ['payout'] });
-  expect(created.status).toBe(201);
-  return { target, endpointId: created.body.endpoint_id as string, secret: created.body.secret as string };
-};
-
 let payoutSeq = 0;
 /** Publishes a payout event for one tenant (each test uses its own, so endpoints of other tests ignore it). */
 const publishPayout = async (tenant: string) => {

@@ -283,3 +283,70 @@ describe('egress guard in the pipeline', () => {
     expect(target.connections).toBe(0);
   });
 });
+
+describe('partner resync routes', () => {
+  it("serve a partner its own endpoint's events and the catalog in force at a time, with its partner key only", async () => {
+    const stack = await start({ seedCatalog: demoCatalog() });
+    const admin = adminCall(stack);
+    const mine = await receiver();
+    const theirs = await receiver();
+    const created = await admin('POST', '/webhooks/endpoints', { url: mine.baseUrl, tenant: 't-resync' });
+    const other = await admin('POST', '/webhooks/endpoints', { url: theirs.baseUrl, tenant: 't-other' });
+    const partnerKey = created.body.partner_key as string;
+    expect(partnerKey).toMatch(/^pk_/);
+    expect(
+      (await admin('GET', `/webhooks/endpoints/${created.body.endpoint_id as string}`)).body,
+    ).not.toHaveProperty('partner_key_sha256');
+    const from = new Date().toISOString();
+    const ids: string[] = [];
+    for (const [index, tenant] of ['t-resync', 't-other', 't-resync'].entries()) {
+      const published = await admin('POST', '/webhooks/events', {
+        type: 'payout.processed',
+        tenant,
+        data: { payout_id: `po_r${index}`, status: 'paid', amount_minor: 10, currency: 'EUR', seq: index },
+      });
+      if (tenant === 't-resync') ids.push(published.body.event_id as string);
+    }
+    await eventually(async () =>
+      mine.requests.length === 2 && theirs.requests.length === 1 ? true : undefined,
+    );
+    const partner = async (path: string, key: string | null = partnerKey) => {
+      const response = await fetch(`${stack.url}${path}`, {
+        headers: key === null ? {} : { authorization: `Bearer ${key}` },
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const to = new Date().toISOString();
+    const page = await partner(`/partner/events?from=${from}&to=${to}&limit=1`);
+    expect(page.status).toBe(200);
+    const items = page.body.items as { event_id: string; attempt: number; tenant: string }[];
+    expect(items.map((item) => item.event_id)).toEqual([ids[0]]);
+    const next = await partner(
+      `/partner/events?from=${from}&to=${to}&limit=1&cursor=${encodeURIComponent(page.body.cursor as string)}`,
+    );
+    expect((next.body.items as { event_id: string }[]).map((item) => item.event_id)).toEqual([ids[1]]);
+    expect(items[0]).toMatchObject({ attempt: 1, tenant: 't-resync', type: 'payout.processed' });
+
+    const otherPage = await partner(
+      `/partner/events?from=${from}&to=${to}`,
+      other.body.partner_key as string,
+    );
+    expect((otherPage.body.items as unknown[]).length).toBe(1);
+
+    for (const key of [null, 'pk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ADMIN]) {
+      const refused = await partner('/partner/events', key);
+      expect(refused.status, `key ${key}`).toBe(401);
+      expect(refused.body).toMatchObject({ error: 'unauthorized' });
+    }
+
+    const snapshot = await partner(`/catalog/snapshot?as_of=${new Date().toISOString()}`);
+    expect(snapshot.status).toBe(200);
+    expect(snapshot.body).toMatchObject({
+      revision: 1,
+      versions: { pricelist_version: 1, fx_version: 'fx-1', tax_rule_version: 1 },
+    });
+    expect(snapshot.body.catalog).toHaveProperty('pricelists');
+    const before = await partner('/catalog/snapshot?as_of=2000-01-01T00:00:00.000Z');
+    expect(before.status).toBe(404);
+  });
+});

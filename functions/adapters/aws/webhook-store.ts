@@ -189,6 +189,19 @@ export class DynamoEndpointRepository implements EndpointRepository {
     return { items, ...(next ? { cursor: next } : {}) };
   }
 
+  async byPartnerKey(partnerKeySha256: string): Promise<EndpointRecord | undefined> {
+    const result = await this.documents.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'by-partner-key',
+        KeyConditionExpression: 'partner_key_sha256 = :hash',
+        ExpressionAttributeValues: { ':hash': partnerKeySha256 },
+        Limit: 1,
+      }),
+    );
+    return (result.Items?.[0] as EndpointRecord | undefined) ?? undefined;
+  }
+
   async enabled(): Promise<EndpointRecord[]> {
     const endpoints: EndpointRecord[] = [];
     let start: Record<string, unknown> | undefined;

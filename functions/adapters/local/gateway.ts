@@ -267,7 +267,8 @@ const authorize = (
   options: GatewayOptions,
   traceId: string,
 ) => {
-  if (route.auth === 'none') return undefined;
+  // Partner routes authenticate in the function (the partner key of an endpoint), as in AWS.
+  if (route.auth === 'none' || route.auth === 'partner') return undefined;
   const givenKey = firstHeader(request, 'x-api-key');
   if (route.auth === 'api_key') {
     if (sameSecret(givenKey, options.apiKey)) return undefined;

@@ -7,6 +7,7 @@ import { CheckoutError } from '../../usecases/checkout/checkout';
 import { EndpointNotFoundError } from '../../usecases/webhooks/endpoints';
 import { EventRefusedError } from '../../usecases/webhooks/events';
 import { EventNotFoundError, InvalidListingError } from '../../usecases/webhooks/history';
+import { PartnerUnauthorizedError } from '../../usecases/webhooks/partner';
 import { ReplayRefusedError } from '../../usecases/webhooks/replay';
 import { HttpError } from './errors';
 
@@ -34,6 +35,7 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
     return new HttpError(error.code, error.message, error.details ? { details: error.details } : {});
   if (error instanceof EndpointNotFoundError || error instanceof EventNotFoundError)
     return new HttpError('not_found', error.message);
+  if (error instanceof PartnerUnauthorizedError) return new HttpError('unauthorized', error.message);
   if (error instanceof InvalidListingError || error instanceof InvalidCursorError)
     return new HttpError('invalid_request', error.message);
   if (error instanceof CatalogConflictError) {

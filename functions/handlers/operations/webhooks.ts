@@ -1,15 +1,19 @@
+import type { CatalogRepository } from '../../ports/catalog';
 import { CHANGELOG } from '../../schemas/changelog';
 import {
+  catalogSnapshotQuerySchema,
   createEndpointSchema,
   endpointPathSchema,
   eventPathSchema,
   listEndpointsQuerySchema,
   listEventsQuerySchema,
+  partnerEventsQuerySchema,
   publishEventSchema,
   replayPathSchema,
   replayRequestSchema,
   updateEndpointSchema,
 } from '../../schemas/webhooks';
+import type { CatalogReader } from '../../usecases/catalog/reader';
 import type { WebhookContext } from '../../usecases/webhooks/context';
 import {
   createEndpoint,
@@ -21,6 +25,7 @@ import {
 } from '../../usecases/webhooks/endpoints';
 import { NO_VERSIONS, publishEvent, type VersionsInForce } from '../../usecases/webhooks/events';
 import { listEvents, showEvent } from '../../usecases/webhooks/history';
+import { authenticatePartner, catalogSnapshot, partnerEvents } from '../../usecases/webhooks/partner';
 import { replayDeliveries, replayProgress } from '../../usecases/webhooks/replay';
 import type { Operation } from '../middleware/http';
 import { parseJsonBody, parseWith } from '../middleware/validation';
@@ -122,6 +127,32 @@ export const showReplayOperation =
   async ({ event }) => {
     const { replay_id } = parseWith(replayPathSchema, pathOf(event), 'path');
     return { statusCode: 200, body: await replayProgress(ctx, replay_id) };
+  };
+
+const authorizationOf = (
+  headers: Readonly<Record<string, string | undefined>> | null,
+): string | undefined => {
+  for (const [name, value] of Object.entries(headers ?? {}))
+    if (name.toLowerCase() === 'authorization') return value;
+  return undefined;
+};
+
+/** `GET /partner/events` (partner key). */
+export const partnerEventsOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event }) => {
+    const endpoint = await authenticatePartner(ctx, authorizationOf(event.headers));
+    const query = parseWith(partnerEventsQuerySchema, event.queryStringParameters ?? {}, 'query');
+    return { statusCode: 200, body: await partnerEvents(ctx, endpoint, query) };
+  };
+
+/** `GET /catalog/snapshot?as_of=` (partner key). */
+export const catalogSnapshotOperation =
+  (ctx: WebhookContext, reader: CatalogReader, repository: CatalogRepository): Operation =>
+  async ({ event }) => {
+    await authenticatePartner(ctx, authorizationOf(event.headers));
+    const query = parseWith(catalogSnapshotQuerySchema, event.queryStringParameters ?? {}, 'query');
+    return { statusCode: 200, body: await catalogSnapshot(reader, repository, new Date(query.as_of)) };
   };
 
 /** `GET /changelog` (C24). */

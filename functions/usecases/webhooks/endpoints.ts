@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type EnvelopeVersion, LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { generateSecret } from '../../domain/webhooks/secret';
 import type { EndpointRecord, EndpointSecrets, Page } from '../../ports/webhooks';
@@ -28,9 +29,13 @@ export interface EndpointView {
 }
 
 export const endpointView = (record: EndpointRecord): EndpointView => {
-  const { secret_ciphertext: _secret, ...view } = record;
+  const { secret_ciphertext: _secret, partner_key_sha256: _partnerKey, ...view } = record;
   return view;
 };
+
+/** The partner key's stored form: its SHA-256, hex. */
+export const partnerKeyHash = (partnerKey: string): string =>
+  createHash('sha256').update(partnerKey, 'utf8').digest('hex');
 
 const secretContext = (endpointId: string) => ({
   purpose: 'webhook-endpoint-secret',
@@ -53,14 +58,18 @@ export const signingSecrets = async (
     : [secrets.current];
 };
 
-/** `POST /webhooks/endpoints`: the secret is returned once, here, and stored encrypted. */
+/**
+ * `POST /webhooks/endpoints`: the signing secret and the partner key (for the resync routes) are returned once,
+ * here; the secret is stored encrypted, the partner key only as its SHA-256.
+ */
 export const createEndpoint = async (
   ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes'>,
   request: CreateEndpointRequest,
-): Promise<EndpointView & { readonly secret: string }> => {
+): Promise<EndpointView & { readonly secret: string; readonly partner_key: string }> => {
   const now = ctx.clock.now();
   const endpointId = newId('ep', now);
   const secret = generateSecret(ctx.randomBytes);
+  const partnerKey = `pk_${Buffer.from(ctx.randomBytes(32)).toString('base64url')}`;
   const record: EndpointRecord = {
     endpoint_id: endpointId,
     url: request.url,
@@ -70,11 +79,12 @@ export const createEndpoint = async (
     version: request.version ?? LATEST_ENVELOPE_VERSION,
     status: 'enabled',
     secret_ciphertext: await encryptSecrets(ctx, endpointId, { current: secret }),
+    partner_key_sha256: partnerKeyHash(partnerKey),
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   };
   await ctx.endpoints.create(record);
-  return { ...endpointView(record), secret };
+  return { ...endpointView(record), secret, partner_key: partnerKey };
 };
 
 export const getEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, endpointId: string) => {

@@ -88,6 +88,7 @@ const EXPECTED_SECURITY: Readonly<Record<RouteAuth, JsonValue>> = {
   none: [],
   api_key: [{ apiKey: [] }],
   admin: [{ adminBearer: [] }, { adminSigV4: [] }],
+  partner: [{ partnerKey: [] }],
 };
 
 describe.each([
@@ -106,6 +107,7 @@ describe.each([
       'adminBearer',
       'adminSigV4',
       'apiKey',
+      'partnerKey',
     ]);
     expect(objectAt(document, 'components', 'securitySchemes', 'apiKey')).toMatchObject({
       type: 'apiKey',

@@ -77,6 +77,8 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
       },
       get: async (id) => w.endpoints.get(id),
       list: async () => ({ items: [...w.endpoints.values()] }),
+      byPartnerKey: async (hash) =>
+        [...w.endpoints.values()].find((endpoint) => endpoint.partner_key_sha256 === hash),
       enabled: async () => [...w.endpoints.values()].filter((endpoint) => endpoint.status === 'enabled'),
       update: async (id, changes) => {
         const current = w.endpoints.get(id);
