@@ -187,21 +187,21 @@ const valuesOf = (value: HeaderValue): readonly string[] =>
 
 /** The three headers verification reads, each as the list of its values (names matched in any case). */
 const readHeaders = (headers: VerifyWebhookInput['headers']) => {
-  let signature: string[] | undefined;
-  let timestamp: string[] | undefined;
-  let eventId: string[] | undefined;
+  const signature: string[] = [];
+  const timestamp: string[] = [];
+  const eventId: string[] = [];
   for (const name of Object.keys(headers)) {
     const lower = name.toLowerCase();
-    if (lower === 'x-signature') (signature ??= []).push(...valuesOf(headers[name]));
-    else if (lower === 'x-timestamp') (timestamp ??= []).push(...valuesOf(headers[name]));
-    else if (lower === 'x-event-id') (eventId ??= []).push(...valuesOf(headers[name]));
+    if (lower === 'x-signature') signature.push(...valuesOf(headers[name]));
+    else if (lower === 'x-timestamp') timestamp.push(...valuesOf(headers[name]));
+    else if (lower === 'x-event-id') eventId.push(...valuesOf(headers[name]));
   }
   return { signature, timestamp, eventId };
 };
 
 /** The single value of a header: undefined when absent or empty, `null` when it holds different values. */
-const single = (values: readonly string[] | undefined): string | undefined | null => {
-  const present = values?.filter((value) => value.length > 0) ?? [];
+const single = (values: readonly string[]): string | undefined | null => {
+  const present = values.filter((value) => value.length > 0);
   const first = present[0];
   if (first === undefined) return undefined;
   return present.every((value) => value === first) ? first : null;
@@ -273,7 +273,7 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   const headers = readHeaders(input.headers);
   const timestamp = single(headers.timestamp);
   const eventId = single(headers.eventId);
-  const signatureValues = headers.signature?.filter((value) => value.length > 0) ?? [];
+  const signatureValues = headers.signature.filter((value) => value.length > 0);
   if (timestamp === undefined || eventId === undefined || signatureValues.length === 0)
     fail('missing_header');
   if (timestamp === null || eventId === null || !isEventId(eventId)) fail('malformed_header');

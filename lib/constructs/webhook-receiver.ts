@@ -16,11 +16,8 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambdaNodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { RECEIVER_TABLE } from '../../functions/receiver/table';
 import { PROJECT_ROOT, SECURE_DEFAULTS } from './defaults';
-
-/** The receiver kit's table layout (functions/receiver `RECEIVER_TABLE`), repeated here so CDK needs no kit import. */
-const RECEIVER_PARTITION_KEY = 'event_id';
-const RECEIVER_TTL_ATTRIBUTE = 'expires_at';
 
 /** The sender's longest retry horizon (ARCHITECTURE C14: ≈ 5.9 days with jitter), rounded up to whole days. */
 const SENDER_RETRY_HORIZON_DAYS = 6;
@@ -180,8 +177,8 @@ export class WebhookReceiver extends Construct {
     const entry = props.entry ?? REFERENCE_RECEIVER_ENTRY;
 
     this.table = new dynamodb.Table(this, 'Table', {
-      partitionKey: { name: RECEIVER_PARTITION_KEY, type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: RECEIVER_TTL_ATTRIBUTE,
+      partitionKey: { name: RECEIVER_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: RECEIVER_TABLE.timeToLiveAttribute,
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       ...(props.tableEncryptionKey
@@ -388,11 +385,9 @@ export class WebhookReceiver extends Construct {
   #addGatewayResponses(): void {
     const c6 = (error: string, description: string) =>
       `{"error":"${error}","error_description":"${description}","trace_id":"$context.requestId"}`;
-    const headers = (extra: Record<string, string> = {}) => ({
-      'Content-Type': "'application/json'",
-      'X-Trace-Id': 'context.requestId',
-      ...extra,
-    });
+    // Gateway response headers take only literals and request parameters, not context variables: the trace id
+    // is in the body, equal to the `x-amzn-RequestId` header API Gateway adds to every answer.
+    const headers = (extra: Record<string, string> = {}) => ({ 'Content-Type': "'application/json'", ...extra });
     this.api.addGatewayResponse('Throttled', {
       type: apigateway.ResponseType.THROTTLED,
       statusCode: '429',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebhookReceiver, type WebhookReceiverProps } from '../../lib/constructs/webhook-receiver';
@@ -332,7 +333,6 @@ describe('WebhookReceiver API', () => {
       ResponseParameters: {
         'gatewayresponse.header.Retry-After': "'1'",
         'gatewayresponse.header.Content-Type': "'application/json'",
-        'gatewayresponse.header.X-Trace-Id': 'context.requestId',
       },
       ResponseTemplates: {
         'application/json': Match.stringLikeRegexp(
@@ -351,15 +351,24 @@ describe('WebhookReceiver API', () => {
   });
 
   it('outputs the base URL to register, ending /webhooks/v1', () => {
-    const outputs = defaults.template.findOutputs('*');
-    const [output] = Object.values(outputs);
-    expect(Object.keys(outputs)).toHaveLength(1);
-    expect(JSON.stringify(output?.Value)).toMatch(/webhooks\/v1"\]\]\}$/);
+    const outputs = Object.entries(defaults.template.findOutputs('*')).filter(([id]) =>
+      id.startsWith('ReceiverWebhookBaseUrl'),
+    );
+    expect(outputs).toHaveLength(1);
+    expect(JSON.stringify(outputs[0]?.[1].Value)).toMatch(/webhooks\/v1"\]\]\}$/);
+  });
+
+  it('adds no base URL output when asked not to', () => {
+    const outputs = Object.keys(build({ output: false }).template.findOutputs('*'));
+    expect(outputs.filter((id) => id.startsWith('ReceiverWebhookBaseUrl'))).toEqual([]);
   });
 });
 
 interface ValidationReport {
-  readonly pluginReports: readonly { readonly violations?: readonly unknown[] }[];
+  readonly pluginReports: readonly {
+    readonly pluginName?: string;
+    readonly violations?: readonly unknown[];
+  }[];
 }
 
 describe('WebhookReceiver under cdk-nag (AWS Solutions)', () => {
@@ -384,6 +393,19 @@ describe('WebhookReceiver under cdk-nag (AWS Solutions)', () => {
     ) as ValidationReport;
     return { error, violations: report.pluginReports.flatMap((plugin) => plugin.violations ?? []) };
   };
+
+  it('reports findings in the same stack (the checks are live), none of them in the receiver', () => {
+    const result = synthClean({}, (stack) => {
+      new sqs.Queue(stack, 'PlainQueue');
+      return {};
+    });
+    const paths = result.violations.flatMap((violation) =>
+      violation.violatingConstructs.map((construct) => construct.constructPath),
+    );
+    expect(result.error).toMatchObject({ name: 'ValidationFailed' });
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.filter((path) => !path.startsWith('PartnerStack/PlainQueue'))).toEqual([]);
+  });
 
   it('has zero unacknowledged findings with the defaults', () => {
     expect(synthClean()).toEqual({ error: undefined, violations: [] });

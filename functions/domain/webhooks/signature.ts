@@ -87,14 +87,18 @@ export const signatureHeader = (input: {
 /**
  * Parses an X-Signature header into its v1 signatures: the base64 parts without `v1=`, in header order.
  * Entries are separated by whitespace; entries of another scheme (`v2=…`) and `v1=` entries that are not padded
- * standard base64 are ignored. Throws MalformedSignatureHeaderError if nothing parseable is left.
+ * standard base64 in its canonical form are ignored. Throws MalformedSignatureHeaderError if nothing parseable is left.
  */
 export const parseSignatureHeader = (header: string): string[] => {
   const signatures = header
     .split(/\s+/)
     .filter((entry) => entry.startsWith(SCHEME_PREFIX))
     .map((entry) => entry.slice(SCHEME_PREFIX.length))
-    .filter((value) => value.length > 0 && BASE64.test(value));
+    // Canonical base64 only: the last character's unused bits must be zero, so each signature has exactly
+    // one spelling (a header changed in any character never verifies).
+    .filter(
+      (value) => value.length > 0 && BASE64.test(value) && Buffer.from(value, 'base64').toString('base64') === value,
+    );
   if (signatures.length === 0) throw new MalformedSignatureHeaderError();
   return signatures;
 };

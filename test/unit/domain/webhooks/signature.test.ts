@@ -98,7 +98,8 @@ describe('parseSignatureHeader', () => {
 
   it('returns the v1 signatures without the prefix, in header order', () => {
     expect(parseSignatureHeader(`v1=${sig}`)).toEqual([sig]);
-    expect(parseSignatureHeader(`v1=${sig} v1=${'B'.repeat(43)}=`)).toEqual([sig, `${'B'.repeat(43)}=`]);
+    const other = `${'B'.repeat(42)}A=`;
+    expect(parseSignatureHeader(`v1=${sig} v1=${other}`)).toEqual([sig, other]);
   });
 
   it('ignores unknown schemes, stray whitespace and unparseable v1 values', () => {
@@ -219,5 +220,28 @@ describe('verifySignatureHeader', () => {
         },
       ),
     );
+  });
+});
+
+describe('signature spelling', () => {
+  it('accepts only the canonical base64 spelling of a signature (no malleable last character)', () => {
+    const secret = new Uint8Array(32).fill(7);
+    const input = {
+      timestamp: '2026-11-22T12:00:00.000Z',
+      method: 'POST',
+      path: '/webhooks/v1/payout',
+      body: new TextEncoder().encode('{"event_id":"evt_1"}'),
+    };
+    const header = signatureHeader({ ...input, secrets: [secret] });
+    expect(verifySignatureHeader({ ...input, header, secrets: [secret] })).toBe(true);
+    // A 32-byte MAC in base64 ends in one data character and '='; its two low bits are unused.
+    const last = header.at(-2) as string;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const index = alphabet.indexOf(last);
+    for (const variant of [index ^ 1, index ^ 2, index ^ 3]) {
+      const respelled = `${header.slice(0, -2)}${alphabet[variant]}=`;
+      expect(Buffer.from(respelled.slice(3), 'base64')).toEqual(Buffer.from(header.slice(3), 'base64'));
+      expect(verifySignatureHeader({ ...input, header: respelled, secrets: [secret] })).toBe(false);
+    }
   });
 });
