@@ -77,9 +77,13 @@ const send = (raw: RawRequest): Promise<Reply> =>
     outgoing.end(raw.body);
   });
 
+/** The partner key of an endpoint registered before the run (partner routes). */
+let partnerKey = '';
+
 const credentials = (auth: RouteAuth): Record<string, string> => {
   if (auth === 'api_key') return { 'x-api-key': API_KEY };
   if (auth === 'admin') return { authorization: `Bearer ${ADMIN_TOKEN}` };
+  if (auth === 'partner') return { authorization: `Bearer ${partnerKey}` };
   return {};
 };
 
@@ -717,6 +721,14 @@ beforeAll(async () => {
   stack = await startDemoStack({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
   origin = new URL(stack.url);
   revisionBefore = await catalogRevision();
+  const registered = await send({
+    method: 'POST',
+    target: '/webhooks/endpoints',
+    headers: { ...credentials('admin'), 'content-type': 'application/json' },
+    body: JSON.stringify({ url: 'http://127.0.0.1:9/webhooks/v1', tenant: 'fuzz-partner' }),
+  });
+  expect(registered.status).toBe(201);
+  partnerKey = String((JSON.parse(registered.text) as { partner_key: string }).partner_key);
 }, 120_000);
 
 afterAll(async () => {
@@ -981,10 +993,13 @@ describe('authentication on every route (C7)', () => {
     it(`${label}: wrong credentials → 401`, async () => {
       await fc.assert(
         fc.asyncProperty(wrongSecret, async (secret) => {
-          fc.pre(secret.trim() !== (route.auth === 'admin' ? ADMIN_TOKEN : API_KEY));
+          fc.pre(
+            secret.trim() !==
+              (route.auth === 'admin' ? ADMIN_TOKEN : route.auth === 'partner' ? partnerKey : API_KEY),
+          );
           count(`${label} auth`);
           const headers: Record<string, string> =
-            route.auth === 'admin' ? { authorization: `Bearer ${secret}` } : { 'x-api-key': secret };
+            route.auth === 'api_key' ? { 'x-api-key': secret } : { authorization: `Bearer ${secret}` };
           const { raw, reply } = await exchange(headers);
           expectAnswer(raw, reply, (status) => status === 401);
           expect(expectC6(raw, reply).error).toBe('unauthorized');

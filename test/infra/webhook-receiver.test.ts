@@ -364,10 +364,15 @@ describe('WebhookReceiver API', () => {
   });
 });
 
+interface Violation {
+  readonly ruleName: string;
+  readonly violatingConstructs: readonly { readonly constructPath: string }[];
+}
+
 interface ValidationReport {
   readonly pluginReports: readonly {
     readonly pluginName?: string;
-    readonly violations?: readonly unknown[];
+    readonly violations?: readonly Violation[];
   }[];
 }
 

@@ -51,13 +51,23 @@ const index = (name: string, partition: string, sort: string) => ({
 });
 
 describe('webhook tables', () => {
-  it('endpoints is keyed by endpoint_id, without TTL or indexes', () => {
+  it('endpoints is keyed by endpoint_id, without TTL, with the partner-key index', () => {
     const table = tableProperties('endpoints');
     expect({
       keys: table.KeySchema,
       ttl: table.TimeToLiveSpecification,
       indexes: table.GlobalSecondaryIndexes,
-    }).toEqual({ keys: [hash('endpoint_id')], ttl: undefined, indexes: undefined });
+    }).toEqual({
+      keys: [hash('endpoint_id')],
+      ttl: undefined,
+      indexes: [
+        {
+          IndexName: 'by-partner-key',
+          KeySchema: [hash('partner_key_sha256')],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    });
   });
 
   it('deliveries is keyed by (event_id, endpoint_id) and expires by expires_at', () => {
@@ -398,7 +408,12 @@ describe('webhook grants', () => {
   it.each([
     {
       functionId: 'webhooks',
-      indexes: ['deliveries/index/by-endpoint', 'deliveries/index/by-status', 'events/index/by-day'],
+      indexes: [
+        'deliveries/index/by-endpoint',
+        'deliveries/index/by-status',
+        'endpoints/index/by-partner-key',
+        'events/index/by-day',
+      ],
     },
     { functionId: 'sweeper', indexes: ['events/index/fanout-pending'] },
     { functionId: 'replay', indexes: ['events/index/by-day'] },

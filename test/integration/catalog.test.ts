@@ -22,7 +22,7 @@ const clock: Clock = { now: () => now };
 beforeEach(async () => {
   const resources = await provisionIsolated(clients);
   tableName = resources.tableNames.catalog;
-  repository = new DynamoCatalogRepository(clients.documents, tableName);
+  repository = new DynamoCatalogRepository(clients.documents, tableName, resources.tableNames.events);
   now = new Date('2026-11-22T12:00:00.000Z');
 });
 

@@ -58,7 +58,11 @@ const rawItem = async (key: string) =>
 
 beforeEach(async () => {
   const resources = await provisionIsolated(clients);
-  repository = new DynamoCatalogRepository(clients.documents, resources.tableNames.catalog);
+  repository = new DynamoCatalogRepository(
+    clients.documents,
+    resources.tableNames.catalog,
+    resources.tableNames.events,
+  );
   cacheTable = resources.tableNames.priceCache;
   store = new DynamoPriceCacheStore(clients.documents, cacheTable);
   now = START;
