@@ -387,7 +387,10 @@ export class WebhookReceiver extends Construct {
       `{"error":"${error}","error_description":"${description}","trace_id":"$context.requestId"}`;
     // Gateway response headers take only literals and request parameters, not context variables: the trace id
     // is in the body, equal to the `x-amzn-RequestId` header API Gateway adds to every answer.
-    const headers = (extra: Record<string, string> = {}) => ({ 'Content-Type': "'application/json'", ...extra });
+    const headers = (extra: Record<string, string> = {}) => ({
+      'Content-Type': "'application/json'",
+      ...extra,
+    });
     this.api.addGatewayResponse('Throttled', {
       type: apigateway.ResponseType.THROTTLED,
       statusCode: '429',

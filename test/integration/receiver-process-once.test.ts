@@ -56,7 +56,8 @@ const createEffectsTable = async (dynamoDb: DynamoDBClient, tableName: string) =
   );
 };
 
-const T0 = new Date('2026-11-22T12:00:00.000Z');
+// Near the real time: DynamoDB Local's TTL really deletes items whose expires_at has passed by the wall clock.
+const T0 = new Date(Math.floor(Date.now() / 1000) * 1000);
 let now = T0;
 const clock = () => now;
 const advanceSeconds = (seconds: number) => {

@@ -97,7 +97,8 @@ export const parseSignatureHeader = (header: string): string[] => {
     // Canonical base64 only: the last character's unused bits must be zero, so each signature has exactly
     // one spelling (a header changed in any character never verifies).
     .filter(
-      (value) => value.length > 0 && BASE64.test(value) && Buffer.from(value, 'base64').toString('base64') === value,
+      (value) =>
+        value.length > 0 && BASE64.test(value) && Buffer.from(value, 'base64').toString('base64') === value,
     );
   if (signatures.length === 0) throw new MalformedSignatureHeaderError();
   return signatures;
