@@ -3,13 +3,16 @@
  * HTTP receiver, served locally as `npm run receiver` serves it), whose status endpoint then reports the event
  * seen, with `processed_at` and `handler_version`; a replay of the same event is answered as a duplicate.
  */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../functions/adapters/local/stack';
 import { startLocalStack } from '../../functions/adapters/local/stack';
-import { IdempotencyStore } from '../../functions/receiver';
+import { IdempotencyStore, resync } from '../../functions/receiver';
+import { countingEffect, effectCounterKey } from '../../functions/receiver/reference/effect';
 import { type LocalServer, serveProxyHandler } from '../../functions/receiver/reference/local-server';
 import { createReferenceReceiver } from '../../functions/receiver/reference/receiver';
 import { ensureReceiverTable } from '../../functions/receiver/reference/table';
+import { demoCatalog } from '../support/demo-stack';
 import { eventually } from '../support/engines';
 
 const ADMIN = 'adm_receiver_e2e_0123456789';
@@ -27,6 +30,7 @@ beforeAll(async () => {
     adminToken: ADMIN,
     logLevel: 'SILENT',
     streamPollIntervalMs: 50,
+    seedCatalog: demoCatalog(),
   });
   await ensureReceiverTable(stack.clients.dynamoDb, RECEIVER_TABLE_NAME);
   const store = new IdempotencyStore({
@@ -101,5 +105,79 @@ describe('delivery to the reference receiver (local stack)', () => {
     expect(replayed[1]?.http_status).toBe(200);
     expect(replayed[1]?.response_excerpt).toContain('duplicate');
     expect(await status(eventId)).toMatchObject({ seen: true, processed_at: seen.processed_at });
+  });
+
+  it('catches up after an outage with resync from the partner routes: every event applied exactly once', async () => {
+    // The partner's receiver is down: its endpoint points at a closed port, so deliveries keep failing.
+    const endpoint = await admin('POST', '/webhooks/endpoints', {
+      url: 'http://127.0.0.1:9/webhooks/v1',
+      tenant: 't-outage',
+    });
+    const from = new Date().toISOString();
+    const eventIds: string[] = [];
+    for (let index = 0; index < 12; index += 1) {
+      const published = await admin('POST', '/webhooks/events', {
+        type: 'payout.processed',
+        tenant: 't-outage',
+        data: {
+          payout_id: `po_out_${index}`,
+          status: 'paid',
+          amount_minor: index,
+          currency: 'EUR',
+          seq: index,
+        },
+      });
+      eventIds.push(published.event_id as string);
+    }
+    for (const eventId of eventIds)
+      await eventually(async () => {
+        const answer = await admin('GET', `/webhooks/events/${eventId}`);
+        const deliveries = answer.deliveries as { endpoint_id: string }[];
+        return deliveries.some((delivery) => delivery.endpoint_id === endpoint.endpoint_id)
+          ? true
+          : undefined;
+      });
+    // This partner's receiver keeps its own table (the first test's receiver gets every event too).
+    const tableName = `${RECEIVER_TABLE_NAME}-outage`;
+    await ensureReceiverTable(stack.clients.dynamoDb, tableName);
+    const store = new IdempotencyStore({
+      documents: stack.clients.documents,
+      tableName,
+      handlerVersion: 'reference-e2e-1',
+    });
+    const effect = countingEffect({ tableName });
+    const apply = (envelope: Parameters<typeof effect>[0]) =>
+      store.processTransactional(envelope, (received) => effect(received, { topic: 'outage' }));
+    // One event was already applied before the outage was noticed (the receiver's own earlier work).
+    const early = await fetch(`${stack.url}/partner/events?from=${from}&limit=1`, {
+      headers: { authorization: `Bearer ${endpoint.partner_key as string}` },
+    });
+    const [first] = ((await early.json()) as { items: Parameters<typeof effect>[0][] }).items;
+    if (first) await apply(first);
+
+    const result = await resync({
+      baseUrl: stack.url,
+      partnerKey: endpoint.partner_key as string,
+      from,
+      to: new Date().toISOString(),
+      pageSize: 5,
+      process: apply,
+    });
+    expect(result).toMatchObject({ events: 12, processed: 11, duplicates: 1 });
+    expect(result.snapshot).toHaveProperty('versions');
+    // Running it again applies nothing.
+    const again = await resync({
+      baseUrl: stack.url,
+      partnerKey: endpoint.partner_key as string,
+      from,
+      to: new Date().toISOString(),
+      process: apply,
+    });
+    expect(again).toMatchObject({ events: 12, processed: 0, duplicates: 12 });
+    const counter = await stack.clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: { event_id: effectCounterKey('outage') } }),
+    );
+    expect(counter.Item?.applied).toBe(12);
+    for (const eventId of eventIds) expect(await store.status(eventId)).toMatchObject({ seen: true });
   });
 });
