@@ -1,3 +1,5 @@
+import type { NetworkErrorKind } from '../domain/webhooks/retry-policy';
+
 /** One webhook delivery attempt, as handed to the HTTP client. */
 export interface WebhookRequest {
   /** Absolute URL, e.g. `https://partner.example/webhooks/v1/catalog`. */
@@ -15,15 +17,7 @@ export interface WebhookRequest {
  * public unicast address nor inside the configured allow-list (C17); `scheme_not_allowed`: not `https` (or
  * `http` where the policy allows it); `other`: anything else, including a malformed URL or one with userinfo.
  */
-export type WebhookNetworkError =
-  | 'timeout'
-  | 'connection_reset'
-  | 'connection_refused'
-  | 'dns_failure'
-  | 'address_not_allowed'
-  | 'scheme_not_allowed'
-  | 'tls_error'
-  | 'other';
+export type WebhookNetworkError = NetworkErrorKind;
 
 /** The outcome of one attempt: an HTTP response (any status, 3xx included) or a network error. */
 export type WebhookResponse =

@@ -95,6 +95,11 @@ export const replayRequestSchema = z
   });
 export type ReplayRequest = z.infer<typeof replayRequestSchema>;
 
+/** A `from`/`to` window is in order (either end may be absent). */
+const windowInOrder = (query: { readonly from?: string; readonly to?: string }): boolean =>
+  !query.from || !query.to || query.from <= query.to;
+const WINDOW_IN_ORDER = { message: 'from must not be after to', path: ['from'] };
+
 /** `GET /webhooks/events` query. */
 export const listEventsQuerySchema = z
   .strictObject({
@@ -105,10 +110,7 @@ export const listEventsQuerySchema = z
     limit: z.coerce.number().int().min(1).max(200).optional(),
     cursor: z.string().max(2048).optional(),
   })
-  .refine((query) => !query.from || !query.to || query.from <= query.to, {
-    message: 'from must not be after to',
-    path: ['from'],
-  });
+  .refine(windowInOrder, WINDOW_IN_ORDER);
 export type ListEventsQuery = z.infer<typeof listEventsQuerySchema>;
 
 export const listEndpointsQuerySchema = z.strictObject({
@@ -153,10 +155,7 @@ export const partnerEventsQuerySchema = z
     limit: z.coerce.number().int().min(1).max(200).optional(),
     cursor: z.string().max(2048).optional(),
   })
-  .refine((query) => !query.from || !query.to || query.from <= query.to, {
-    message: 'from must not be after to',
-    path: ['from'],
-  });
+  .refine(windowInOrder, WINDOW_IN_ORDER);
 
 /** `GET /catalog/snapshot`. */
 export const catalogSnapshotQuerySchema = z.strictObject({ as_of: isoTimestamp });

@@ -1,4 +1,4 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
@@ -13,10 +13,20 @@ import { type ErrorCode, errorBody, HttpError } from '../../handlers/middleware/
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../shared/clock';
 import { newId } from '../../shared/ids';
+import {
+  BodyTooLargeError,
+  listenOn,
+  localProxyEvent,
+  readBoundedBody,
+  writeProxyResult,
+} from '../../shared/proxy-http';
 import { type FunctionPool, FunctionTimeoutError } from './function-pool';
 
 /** Largest request body accepted (C22); API Gateway's own limit is 10 MB. */
 export const MAX_BODY_BYTES = 256 * 1024;
+
+/** The `requestContext.identity` of a proxy event (tests build events with it). */
+export { callerIdentity } from '../../shared/proxy-http';
 
 export type HttpFunctionPool = FunctionPool<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
@@ -103,25 +113,6 @@ export class TokenBuckets {
   }
 }
 
-class BodyTooLargeError extends Error {}
-
-const readBody = (request: IncomingMessage, limit: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        reject(new BodyTooLargeError());
-        request.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-
 const sameSecret = (given: string | undefined, expected: string): boolean => {
   if (given === undefined) return false;
   const a = Buffer.from(given);
@@ -148,41 +139,8 @@ const multiHeaders = (request: IncomingMessage): Record<string, string[]> =>
       .map(([name, value]) => [name, Array.isArray(value) ? value : [value]]),
   );
 
-const queryOf = (url: URL) => {
-  const multi = new Map<string, string[]>();
-  for (const [name, value] of url.searchParams) multi.set(name, [...(multi.get(name) ?? []), value]);
-  if (multi.size === 0) return { single: null, multi: null };
-  return {
-    single: Object.fromEntries([...multi].map(([name, values]) => [name, values.at(-1) as string])),
-    multi: Object.fromEntries(multi),
-  };
-};
-
 const isTextual = (contentType: string | undefined): boolean =>
   !contentType || /json|text|xml|x-www-form-urlencoded/i.test(contentType);
-
-/** The `requestContext.identity` of a proxy event: what API Gateway knows of an API-key or anonymous caller. */
-export const callerIdentity = (caller: {
-  readonly sourceIp: string;
-  readonly apiKey: string | null;
-  readonly userAgent: string | null;
-}): APIGatewayProxyEvent['requestContext']['identity'] => ({
-  accessKey: null,
-  accountId: null,
-  apiKey: caller.apiKey,
-  apiKeyId: null,
-  caller: null,
-  clientCert: null,
-  cognitoAuthenticationProvider: null,
-  cognitoAuthenticationType: null,
-  cognitoIdentityId: null,
-  cognitoIdentityPoolId: null,
-  principalOrgId: null,
-  sourceIp: caller.sourceIp,
-  user: null,
-  userAgent: caller.userAgent,
-  userArn: null,
-});
 
 /** Builds the REST API (v1) Lambda proxy event API Gateway would send for this request. */
 export const toProxyEvent = (
@@ -194,51 +152,16 @@ export const toProxyEvent = (
 ): APIGatewayProxyEvent => {
   const headers = singleHeaders(request);
   const textual = isTextual(headers['content-type']);
-  const query = queryOf(url);
-  const method = (request.method ?? 'GET').toUpperCase();
-  return {
+  return localProxyEvent(request, {
+    url,
     resource: route.path,
-    path: url.pathname,
-    httpMethod: method,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
     headers,
     multiValueHeaders: multiHeaders(request),
-    queryStringParameters: query.single,
-    multiValueQueryStringParameters: query.multi,
-    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
-    stageVariables: null,
     body: body.length === 0 ? null : textual ? body.toString('utf8') : body.toString('base64'),
     isBase64Encoded: body.length > 0 && !textual,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: null,
-      protocol: `HTTP/${request.httpVersion}`,
-      httpMethod: method,
-      identity: callerIdentity({
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
-        apiKey: headers['x-api-key'] ?? null,
-        userAgent: headers['user-agent'] ?? null,
-      }),
-      path: url.pathname,
-      stage: 'local',
-      requestId: randomUUID(),
-      requestTimeEpoch: Date.now(),
-      resourceId: 'local',
-      resourcePath: route.path,
-    },
-  };
-};
-
-const send = (response: ServerResponse, result: APIGatewayProxyResult): void => {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
-  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {}))
-    headers[name] = values.map(String);
-  const body = result.isBase64Encoded
-    ? Buffer.from(result.body, 'base64')
-    : Buffer.from(result.body ?? '', 'utf8');
-  response.writeHead(result.statusCode, { ...headers, 'Content-Length': String(body.length) });
-  response.end(body);
+    apiKey: headers['x-api-key'] ?? null,
+  });
 };
 
 const refusal = (
@@ -299,14 +222,18 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     try {
       url = new URL(request.url ?? '/', 'http://localhost');
     } catch {
-      return send(response, refusal('invalid_request', 'the request target is not a valid URL', traceId));
+      return writeProxyResult(
+        response,
+        refusal('invalid_request', 'the request target is not a valid URL', traceId),
+      );
     }
     const { match, pathExists } = matchRoute(request.method ?? 'GET', url.pathname, routes);
     if (!match) {
       request.resume();
-      if (!pathExists) return send(response, refusal('not_found', `no route for ${url.pathname}`, traceId));
+      if (!pathExists)
+        return writeProxyResult(response, refusal('not_found', `no route for ${url.pathname}`, traceId));
       const allowed = routes.filter((route) => matchRoute(route.method, url.pathname, [route]).match);
-      return send(
+      return writeProxyResult(
         response,
         refusal('method_not_allowed', `${request.method} is not allowed on ${url.pathname}`, traceId, {
           Allow: [...new Set(allowed.map((route) => route.method))].join(', '),
@@ -316,13 +243,13 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     const denied = authorize(match.route, request, options, traceId);
     if (denied) {
       request.resume();
-      return send(response, denied);
+      return writeProxyResult(response, denied);
     }
     if (match.route.auth === 'api_key') {
       const taken = buckets.take(firstHeader(request, 'x-api-key') ?? '');
       if (!taken.allowed) {
         request.resume();
-        return send(
+        return writeProxyResult(
           response,
           refusal('rate_limited', 'too many requests for this API key; slow down and retry later', traceId, {
             'Retry-After': String(taken.retryAfterSeconds),
@@ -332,11 +259,11 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     }
     let body: Buffer;
     try {
-      body = await readBody(request, MAX_BODY_BYTES);
+      body = await readBoundedBody(request, MAX_BODY_BYTES);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         response.setHeader('Connection', 'close');
-        return send(
+        return writeProxyResult(
           response,
           refusal('payload_too_large', `the body exceeds ${MAX_BODY_BYTES} bytes`, traceId),
         );
@@ -344,15 +271,16 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
       throw error;
     }
     const pool = options.functions[match.route.function];
-    if (!pool) return send(response, refusal('not_found', `no function serves ${url.pathname}`, traceId));
+    if (!pool)
+      return writeProxyResult(response, refusal('not_found', `no function serves ${url.pathname}`, traceId));
     const event = toProxyEvent(request, url, body, match.route, match.pathParameters);
     try {
-      send(response, await pool.invoke(event));
+      writeProxyResult(response, await pool.invoke(event));
     } catch (error) {
       // API Gateway answers an integration timeout with 504 and a failed integration with 502.
       options.onError?.(error);
       const timedOut = error instanceof FunctionTimeoutError;
-      send(
+      writeProxyResult(
         response,
         refusal(
           timedOut ? 'gateway_timeout' : 'bad_gateway',
@@ -368,7 +296,10 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     handle(request, response).catch((error: unknown) => {
       options.onError?.(error);
       if (!response.headersSent) {
-        send(response, refusal('internal_error', 'an internal error occurred; retry later', newId('trc')));
+        writeProxyResult(
+          response,
+          refusal('internal_error', 'an internal error occurred; retry later', newId('trc')),
+        );
       } else {
         response.destroy();
       }
@@ -393,13 +324,7 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
         `Connection: close\r\n\r\n${refused.body}`,
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options.port, options.host);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const displayHost = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;

@@ -8,6 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import {
+  BodyTooLargeError,
+  listenOn,
+  localProxyEvent,
+  readBoundedBody,
+  writeProxyResult,
+} from '../../shared/proxy-http';
 import { errorResult, MAX_BODY_BYTES } from './http';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -64,91 +71,17 @@ export const toProxyEvent = (request: IncomingMessage, body: Buffer): APIGateway
     multiValueHeaders[key] = [...(multiValueHeaders[key] ?? []), value];
     headers[key] = multiValueHeaders[key].join(',');
   }
-  const query = new Map<string, string[]>();
-  for (const [name, value] of url.searchParams) query.set(name, [...(query.get(name) ?? []), value]);
-  const method = (request.method ?? 'GET').toUpperCase();
-  const { resource, pathParameters } = matchResource(url.pathname);
-  const event: APIGatewayProxyEvent = {
-    resource,
-    path: url.pathname,
-    httpMethod: method,
+  const event = localProxyEvent(request, {
+    url,
+    ...matchResource(url.pathname),
     headers,
     multiValueHeaders,
-    queryStringParameters:
-      query.size === 0
-        ? null
-        : Object.fromEntries([...query].map(([name, values]) => [name, values.at(-1) ?? ''])),
-    multiValueQueryStringParameters: query.size === 0 ? null : Object.fromEntries(query),
-    pathParameters,
-    stageVariables: null,
     body: body.length === 0 ? null : body.toString('base64'),
     isBase64Encoded: body.length > 0,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: null,
-      protocol: `HTTP/${request.httpVersion}`,
-      httpMethod: method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
-        user: null,
-        userAgent: headers['user-agent'] ?? null,
-        userArn: null,
-      },
-      path: url.pathname,
-      stage: 'local',
-      requestId: randomUUID(),
-      requestTimeEpoch: Date.now(),
-      resourceId: 'local',
-      resourcePath: resource,
-    },
-  };
+    apiKey: null,
+  });
   rawTargets.set(event, target);
   return event;
-};
-
-class BodyTooLargeError extends Error {}
-
-const readBody = (request: IncomingMessage, limit: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    request.on('data', (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > limit) {
-        refused = true;
-        reject(new BodyTooLargeError());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-
-const send = (response: ServerResponse, result: APIGatewayProxyResult): void => {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
-  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {}))
-    headers[name] = values.map(String);
-  const body = result.isBase64Encoded
-    ? Buffer.from(result.body, 'base64')
-    : Buffer.from(result.body ?? '', 'utf8');
-  response.writeHead(result.statusCode, { ...headers, 'Content-Length': String(body.length) });
-  response.end(body);
 };
 
 export interface LocalServerOptions {
@@ -175,24 +108,24 @@ export const serveProxyHandler = async (options: LocalServerOptions): Promise<Lo
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     let body: Buffer;
     try {
-      body = await readBody(request, maxBodyBytes);
+      body = await readBoundedBody(request, maxBodyBytes);
     } catch (error) {
       if (!(error instanceof BodyTooLargeError)) throw error;
       response.setHeader('Connection', 'close');
-      send(
+      writeProxyResult(
         response,
         errorResult('payload_too_large', `the body exceeds ${maxBodyBytes} bytes`, `trc_${randomUUID()}`),
       );
       return;
     }
-    send(response, await options.handler(toProxyEvent(request, body)));
+    writeProxyResult(response, await options.handler(toProxyEvent(request, body)));
   };
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       options.onError?.(error);
       if (response.headersSent) response.destroy();
       else
-        send(
+        writeProxyResult(
           response,
           errorResult('internal_error', 'an internal error occurred; retry later', `trc_${randomUUID()}`, {
             retryAfterSeconds: 1,
@@ -202,13 +135,7 @@ export const serveProxyHandler = async (options: LocalServerOptions): Promise<Lo
   });
   server.keepAliveTimeout = 5_000;
   const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options.port, host);
   const { port } = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type EnvelopeVersion, LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
+import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { generateSecret } from '../../domain/webhooks/secret';
 import type { EndpointRecord, EndpointSecrets, Page } from '../../ports/webhooks';
 import type { CreateEndpointRequest, UpdateEndpointRequest } from '../../schemas/webhooks';
@@ -13,20 +13,8 @@ export class EndpointNotFoundError extends Error {
   }
 }
 
-/** An endpoint as the API shows it: never a secret, never its ciphertext. */
-export interface EndpointView {
-  readonly endpoint_id: string;
-  readonly url: string;
-  readonly topics: readonly string[];
-  readonly description?: string;
-  readonly tenant?: string;
-  readonly version: EnvelopeVersion;
-  readonly status: 'enabled' | 'disabled';
-  readonly disabled_reason?: string;
-  readonly previous_secret_expires_at?: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+/** An endpoint as the API shows it: never a secret, never its ciphertext, never the partner key's hash. */
+export type EndpointView = Omit<EndpointRecord, 'secret_ciphertext' | 'partner_key_sha256'>;
 
 export const endpointView = (record: EndpointRecord): EndpointView => {
   const { secret_ciphertext: _secret, partner_key_sha256: _partnerKey, ...view } = record;
