@@ -20,6 +20,7 @@ import {
   latencyResults,
   nowMs,
   processTreeCpuMs,
+  randomSecret,
   stopBenchStack,
   summarize,
 } from './harness';
@@ -32,8 +33,6 @@ const CACHE_RATIOS: Partial<Record<LoadRequest['scenario'], { metric: string; so
     'prices.cached': { metric: 'hit ratio', sources: ['hit-local', 'hit-shared'] },
     'prices.fresh': { metric: 'miss ratio', sources: ['miss'] },
   };
-
-const secret = (prefix: string): string => `${prefix}_${randomBytes(24).toString('base64url')}`;
 
 /** Runs one scenario's load in a worker thread (same loader as this process, so TypeScript runs as is). */
 const runLoad = (load: LoadRequest): Promise<LoadResult> =>
@@ -57,12 +56,12 @@ const bench: BenchModule = {
     'catalog, concurrency 16; targets here: prices p95 ≤ 20 ms, quote p95 ≤ 50 ms (spec: 120 ms, 250 ms)',
   run: async (ctx) => {
     ctx.log('starting the local stack in memory with the demo catalog');
-    const apiKey = secret('key_bench');
+    const apiKey = randomSecret('key_bench');
     const startedAt = nowMs();
     const stack = await startLocalStack({
       port: 0,
       apiKey,
-      adminToken: secret('adm_bench'),
+      adminToken: randomSecret('adm_bench'),
       logLevel: 'SILENT',
       seedCatalog: JSON.parse(readFileSync(new URL('../catalog/demo-catalog.json', import.meta.url), 'utf8')),
       rateLimit: { requestsPerSecond: 1_000_000, burst: 1_000_000 },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 /**
  * A small benchmark library. Benchmarks are not tests: they print figures and never fail on timing.
@@ -121,6 +122,21 @@ export const measure = async (
 };
 
 /**
+ * Times a synchronous `fn`: `warmup` calls unrecorded, then `iterations` calls each timed on its own with
+ * `process.hrtime.bigint()` (no promise per operation). Latencies in milliseconds.
+ */
+export const timeSync = (fn: () => unknown, iterations: number, warmup: number): number[] => {
+  for (let i = 0; i < warmup; i += 1) fn();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i += 1) {
+    const start = process.hrtime.bigint();
+    fn();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return samples;
+};
+
+/**
  * Nearest-rank percentile: the smallest sample such that at least `p`% of the samples are less than or equal
  * to it, i.e. `sorted[ceil(p / 100 * n) - 1]` (p = 0 gives the minimum). No interpolation, so the result is
  * always an observed latency. `sorted` must be in ascending order and non-empty.
@@ -169,6 +185,15 @@ export const latencyResults = (
         ? { bench, metric, value: summary.count, unit: 'count' }
         : { bench, metric, value: summary[metric], unit: 'ms' },
   );
+
+const MICROSECONDS_PER_MS = 1000;
+
+/** The rows for one microsecond-scale scenario: median and p95 in µs, and ops/s (one operation at a time). */
+export const microsecondResults = (bench: string, summary: Summary): BenchResult[] => [
+  { bench, metric: 'median', value: summary.median * MICROSECONDS_PER_MS, unit: 'µs' },
+  { bench, metric: 'p95', value: summary.p95 * MICROSECONDS_PER_MS, unit: 'µs' },
+  { bench, metric: 'ops/s', value: 1000 / summary.mean, unit: 'ops/s' },
+];
 
 /** A number for the table: integers as they are, else about 3-4 significant digits (fewer decimals as it grows). */
 export const formatValue = (value: number): string => {
@@ -228,6 +253,9 @@ export const isBenchResults = (value: unknown): value is BenchResult[] =>
       typeof item.value === 'number' &&
       typeof item.unit === 'string',
   );
+
+/** A fresh random credential for a benchmark's local stack: `<prefix>_<32 base64url characters>`. */
+export const randomSecret = (prefix: string): string => `${prefix}_${randomBytes(24).toString('base64url')}`;
 
 /** Ends a benchmark that ran against a local stack: closes the client agent, stops the stack, says how long. */
 export const stopBenchStack = async (

@@ -6,7 +6,7 @@
  */
 import { priceBasket } from '../functions/domain/pricing/basket';
 import type { BasketRequest, PriceItem, PricingCatalog } from '../functions/domain/pricing/types';
-import { type BenchModule, type BenchResult, summarize } from './harness';
+import { type BenchModule, type BenchResult, summarize, timeSync } from './harness';
 
 const SKUS = 200;
 
@@ -158,17 +158,6 @@ const basket = (lines: number): BasketRequest => ({
   buyer_type: 'consumer',
   payment: { method: 'card' },
 });
-
-const timeSync = (fn: () => unknown, iterations: number, warmup: number): number[] => {
-  for (let i = 0; i < warmup; i += 1) fn();
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i += 1) {
-    const start = process.hrtime.bigint();
-    fn();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return samples;
-};
 
 const pricing: BenchModule = {
   name: 'pricing',

@@ -15,11 +15,19 @@ import { Webhook } from 'standardwebhooks';
 import { secretBytes } from '../functions/domain/webhooks/secret';
 import { signatureHeader } from '../functions/domain/webhooks/signature';
 import { verifyWebhook } from '../functions/receiver/verify';
-import { type BenchModule, type BenchResult, type Summary, summarize } from './harness';
+import {
+  type BenchModule,
+  type BenchResult,
+  microsecondResults,
+  type Summary,
+  summarize,
+  timeSync,
+} from './harness';
+import { BENCH_EVENT_ID, catalogEventJson } from './webhook-body';
 
 const SECRET = `whsec_${createHash('sha256').update('receiver-verify bench').digest('base64')}`;
 const OLD_SECRET = `whsec_${createHash('sha256').update('receiver-verify bench: old').digest('base64')}`;
-const EVENT_ID = 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C';
+const EVENT_ID = BENCH_EVENT_ID;
 const PATH = '/webhooks/v1/catalog';
 const MICROSECONDS_PER_MS = 1000;
 
@@ -28,60 +36,13 @@ const SIZES = [
   { label: '64kb', bytes: 64 * 1024, iterations: 5_000, warmup: 1_000 },
 ] as const;
 
-/** A catalog event of exactly `bytes` bytes of JSON. */
-const jsonBody = (bytes: number): string => {
-  const event = {
-    event_id: EVENT_ID,
-    type: 'catalog.PriceListUpdated',
-    version: '2026-11-01',
-    ts: '2026-11-01T12:00:00.000Z',
-    attempt: 1,
-    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
-    pricelist_version: 42,
-    fx_version: 'fx_2026-11-01T11:45:00Z',
-    tax_rule_version: 7,
-    data: {
-      version: 42,
-      effective_from: '2026-11-01T12:00:00.000Z',
-      changed: Array.from({ length: Math.floor(bytes / 100) }, (_, index) => ({
-        sku_id: `sku_${index}`,
-        price: `${index}.99`,
-      })),
-      note: '',
-    },
-  };
-  const padding = bytes - Buffer.byteLength(JSON.stringify(event));
-  if (padding < 0) throw new Error(`bench body template is larger than ${bytes} bytes`);
-  event.data.note = 'x'.repeat(padding);
-  const body = JSON.stringify(event);
-  if (Buffer.byteLength(body) !== bytes) throw new Error('bench body has the wrong size');
-  return body;
-};
-
-const timeSync = (fn: () => unknown, iterations: number, warmup: number): number[] => {
-  for (let i = 0; i < warmup; i += 1) fn();
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i += 1) {
-    const start = process.hrtime.bigint();
-    fn();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return samples;
-};
-
-const rows = (bench: string, summary: Summary): BenchResult[] => [
-  { bench, metric: 'median', value: summary.median * MICROSECONDS_PER_MS, unit: 'µs' },
-  { bench, metric: 'p95', value: summary.p95 * MICROSECONDS_PER_MS, unit: 'µs' },
-  { bench, metric: 'ops/s', value: 1000 / summary.mean, unit: 'ops/s' },
-];
-
 const receiverVerify: BenchModule = {
   name: 'receiver-verify',
   description: 'receiver kit verifyWebhook vs standardwebhooks Webhook#verify, 1 KB and 64 KB JSON bodies',
   run: async (ctx) => {
     const results: BenchResult[] = [];
     for (const size of SIZES) {
-      const text = jsonBody(size.bytes);
+      const text = catalogEventJson(size.bytes);
       const body = Buffer.from(text, 'utf8');
       // Both verify against the wall clock's window: sign with the current time (whole seconds for theirs).
       const signedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
@@ -130,7 +91,7 @@ const receiverVerify: BenchModule = {
           `${bench}: median ${(summary.median * MICROSECONDS_PER_MS).toFixed(2)} µs, ` +
             `p95 ${(summary.p95 * MICROSECONDS_PER_MS).toFixed(2)} µs`,
         );
-        results.push(...rows(bench, summary));
+        results.push(...microsecondResults(bench, summary));
       }
       const ourSummary = summaries.get(`receiver-verify.${size.label}.ours`);
       const theirSummary = summaries.get(`receiver-verify.${size.label}.standardwebhooks`);

@@ -23,7 +23,6 @@
  * 200 ms to an event arriving on an idle stream and is not what limits the sustained rate; 50 ms measured the
  * same at 100 events/s.
  */
-import { randomBytes } from 'node:crypto';
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -33,6 +32,7 @@ import {
   type BenchResult,
   nowMs,
   processTreeCpuMs,
+  randomSecret,
   stopBenchStack,
   summarize,
 } from './harness';
@@ -295,11 +295,10 @@ const bench: BenchModule = {
     const seconds = positiveNumber('WEBHOOK_BENCH_SECONDS', DEFAULT_SECONDS);
     const rate = positiveNumber('WEBHOOK_BENCH_RATE', DEFAULT_RATE);
     const { startLocalStack } = await import('../functions/adapters/local/stack');
-    const token = (prefix: string) => `${prefix}_${randomBytes(24).toString('base64url')}`;
-    const adminToken = token('adm_bench');
+    const adminToken = randomSecret('adm_bench');
     const options: LocalStackOptions = {
       port: 0,
-      apiKey: token('key_bench'),
+      apiKey: randomSecret('key_bench'),
       adminToken,
       logLevel: 'SILENT',
     };

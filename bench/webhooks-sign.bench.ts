@@ -13,65 +13,32 @@ import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { secretBytes } from '../functions/domain/webhooks/secret';
 import { signatureHeader, verifySignatureHeader } from '../functions/domain/webhooks/signature';
-import { type BenchModule, type BenchResult, type Summary, summarize } from './harness';
+import {
+  type BenchModule,
+  type BenchResult,
+  microsecondResults,
+  type Summary,
+  summarize,
+  timeSync,
+} from './harness';
+import { BENCH_EVENT_ID, catalogEventJson } from './webhook-body';
 
 const ITERATIONS = 50_000;
 const WARMUP = 10_000;
 const BODY_BYTES = 1024;
 
 const SECRET = `whsec_${createHash('sha256').update('webhooks-sign bench').digest('base64')}`;
-const EVENT_ID = 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C';
+const EVENT_ID = BENCH_EVENT_ID;
 const PATH = '/webhooks/v1/catalog';
 
-/** A catalog event of exactly {@link BODY_BYTES} bytes of JSON. */
-const jsonBody = (): string => {
-  const event = {
-    event_id: EVENT_ID,
-    type: 'catalog.PriceListUpdated',
-    version: '2026-11-01',
-    ts: '2026-11-01T12:00:00.000Z',
-    attempt: 1,
-    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
-    pricelist_version: 42,
-    fx_version: 'fx_2026-11-01T11:45:00Z',
-    tax_rule_version: 7,
-    data: {
-      version: 42,
-      effective_from: '2026-11-01T12:00:00.000Z',
-      changed: Array.from({ length: 12 }, (_, index) => ({ sku_id: `sku_${index}`, price: `${index}.99` })),
-      note: '',
-    },
-  };
-  const padding = BODY_BYTES - Buffer.byteLength(JSON.stringify(event));
-  if (padding < 0) throw new Error('bench body template is larger than 1 KB');
-  event.data.note = 'x'.repeat(padding);
-  return JSON.stringify(event);
-};
-
-const timeSync = (fn: () => unknown): number[] => {
-  for (let i = 0; i < WARMUP; i += 1) fn();
-  const samples: number[] = [];
-  for (let i = 0; i < ITERATIONS; i += 1) {
-    const start = process.hrtime.bigint();
-    fn();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return samples;
-};
-
 const MICROSECONDS_PER_MS = 1000;
-
-const rows = (bench: string, summary: Summary): BenchResult[] => [
-  { bench, metric: 'median', value: summary.median * MICROSECONDS_PER_MS, unit: 'µs' },
-  { bench, metric: 'p95', value: summary.p95 * MICROSECONDS_PER_MS, unit: 'µs' },
-  { bench, metric: 'ops/s', value: 1000 / summary.mean, unit: 'ops/s' },
-];
 
 const webhooksSign: BenchModule = {
   name: 'webhooks-sign',
   description: 'sign and verify a 1 KB JSON body: ours (C13, node:crypto) vs the standardwebhooks package',
   run: async (ctx) => {
-    const body = jsonBody();
+    // 12 changed prices, as this benchmark has always signed.
+    const body = catalogEventJson(BODY_BYTES, 12);
     const bodyBytes = new TextEncoder().encode(body);
     const key = secretBytes(SECRET);
     const timestamp = '2026-11-01T12:00:00.000Z';
@@ -115,10 +82,10 @@ const webhooksSign: BenchModule = {
     const summaries = new Map<string, Summary>();
     const results: BenchResult[] = [];
     for (const [bench, fn] of scenarios) {
-      const summary = summarize(timeSync(fn));
+      const summary = summarize(timeSync(fn, ITERATIONS, WARMUP));
       summaries.set(bench, summary);
       ctx.log(`${bench}: median ${(summary.median * MICROSECONDS_PER_MS).toFixed(2)} µs`);
-      results.push(...rows(bench, summary));
+      results.push(...microsecondResults(bench, summary));
     }
     const ratio = (op: 'sign' | 'verify'): BenchResult => {
       const ourMedian = summaries.get(`webhooks-sign.ours.${op}`)?.median ?? Number.NaN;

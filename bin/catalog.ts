@@ -9,18 +9,9 @@
  * Prints the result JSON on stdout. A refusal prints the error and, for 400, every problem with its path, on
  * stderr; any failure exits 1.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import {
-  AdminApiError,
-  AdminClient,
-  type AdminClientOptions,
-  type CliIo,
-  DEFAULT_API_URL,
-  DEFAULT_DATA_DIR,
-  UsageError,
-} from './admin-client';
+import { type AdminClient, type CliIo, UsageError } from './admin-client';
+import { ADMIN_CLI_ENVIRONMENT, adminCliRunner, isMainModule, processIo } from './cli';
 
 // What the other CLIs (bin/verify-receipt.ts) and the tests import from here.
 export {
@@ -46,12 +37,7 @@ export const USAGE = `usage:
   npm run catalog -- import <file.json> [--sigv4]
   npm run catalog -- export [--revision N] [--out file.json] [--sigv4]
 
-environment:
-  API_URL      the API (default ${DEFAULT_API_URL})
-  ADMIN_TOKEN  the local admin token (default: admin_token in $DATA_DIR/credentials.json)
-  DATA_DIR     the local stack's data directory (default ${DEFAULT_DATA_DIR})
-  API_AUTH     sigv4 to sign requests with IAM SigV4 like --sigv4 (AWS credentials from the default
-               provider chain; region from the execute-api host, else AWS_REGION / AWS_DEFAULT_REGION)`;
+${ADMIN_CLI_ENVIRONMENT}`;
 
 const parseCommand = (argv: readonly string[]): Command => {
   const [verb, ...rest] = argv;
@@ -101,68 +87,43 @@ export const parseArgs = (argv: readonly string[]): Command => {
   return sigv4 && command.kind !== 'help' ? { ...command, sigv4: true } : command;
 };
 
-/** Runs one command; the exit code is 0 on success, 1 on any failure (usage errors included). */
-export const run = async (
-  argv: readonly string[],
+const execute = async (
+  command: Exclude<Command, { readonly kind: 'help' }>,
+  client: AdminClient,
   io: CliIo,
-  options: Omit<AdminClientOptions, 'sigv4'> = {},
-): Promise<number> => {
-  let command: Command;
-  try {
-    command = parseArgs(argv);
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${USAGE}\n`);
-    return 1;
-  }
-  if (command.kind === 'help') {
-    io.stdout(`${USAGE}\n`);
-    return 0;
-  }
-  try {
-    const client = await AdminClient.connect(io, { ...options, sigv4: command.sigv4 === true });
-    let body: unknown;
-    let revision: number | undefined;
-    if (command.kind === 'import') {
-      let document: unknown;
-      try {
-        document = JSON.parse(await io.readFile(path.resolve(io.cwd, command.file)));
-      } catch (error) {
-        io.stderr(`cannot read ${command.file} as JSON: ${(error as Error).message}\n`);
-        return 1;
-      }
-      ({ body } = await client.post('/admin/catalog/import', document));
-    } else {
-      const response = await client.get(
-        '/admin/catalog/export',
-        command.revision === undefined ? undefined : { revision: command.revision },
-      );
-      body = response.body;
-      revision = Number(response.headers.get('x-catalog-revision')) || undefined;
+): Promise<number | undefined> => {
+  let body: unknown;
+  let revision: number | undefined;
+  if (command.kind === 'import') {
+    let document: unknown;
+    try {
+      document = JSON.parse(await io.readFile(path.resolve(io.cwd, command.file)));
+    } catch (error) {
+      io.stderr(`cannot read ${command.file} as JSON: ${(error as Error).message}\n`);
+      return 1;
     }
-    const json = `${JSON.stringify(body, null, 2)}\n`;
-    if (command.kind === 'export' && command.out !== undefined) {
-      await io.writeFile(path.resolve(io.cwd, command.out), json);
-      io.stdout(`${JSON.stringify({ revision, out: command.out }, null, 2)}\n`);
-    } else {
-      io.stdout(json);
-    }
-    return 0;
-  } catch (error) {
-    io.stderr(error instanceof AdminApiError ? error.describe() : `${(error as Error).message}\n`);
-    return 1;
+    ({ body } = await client.post('/admin/catalog/import', document));
+  } else {
+    const response = await client.get(
+      '/admin/catalog/export',
+      command.revision === undefined ? undefined : { revision: command.revision },
+    );
+    body = response.body;
+    revision = Number(response.headers.get('x-catalog-revision')) || undefined;
   }
+  const json = `${JSON.stringify(body, null, 2)}\n`;
+  if (command.kind === 'export' && command.out !== undefined) {
+    await io.writeFile(path.resolve(io.cwd, command.out), json);
+    io.stdout(`${JSON.stringify({ revision, out: command.out }, null, 2)}\n`);
+  } else {
+    io.stdout(json);
+  }
+  return 0;
 };
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+/** Runs one command; the exit code is 0 on success, 1 on any failure (usage errors included). */
+export const run = adminCliRunner<Command, CliIo>({ usage: USAGE, parse: parseArgs, execute });
 
-if (isMain) {
-  process.exitCode = await run(process.argv.slice(2), {
-    env: process.env,
-    cwd: process.cwd(),
-    fetch: (url, init) => fetch(url, init),
-    readFile: (file) => readFile(file, 'utf8'),
-    writeFile: (file, content) => writeFile(file, content, 'utf8'),
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
-  });
+if (isMainModule(import.meta.url)) {
+  process.exitCode = await run(process.argv.slice(2), processIo());
 }

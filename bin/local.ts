@@ -9,36 +9,18 @@ import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
 import { PortInUseError } from '../functions/adapters/local/local-aws';
 import { type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
 import { egressPolicyFromEnv, LOCAL_EGRESS, retryPolicyFromEnv } from '../functions/composition/webhooks';
+import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 
 /** Published on first start (empty data directory) so the API has something to price. */
 const DEMO_CATALOG = fileURLToPath(new URL('../catalog/demo-catalog.json', import.meta.url));
 
-/** A second Ctrl-C later than this after the first ends the process without waiting for a clean stop. */
-const FORCE_QUIT_AFTER_MS = 2_000;
-
-const say = (line: string) => process.stderr.write(`[local] ${line}\n`);
+const say = progressLine('local');
 
 const main = async (): Promise<void> => {
   const config = loadLocalConfig(process.env, process.cwd());
   const started = Date.now();
   let stack: LocalStack | undefined;
-  let stoppingSince: number | undefined;
-  const shutdown = async (signal: string) => {
-    if (stoppingSince !== undefined) {
-      // One Ctrl-C reaches this process more than once (directly, and relayed by npm); only a signal sent well
-      // after the first means "stop waiting".
-      if (Date.now() - stoppingSince < FORCE_QUIT_AFTER_MS) return;
-      say(`${signal} again: exiting now`);
-      process.exit(1);
-    }
-    stoppingSince = Date.now();
-    say(`${signal} received, stopping`);
-    await stack?.stop();
-    say('stopped; nothing left running');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  const signals = stopOnSignals(say, () => stack?.stop());
 
   const seedCatalog: unknown = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8'));
   stack = await startLocalStack({
@@ -57,10 +39,9 @@ const main = async (): Promise<void> => {
       egress: egressPolicyFromEnv(process.env, LOCAL_EGRESS),
     },
   });
-  if (stoppingSince !== undefined) return;
+  if (signals.stopping()) return;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const banner = [
-    '',
+  printBanner([
     `  Pricing service (local) is up in ${seconds}s`,
     `  Base URL     ${stack.url}`,
     `  Health       curl ${stack.url}/health`,
@@ -68,21 +49,7 @@ const main = async (): Promise<void> => {
     `  API key      ${config.apiKey}   (x-api-key; ${config.generated.apiKey ? 'generated and saved' : 'from API_KEY or saved'})`,
     `  Admin token  ${config.adminToken}   (Authorization: Bearer; ${config.generated.adminToken ? 'generated and saved' : 'from ADMIN_TOKEN or saved'})`,
     `  DynamoDB     ${stack.dynamoDbEndpoint}    SQS/S3 ${stack.sqsEndpoint}`,
-    '  Ctrl-C stops everything.',
-    '',
-  ];
-  process.stdout.write(`${banner.join('\n')}\n`);
+  ]);
 };
 
-main().catch((error: unknown) => {
-  if (
-    error instanceof JavaMissingError ||
-    error instanceof PortInUseError ||
-    error instanceof ConfigurationError
-  ) {
-    say(`cannot start: ${error.message}`);
-  } else {
-    say(`cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  }
-  process.exit(1);
-});
+main().catch(exitOnStartFailure(say, [JavaMissingError, PortInUseError, ConfigurationError]));

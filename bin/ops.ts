@@ -10,8 +10,6 @@
  * notes, refusals (with every problem and the trace id) and usage errors on stderr. Exit codes follow
  * `npm run catalog`: 0 on success, 1 on any failure, usage errors included.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
 import {
   DELIVERY_STATUSES,
   type DeliveryStatus,
@@ -26,19 +24,11 @@ import {
   topicName,
   type UpdateEndpointRequest,
 } from '../functions/schemas/webhooks';
-import {
-  AdminApiError,
-  AdminClient,
-  type AdminClientOptions,
-  type CliIo,
-  DEFAULT_API_URL,
-  DEFAULT_DATA_DIR,
-  UsageError,
-} from './admin-client';
+import { type AdminClient, type CliIo, UsageError } from './admin-client';
+import { ADMIN_CLI_ENVIRONMENT, adminCliRunner, isMainModule, processIo } from './cli';
 
 /** Exit code of a wrong command line: 1, as `npm run catalog` (which exits 1 on any failure). */
-export const EXIT_USAGE = 1;
-export const EXIT_FAILURE = 1;
+export { EXIT_FAILURE, EXIT_USAGE } from './cli';
 
 /** `dlq` looks this far back by default. */
 export const DLQ_DEFAULT_WINDOW_MS = 7 * 86_400_000;
@@ -124,12 +114,7 @@ endpoints (/webhooks/endpoints):
 statuses: ${DELIVERY_STATUSES.join(', ')}
 times: ISO 8601 (2026-11-02T10:00:00Z, 2026-11-02); sent as UTC with milliseconds
 
-environment:
-  API_URL      the API (default ${DEFAULT_API_URL})
-  ADMIN_TOKEN  the local admin token (default: admin_token in $DATA_DIR/credentials.json)
-  DATA_DIR     the local stack's data directory (default ${DEFAULT_DATA_DIR})
-  API_AUTH     sigv4 to sign requests with IAM SigV4 like --sigv4 (AWS credentials from the default
-               provider chain; region from the execute-api host, else AWS_REGION / AWS_DEFAULT_REGION)`;
+${ADMIN_CLI_ENVIRONMENT}`;
 
 // ---------------------------------------------------------------------------------------------------------
 // Arguments
@@ -229,13 +214,17 @@ const windowOf = (flags: Flags): Window => {
   return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
 };
 
-const statusOf = (value: string | undefined): DeliveryStatus | undefined => {
-  if (value === undefined) return undefined;
-  const status = DELIVERY_STATUSES.find((known) => known === value);
-  if (status === undefined)
-    throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}, not ${value}`);
-  return status;
-};
+/** The value of `flag` when it is one of `known` (undefined when not given); a UsageError otherwise. */
+const oneOf =
+  <T extends string>(flag: string, known: readonly T[]) =>
+  (value: string | undefined): T | undefined => {
+    if (value === undefined) return undefined;
+    const found = known.find((candidate) => candidate === value);
+    if (found === undefined) throw new UsageError(`${flag} must be one of ${known.join(', ')}, not ${value}`);
+    return found;
+  };
+
+const statusOf = oneOf('--status', DELIVERY_STATUSES);
 
 const limitOf = (value: string | undefined): number | undefined => {
   if (value === undefined) return undefined;
@@ -260,13 +249,7 @@ const topicsOf = (value: string | undefined): string[] | undefined => {
   return topics;
 };
 
-const versionOf = (value: string | undefined): (typeof ENVELOPE_VERSIONS)[number] | undefined => {
-  if (value === undefined) return undefined;
-  const version = ENVELOPE_VERSIONS.find((known) => known === value);
-  if (version === undefined)
-    throw new UsageError(`--version must be one of ${ENVELOPE_VERSIONS.join(', ')}, not ${value}`);
-  return version;
-};
+const versionOf = oneOf('--version', ENVELOPE_VERSIONS);
 
 const urlOf = (value: string | undefined): string | undefined => {
   if (value === undefined) return undefined;
@@ -737,44 +720,8 @@ const execute = async (command: Exclude<OpsCommand, { kind: 'help' }>, client: A
 };
 
 /** Runs one command; the exit code is 0 on success, 1 on any failure (usage errors included, as catalog). */
-export const run = async (
-  argv: readonly string[],
-  io: OpsIo,
-  options: Omit<AdminClientOptions, 'sigv4'> = {},
-): Promise<number> => {
-  let command: OpsCommand;
-  try {
-    command = parseArgs(argv);
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${USAGE}\n`);
-    return EXIT_USAGE;
-  }
-  if (command.kind === 'help') {
-    io.stdout(`${USAGE}\n`);
-    return 0;
-  }
-  try {
-    const client = await AdminClient.connect(io, { ...options, sigv4: command.sigv4 === true });
-    await execute(command, client, io);
-    return 0;
-  } catch (error) {
-    if (error instanceof AdminApiError) io.stderr(error.describe());
-    else if (error instanceof UsageError) io.stderr(`${error.message}\n${USAGE}\n`);
-    else io.stderr(`${(error as Error).message}\n`);
-    return error instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
-  }
-};
+export const run = adminCliRunner<OpsCommand, OpsIo>({ usage: USAGE, parse: parseArgs, execute });
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-
-if (isMain) {
-  process.exitCode = await run(process.argv.slice(2), {
-    env: process.env,
-    cwd: process.cwd(),
-    fetch: (url, init) => fetch(url, init),
-    readFile: (file) => readFile(file, 'utf8'),
-    writeFile: (file, content) => writeFile(file, content, 'utf8'),
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
-  });
+if (isMainModule(import.meta.url)) {
+  process.exitCode = await run(process.argv.slice(2), processIo());
 }

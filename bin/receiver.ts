@@ -12,7 +12,6 @@
  * Ctrl-C stops the HTTP server and DynamoDB Local (Java) before exiting.
  */
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDbLocalProcess,
@@ -39,13 +38,12 @@ import {
 import { signedPathOf } from '../functions/receiver/reference/receiver';
 import { SecretsConfigurationError } from '../functions/receiver/reference/secrets';
 import { ensureReceiverTable } from '../functions/receiver/reference/table';
+import { isMainModule } from './cli';
+import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 
 export const DEFAULT_RECEIVER_PORT = 4000;
 export const DEFAULT_RECEIVER_DATA_DIR = '.local/receiver';
 export const DEFAULT_RECEIVER_TABLE = 'webhook-receiver';
-
-/** A second Ctrl-C later than this after the first ends the process without waiting for a clean stop. */
-const FORCE_QUIT_AFTER_MS = 2_000;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -149,35 +147,20 @@ export const startLocalReceiver = async (
   };
 };
 
-const say = (line: string) => process.stderr.write(`[receiver] ${line}\n`);
+const say = progressLine('receiver');
 
 const main = async (): Promise<void> => {
   const settings = localReceiverSettings(process.env, process.cwd());
   let running: RunningReceiver | undefined;
-  let stoppingSince: number | undefined;
-  const shutdown = async (signal: string) => {
-    if (stoppingSince !== undefined) {
-      if (Date.now() - stoppingSince < FORCE_QUIT_AFTER_MS) return;
-      say(`${signal} again: exiting now`);
-      process.exit(1);
-    }
-    stoppingSince = Date.now();
-    say(`${signal} received, stopping`);
-    await running?.stop();
-    say('stopped; nothing left running');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  const signals = stopOnSignals(say, () => running?.stop());
 
   running = await startLocalReceiver(settings, say);
-  if (stoppingSince !== undefined) {
+  if (signals.stopping()) {
     await running.stop();
     return;
   }
   const config = readReceiverConfig(settings.env);
-  const banner = [
-    '',
+  printBanner([
     '  Reference webhook receiver (local) is up',
     `  Register     ${running.webhookBaseUrl}    (events arrive at <url>/<topic>)`,
     `  Status       curl ${running.url}/webhooks/status/<event_id>`,
@@ -185,25 +168,16 @@ const main = async (): Promise<void> => {
     `  Table        ${running.tableName}  (DynamoDB Local ${running.dynamoDbEndpoint})`,
     `  Data         ${settings.dataDir ?? 'in memory (IN_MEMORY=true): discarded at stop'}`,
     `  Secrets      ${config.secrets.kind === 'list' ? config.secrets.secrets.length : 0} from WEBHOOK_SECRETS   Handler ${config.handlerVersion}   Dedup ${config.dedupDays} days`,
-    '  Ctrl-C stops everything.',
-    '',
-  ];
-  process.stdout.write(`${banner.join('\n')}\n`);
+  ]);
 };
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain) {
-  main().catch((error: unknown) => {
-    if (
-      error instanceof ReceiverConfigurationError ||
-      error instanceof SecretsConfigurationError ||
-      error instanceof JavaMissingError ||
-      error instanceof PortInUseError
-    ) {
-      say(`cannot start: ${error.message}`);
-    } else {
-      say(`cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    }
-    process.exit(1);
-  });
+if (isMainModule(import.meta.url)) {
+  main().catch(
+    exitOnStartFailure(say, [
+      ReceiverConfigurationError,
+      SecretsConfigurationError,
+      JavaMissingError,
+      PortInUseError,
+    ]),
+  );
 }

@@ -7,8 +7,6 @@
  * from `GET /admin/catalog/export?pricelist_version=…&fx_version=…&tax_rule_version=…` of the local stack
  * (`API_URL`, admin token as for `npm run catalog`). Exit code 0 only when everything checks out.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
 import { canonicalJson, type Json } from '../functions/domain/money/canonical';
 import { priceBasket } from '../functions/domain/pricing/basket';
 import type { BasketRequest } from '../functions/domain/pricing/types';
@@ -22,6 +20,7 @@ import {
   toPricingCatalog,
 } from '../functions/usecases/catalog/release';
 import { adminToken, type CliIo, DEFAULT_API_URL } from './catalog';
+import { isMainModule, processIo } from './cli';
 
 const USAGE =
   'usage: npm run verify-receipt -- <receipt.json> [--keys <url-or-file>] [--catalog <file>] [--no-recompute]';
@@ -162,16 +161,6 @@ export const run = async (argv: readonly string[], io: CliIo): Promise<number> =
   }
 };
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain) {
-  const io: CliIo = {
-    env: process.env,
-    cwd: process.cwd(),
-    fetch: (url, init) => fetch(url, init),
-    readFile: (file) => readFile(file, 'utf8'),
-    writeFile: (file, content) => writeFile(file, content),
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
-  };
-  run(process.argv.slice(2), io).then((code) => process.exit(code));
+if (isMainModule(import.meta.url)) {
+  run(process.argv.slice(2), processIo()).then((code) => process.exit(code));
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { generateSecret, secretBytes } from '../../../functions/domain/webhooks/secret';
 import { signatureHeader } from '../../../functions/domain/webhooks/signature';
+import { callerIdentity } from '../../../functions/shared/proxy-http';
 
 export const newSecret = (): string => generateSecret((size) => randomBytes(size));
 
@@ -55,23 +56,7 @@ export const proxyEvent = (input: ProxyEventInput): APIGatewayProxyEvent => {
       authorizer: null,
       protocol: 'HTTP/1.1',
       httpMethod: input.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '203.0.113.7',
-        user: null,
-        userAgent: 'test',
-        userArn: null,
-      },
+      identity: callerIdentity({ sourceIp: '203.0.113.7', apiKey: null, userAgent: 'test' }),
       path: input.contextPath ?? input.path,
       stage: 'live',
       requestId: `req-${randomBytes(8).toString('hex')}`,
