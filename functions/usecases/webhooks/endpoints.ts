@@ -16,10 +16,22 @@ export class EndpointNotFoundError extends Error {
 /** An endpoint as the API shows it: never a secret, never its ciphertext, never the partner key's hash. */
 export type EndpointView = Omit<EndpointRecord, 'secret_ciphertext' | 'partner_key_sha256'>;
 
-export const endpointView = (record: EndpointRecord): EndpointView => {
-  const { secret_ciphertext: _secret, partner_key_sha256: _partnerKey, ...view } = record;
-  return view;
-};
+/** The view in a fixed key order (DynamoDB does not keep the order of an item's attributes). */
+export const endpointView = (record: EndpointRecord): EndpointView => ({
+  endpoint_id: record.endpoint_id,
+  url: record.url,
+  topics: record.topics,
+  ...(record.description !== undefined ? { description: record.description } : {}),
+  ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
+  version: record.version,
+  status: record.status,
+  ...(record.disabled_reason !== undefined ? { disabled_reason: record.disabled_reason } : {}),
+  ...(record.previous_secret_expires_at !== undefined
+    ? { previous_secret_expires_at: record.previous_secret_expires_at }
+    : {}),
+  created_at: record.created_at,
+  updated_at: record.updated_at,
+});
 
 /** The partner key's stored form: its SHA-256, hex. */
 export const partnerKeyHash = (partnerKey: string): string =>
