@@ -45,14 +45,36 @@ const secretContext = (endpointId: string) => ({
 const encryptSecrets = (ctx: Pick<WebhookContext, 'cipher'>, endpointId: string, secrets: EndpointSecrets) =>
   ctx.cipher.encrypt(new TextEncoder().encode(JSON.stringify(secrets)), secretContext(endpointId));
 
+/**
+ * Decrypted secrets by ciphertext, per function instance: a ciphertext never changes meaning (a rotation writes a
+ * new one), so each is decrypted once (one KMS call) instead of once per attempt. Bounded.
+ */
+const decrypted = new Map<string, EndpointSecrets>();
+const DECRYPTED_MAX_ENTRIES = 500;
+
+const secretsOf = async (
+  ctx: Pick<WebhookContext, 'cipher'>,
+  record: EndpointRecord,
+): Promise<EndpointSecrets> => {
+  const cached = decrypted.get(record.secret_ciphertext);
+  if (cached) return cached;
+  const plain = await ctx.cipher.decrypt(record.secret_ciphertext, secretContext(record.endpoint_id));
+  const secrets = JSON.parse(new TextDecoder().decode(plain)) as EndpointSecrets;
+  if (decrypted.size >= DECRYPTED_MAX_ENTRIES) {
+    const oldest = decrypted.keys().next().value;
+    if (oldest !== undefined) decrypted.delete(oldest);
+  }
+  decrypted.set(record.secret_ciphertext, secrets);
+  return secrets;
+};
+
 /** The secrets to sign with now: the current one, then the previous one while it is still valid. */
 export const signingSecrets = async (
   ctx: Pick<WebhookContext, 'cipher'>,
   record: EndpointRecord,
   now: Date,
 ): Promise<string[]> => {
-  const plain = await ctx.cipher.decrypt(record.secret_ciphertext, secretContext(record.endpoint_id));
-  const secrets = JSON.parse(new TextDecoder().decode(plain)) as EndpointSecrets;
+  const secrets = await secretsOf(ctx, record);
   return secrets.previous && Date.parse(secrets.previous.expires_at) > now.getTime()
     ? [secrets.current, secrets.previous.secret]
     : [secrets.current];

@@ -338,3 +338,28 @@ describe('replayDeliveries', () => {
     expect(w.deliveries.get(key)?.status).toBe('stopped');
   });
 });
+
+describe('signing secrets', () => {
+  it('decrypts an endpoint secret once per ciphertext, not once per attempt', async () => {
+    const w = world();
+    const { first } = await prepared(w);
+    let decrypts = 0;
+    const cipher = w.ctx.cipher;
+    w.ctx = {
+      ...w.ctx,
+      cipher: {
+        encrypt: (plaintext, context) => cipher.encrypt(plaintext, context),
+        decrypt: async (ciphertext, context) => {
+          decrypts += 1;
+          return cipher.decrypt(ciphertext, context);
+        },
+      },
+    };
+    w.answers.push(response(500), response(500), response(200));
+    await deliverAttempt(w.ctx, first);
+    await deliverAttempt(w.ctx, { ...first, attempt: 2 });
+    await deliverAttempt(w.ctx, { ...first, attempt: 3 });
+    expect(w.posts).toHaveLength(3);
+    expect(decrypts).toBe(1);
+  });
+});
