@@ -364,7 +364,8 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description:
       'Exactly one of `event_ids` or `from`/`to`; optionally `endpoint_id` and `status`. Deliveries in a final ' +
       'state (`dead`, `stopped`, `delivered`) are sent again with the same `event_id` and the next `attempt`; ' +
-      'pending or retrying ones are counted in `skipped`. Events older than 7 days need `"force": true`.',
+      'pending or retrying ones are counted in `skipped` unless `"force": true` (which restarts them too, e.g. ' +
+      'after the queue dead-lettered their message). Events older than 7 days need `"force": true`.',
     body: replayRequestSchema,
     response: { status: 202, schema: replayAcceptedResponseSchema, description: 'The replay was started.' },
     errors: [400, 404, 413, 422],

@@ -361,6 +361,24 @@ describe('webhook delivery (local stack, loopback receivers)', () => {
     });
   });
 
+  it('skips a delivery still retrying unless forced; a forced replay restarts it without a second POST of an attempt', async () => {
+    const { target, endpointId } = await tenantEndpoint('t-force', (_request, index) =>
+      index === 0 ? { kind: 'respond', status: 500 } : { kind: 'respond', status: 200 },
+    );
+    const eventId = await publishPayout('t-force');
+    await settled(eventId, endpointId, ['retrying']);
+    const plain = await admin('POST', '/webhooks/replay', { event_ids: [eventId] });
+    expect(plain.body).toMatchObject({ matched: 1, enqueued: 0, skipped: 1 });
+    const forced = await admin('POST', '/webhooks/replay', { event_ids: [eventId], force: true });
+    expect(forced.body).toMatchObject({ matched: 1, enqueued: 1, skipped: 0 });
+    const delivered = await settled(eventId, endpointId, ['delivered']);
+    // The original chain's attempt 2 arrives after the replay's and is dropped by the claim.
+    await new Promise((resolve) => setTimeout(resolve, STEP_SECONDS * 1000 + 800));
+    expect(delivered.attempts.map((attempt) => attempt.attempt)).toEqual([1, 2]);
+    expect(target.requests.map((request) => request.envelope.attempt)).toEqual([1, 2]);
+    expect((await history(eventId)).deliveries[0]?.attempts).toHaveLength(2);
+  });
+
   it('refuses a replay of a delivery still retrying (counted as skipped) and of an unknown event', async () => {
     const unknown = await admin('POST', '/webhooks/replay', {
       event_ids: ['evt_01J00000000000000000000000'],

@@ -50,8 +50,9 @@ const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string,
 /**
  * Replays deliveries (C15): by `event_ids` or by a `from`/`to` window, optionally one endpoint and one status.
  * Each selected delivery in a final state (dead, stopped, delivered) is sent again with the same `event_id` and
- * the next `attempt`, on a fresh round of the backoff schedule. Events older than the replay horizon need
- * `force` (the receiver kit's dedup memory would not recognise them); events whose body expired are refused.
+ * the next `attempt`, on a fresh round of the backoff schedule; with `force`, pending and retrying ones too.
+ * Events older than the replay horizon need `force` (the receiver kit's dedup memory would not recognise
+ * them); events whose body expired are refused.
  */
 export const replayDeliveries = async (
   ctx: WebhookContext,
@@ -102,7 +103,10 @@ export const replayDeliveries = async (
   const replayId = newId('rpl', now);
   const restarted: { event_id: string; endpoint_id: string }[] = [];
   for (const delivery of selected) {
-    if (!REPLAYABLE_STATUSES.includes(delivery.status)) continue;
+    // `force` also restarts a delivery still pending or retrying (say its message was dead-lettered by the
+    // queue after repeated consumer failures): the replay's attempt claims first, and the older chain's next
+    // message, carrying the same or a lower attempt number, is dropped by the claim.
+    if (!request.force && !REPLAYABLE_STATUSES.includes(delivery.status)) continue;
     const attempt = await ctx.deliveries.startReplay(
       delivery.event_id,
       delivery.endpoint_id,
