@@ -85,7 +85,11 @@ describe('delivery to the reference receiver (local stack)', () => {
     });
     expect(seen).toMatchObject({ event_id: eventId, seen: true, handler_version: 'reference-e2e-1' });
     expect(String(seen.processed_at)).toMatch(/^\d{4}-\d{2}-\d{2}T/);
-    const history = await admin('GET', `/webhooks/events/${eventId}`);
+    // The sender records the attempt once the receiver's answer is back, a moment after the receiver committed.
+    const history = await eventually(async () => {
+      const answer = await admin('GET', `/webhooks/events/${eventId}`);
+      return (answer.deliveries as { status: string }[])[0]?.status === 'delivered' ? answer : undefined;
+    });
     expect(history.deliveries).toEqual([
       expect.objectContaining({
         status: 'delivered',
