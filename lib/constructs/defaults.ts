@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambdaNodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 
 /**
@@ -28,3 +30,34 @@ export const SECURE_DEFAULTS = {
 
 /** The repository root: definition `entry` paths are relative to it, and it holds the npm lockfile. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** ESM output needs `require` for the CommonJS dependencies esbuild inlines. */
+const ESM_REQUIRE_BANNER =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+/**
+ * How every function is bundled: ESM for `SECURE_DEFAULTS.esbuildTarget`, minified with source maps, and the AWS
+ * SDK bundled too, so a function runs the SDK versions the tests ran, not the runtime's copy.
+ */
+export const functionBundling = (): lambdaNodejs.BundlingOptions => ({
+  format: lambdaNodejs.OutputFormat.ESM,
+  target: SECURE_DEFAULTS.esbuildTarget,
+  mainFields: ['module', 'main'],
+  banner: ESM_REQUIRE_BANNER,
+  minify: true,
+  sourceMap: true,
+  sourceMapMode: lambdaNodejs.SourceMapMode.DEFAULT,
+  externalModules: [],
+});
+
+/** cdk-nag's finding on the account-level API Gateway logging role a REST API creates, acknowledged with why. */
+export const acknowledgeApiLoggingRole = (api: apigateway.RestApi): void => {
+  const loggingRole = api.node.tryFindChild('CloudWatchRole');
+  if (!loggingRole) return;
+  Validations.of(loggingRole).acknowledge({
+    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+    reason:
+      'The account-level API Gateway logging role must write to log groups API Gateway creates per API and ' +
+      'stage; AWS maintains this managed policy for exactly that role, assumable only by apigateway.amazonaws.com.',
+  });
+};

@@ -9,7 +9,7 @@ import {
   type RouteAuth,
   type RouteDefinition,
 } from '../../functions/definitions';
-import { SECURE_DEFAULTS } from './defaults';
+import { acknowledgeApiLoggingRole, SECURE_DEFAULTS } from './defaults';
 
 const METHOD_AUTH: Readonly<
   Record<
@@ -91,17 +91,7 @@ export class ServiceApi extends Construct {
         accessLogFormat: apigateway.AccessLogFormat.jsonWithStandardFields(),
       },
     });
-    if (manageLoggingRole) {
-      const loggingRole = this.api.node.tryFindChild('CloudWatchRole');
-      if (loggingRole) {
-        Validations.of(loggingRole).acknowledge({
-          id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-          reason:
-            'The account-level API Gateway logging role must write to log groups API Gateway creates per API and ' +
-            'stage; AWS maintains this managed policy for exactly that role, assumable only by apigateway.amazonaws.com.',
-        });
-      }
-    }
+    if (manageLoggingRole) acknowledgeApiLoggingRole(this.api);
 
     const validator = new apigateway.RequestValidator(this, 'RequestValidator', {
       restApi: this.api,

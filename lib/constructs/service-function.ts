@@ -8,16 +8,12 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { FunctionDefinition, KeyKind } from '../../functions/definitions';
-import { PROJECT_ROOT, SECURE_DEFAULTS } from './defaults';
+import { functionBundling, PROJECT_ROOT, SECURE_DEFAULTS } from './defaults';
 import type { EncryptedQueue } from './encrypted-queue';
 import { KEY_USE_ACTIONS } from './service-keys';
 
 /** Variables Lambda sets itself; setting one is a deployment error. */
 const RESERVED_ENVIRONMENT = new Set(['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_LAMBDA_FUNCTION_NAME']);
-
-/** ESM output needs `require` for the CommonJS dependencies esbuild inlines. */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 const TABLE_ACTIONS = {
   read: [
@@ -114,17 +110,7 @@ export class ServiceFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
-      bundling: {
-        format: lambdaNodejs.OutputFormat.ESM,
-        target: SECURE_DEFAULTS.esbuildTarget,
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: lambdaNodejs.SourceMapMode.DEFAULT,
-        // Bundle the AWS SDK too: the function runs the SDK versions the tests ran, not the runtime's copy.
-        externalModules: [],
-      },
+      bundling: functionBundling(),
     });
     this.function.node.addDependency(this.role);
 

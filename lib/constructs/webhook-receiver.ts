@@ -17,14 +17,10 @@ import * as lambdaNodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { RECEIVER_TABLE } from '../../functions/receiver/table';
-import { PROJECT_ROOT, SECURE_DEFAULTS } from './defaults';
+import { acknowledgeApiLoggingRole, functionBundling, PROJECT_ROOT, SECURE_DEFAULTS } from './defaults';
 
 /** The sender's longest retry horizon (ARCHITECTURE C14: ≈ 5.9 days with jitter), rounded up to whole days. */
 const SENDER_RETRY_HORIZON_DAYS = 6;
-
-/** ESM output needs `require` for the CommonJS dependencies esbuild inlines. */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /** Item actions the kit's transactions and reads need on the receiver table, and nothing else. */
 const TABLE_ACTIONS = [
@@ -222,16 +218,7 @@ export class WebhookReceiver extends Construct {
         HANDLER_VERSION: props.handlerVersion ?? 'reference-1',
         DEDUP_DAYS: String(dedupDays),
       },
-      bundling: {
-        format: lambdaNodejs.OutputFormat.ESM,
-        target: SECURE_DEFAULTS.esbuildTarget,
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: lambdaNodejs.SourceMapMode.DEFAULT,
-        externalModules: [],
-      },
+      bundling: functionBundling(),
     });
     this.function.node.addDependency(this.role);
 
@@ -299,17 +286,7 @@ export class WebhookReceiver extends Construct {
         accessLogFormat: apigateway.AccessLogFormat.jsonWithStandardFields(),
       },
     });
-    if (manageLoggingRole) {
-      const loggingRole = this.api.node.tryFindChild('CloudWatchRole');
-      if (loggingRole) {
-        Validations.of(loggingRole).acknowledge({
-          id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-          reason:
-            'The account-level API Gateway logging role must write to log groups API Gateway creates per API and ' +
-            'stage; AWS maintains this managed policy for exactly that role, assumable only by apigateway.amazonaws.com.',
-        });
-      }
-    }
+    if (manageLoggingRole) acknowledgeApiLoggingRole(this.api);
     Validations.of(this.api.deploymentStage).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:
