@@ -61,6 +61,15 @@ interface Fixture {
   ): Promise<APIGatewayProxyResult>;
 }
 
+/** A delivery answered 200 `duplicate`, with the effect still applied exactly once. */
+const expectDuplicateWithoutEffect = async (f: Fixture, result: APIGatewayProxyResult): Promise<void> => {
+  expect({ code: result.statusCode, status: parsed(result).status }).toEqual({
+    code: 200,
+    status: 'duplicate',
+  });
+  expect(await f.applied()).toBe(1);
+};
+
 /** A fresh table, store and receiver with a movable clock. */
 const fixture = async (overrides: Partial<ReferenceReceiverOptions> = {}): Promise<Fixture> => {
   const tableName = `${uniquePrefix()}receiver`;
@@ -225,11 +234,7 @@ describe('a process killed between the commit and the answer', () => {
     // The sender retries 5 s later (attempt 2), to the healthy receiver.
     f.clock.now = new Date(T0.getTime() + 5_000);
     const retry = await f.deliver({ ...envelope, attempt: 2 });
-    expect({ code: retry.statusCode, status: parsed(retry).status }).toEqual({
-      code: 200,
-      status: 'duplicate',
-    });
-    expect(await f.applied()).toBe(1);
+    await expectDuplicateWithoutEffect(f, retry);
   });
 
   it('is the same when the commit happened outside the receiver (processTransactional called directly)', async () => {
@@ -257,11 +262,7 @@ describe('a process killed between the commit and the answer', () => {
       },
     ]);
     const retry = await f.deliver({ ...envelope, attempt: 2 });
-    expect({ code: retry.statusCode, status: parsed(retry).status }).toEqual({
-      code: 200,
-      status: 'duplicate',
-    });
-    expect(await f.applied()).toBe(1);
+    await expectDuplicateWithoutEffect(f, retry);
     expect(await f.marked(eventId)).toBe(false);
   });
 });
@@ -305,11 +306,7 @@ describe('dedup memory', () => {
     expect(parsed(await f.deliver(envelope)).status).toBe('processed');
     f.clock.now = new Date(T0.getTime() + DAY_MS);
     const late = await f.deliver({ ...envelope, attempt: 13 });
-    expect({ code: late.statusCode, status: parsed(late).status }).toEqual({
-      code: 200,
-      status: 'duplicate',
-    });
-    expect(await f.applied()).toBe(1);
+    await expectDuplicateWithoutEffect(f, late);
   });
 
   it("still recognises a duplicate at the end of the sender's retry horizon (5.9 days)", async () => {
@@ -318,11 +315,7 @@ describe('dedup memory', () => {
     await f.deliver(envelope);
     f.clock.now = new Date(T0.getTime() + 5.9 * DAY_MS);
     const late = await f.deliver({ ...envelope, attempt: 16 });
-    expect({ code: late.statusCode, status: parsed(late).status }).toEqual({
-      code: 200,
-      status: 'duplicate',
-    });
-    expect(await f.applied()).toBe(1);
+    await expectDuplicateWithoutEffect(f, late);
   });
 
   it('refuses an event older than the memory with 422 event_too_old and applies nothing', async () => {
