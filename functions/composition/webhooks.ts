@@ -9,6 +9,8 @@ import {
 } from '../adapters/aws/webhook-store';
 import { createGuardedHttpClient, type EgressPolicy } from '../adapters/http/guarded-http-client';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from '../domain/webhooks/retry-policy';
+import type { ResponseSealer } from '../handlers/middleware/idempotency';
+import type { DataCipher } from '../ports/signing';
 import {
   DEFAULT_WEBHOOK_SETTINGS,
   type WebhookContext,
@@ -82,6 +84,15 @@ const signalLogger =
       logger.warn('endpoint disabled', { alarm: 'EndpointDisabled', ...fields });
     else logger.info(name.replace('_', ' '), fields);
   };
+
+/** Seals stored idempotent answers that carry a secret with the data key (C8 without a secret in clear). */
+export const responseSealer = (cipher: DataCipher): ResponseSealer => {
+  const context = { purpose: 'idempotent-response' };
+  return {
+    seal: (plaintext) => cipher.encrypt(new TextEncoder().encode(plaintext), context),
+    open: async (sealed) => new TextDecoder().decode(await cipher.decrypt(sealed, context)),
+  };
+};
 
 /** The context the webhook use cases run in, for one function instance. */
 export const webhookContext = (deps: ServiceDependencies, logger: Logger): WebhookContext => ({

@@ -1,8 +1,8 @@
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
-import { webhookContext } from '../composition/webhooks';
+import { responseSealer, webhookContext } from '../composition/webhooks';
 import { CatalogReader } from '../usecases/catalog/reader';
-import { fxVersionName } from '../usecases/catalog/release';
+import { partVersionNames } from '../usecases/catalog/release';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent } from './middleware/idempotency';
@@ -27,26 +27,11 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
   const logger = deps.createLogger('webhooks');
   const ctx = webhookContext(deps, logger);
   const reader = new CatalogReader(deps.catalogRepository, deps.clock);
-  const versionsInForce = async () => {
-    const { publication } = await reader.current();
-    return {
-      pricelist_version: publication.versions.commercial,
-      fx_version: fxVersionName(publication.versions.fx),
-      tax_rule_version: publication.versions.tax,
-    };
-  };
+  const versionsInForce = async () => partVersionNames((await reader.current()).publication.versions);
   // C8: every POST honours Idempotency-Key. The answers that carry a secret are stored encrypted with the data
   // key, so the idempotency table never holds a secret in clear.
   const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
-  const context = { purpose: 'idempotent-response' };
-  const sealed = {
-    ...idempotency,
-    sealer: {
-      seal: (plaintext: string) => deps.dataCipher.encrypt(new TextEncoder().encode(plaintext), context),
-      open: async (sealedBody: string) =>
-        new TextDecoder().decode(await deps.dataCipher.decrypt(sealedBody, context)),
-    },
-  };
+  const sealed = { ...idempotency, sealer: responseSealer(deps.dataCipher) };
   return createHttpApi({
     functionId: 'webhooks',
     logger,

@@ -12,7 +12,7 @@ import type { OutboxItem } from '../../schemas/envelope';
 import { newId } from '../../shared/ids';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/context';
 import { catalogEventTypes, outboxItemOf } from '../webhooks/events';
-import { type CatalogVersions, fxVersionName, splitDocument } from './release';
+import { type CatalogVersions, partVersionNames, splitDocument } from './release';
 import { validateCatalogDocument } from './validate';
 
 export const contentHash = (content: unknown): string =>
@@ -85,11 +85,7 @@ export const importCatalog = async (
       // Nothing changed: the import is a no-op and reports what is in force.
       return {
         revision: current.revision,
-        versions: {
-          pricelist_version: current.versions.commercial,
-          fx_version: fxVersionName(current.versions.fx),
-          tax_rule_version: current.versions.tax,
-        },
+        versions: partVersionNames(current.versions),
         effective_from: current.effective_from,
         changed: [],
       };
@@ -113,11 +109,7 @@ export const importCatalog = async (
     if (outcome === 'published') {
       return {
         revision: publication.revision,
-        versions: {
-          pricelist_version: versions.commercial,
-          fx_version: fxVersionName(versions.fx),
-          tax_rule_version: versions.tax,
-        },
+        versions: partVersionNames(versions),
         effective_from: effectiveFrom,
         changed: newParts.map((part) => part.kind),
       };
@@ -160,11 +152,7 @@ export const catalogEvents = (
     fx: changed.has('fx'),
     tax: changed.has('tax'),
   });
-  const versions = {
-    pricelist_version: publication.versions.commercial,
-    fx_version: fxVersionName(publication.versions.fx),
-    tax_rule_version: publication.versions.tax,
-  };
+  const versions = partVersionNames(publication.versions);
   const partVersion = (type: string): number | string =>
     type === 'catalog.FXRatePublished'
       ? versions.fx_version

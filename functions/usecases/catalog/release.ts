@@ -8,6 +8,7 @@
  * - `tax_rule_version` pins the tax rules.
  */
 import type { BasketPolicy, PricingCatalog, Promotion, ThresholdPromotion } from '../../domain/pricing/types';
+import type { CatalogPartKind } from '../../ports/catalog';
 import type { CatalogDocument } from '../../schemas/catalog-document';
 
 export type CommercialPart = Pick<
@@ -52,11 +53,19 @@ export const fxVersionNumber = (name: string): number | undefined => {
   return match ? Number(match[1]) : undefined;
 };
 
-export const versionsOf = (release: CatalogRelease): CatalogVersions => ({
-  pricelist_version: release.commercial.version,
-  fx_version: fxVersionName(release.fx.version),
-  tax_rule_version: release.tax.version,
+/** The public names of a set of part versions (what receipts, events and snapshots carry). */
+export const partVersionNames = (versions: Readonly<Record<CatalogPartKind, number>>): CatalogVersions => ({
+  pricelist_version: versions.commercial,
+  fx_version: fxVersionName(versions.fx),
+  tax_rule_version: versions.tax,
 });
+
+export const versionsOf = (release: CatalogRelease): CatalogVersions =>
+  partVersionNames({
+    commercial: release.commercial.version,
+    fx: release.fx.version,
+    tax: release.tax.version,
+  });
 
 export const splitDocument = (
   document: CatalogDocument,

@@ -5,7 +5,7 @@ import type { CatalogRepository } from '../../ports/catalog';
 import type { EndpointRecord, Page } from '../../ports/webhooks';
 import { exportCatalog } from '../catalog/export';
 import type { CatalogReader } from '../catalog/reader';
-import { fxVersionName } from '../catalog/release';
+import { partVersionNames } from '../catalog/release';
 import type { WebhookContext } from './context';
 import { partnerKeyHash } from './endpoints';
 
@@ -76,11 +76,7 @@ export const catalogSnapshot = async (reader: CatalogReader, repository: Catalog
     as_of: asOf.toISOString(),
     revision: publication.revision,
     effective_from: publication.effective_from,
-    versions: {
-      pricelist_version: publication.versions.commercial,
-      fx_version: fxVersionName(publication.versions.fx),
-      tax_rule_version: publication.versions.tax,
-    },
+    versions: partVersionNames(publication.versions),
     catalog,
   };
 };
