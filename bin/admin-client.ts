@@ -4,7 +4,9 @@
  * Two ways to authenticate (routes with `auth: 'admin'` in functions/definitions/routes.ts):
  * - the local stack: `Authorization: Bearer <ADMIN_TOKEN>`; the token defaults to `admin_token` in
  *   `<DATA_DIR>/credentials.json` (`DATA_DIR` defaults to `.local/data`), the file the local stack writes on
- *   first start;
+ *   first start. Another local operator (an `identity`, the CLIs' `--as <name>` / `ADMIN_AS`) uses its own
+ *   token: `admin_tokens[name]` in the same file (`ADMIN_TOKENS=name:token,…` when set, as the stack reads it;
+ *   `admin`: `admin_token`), never ADMIN_TOKEN;
  * - a deployed API (C7): IAM SigV4, chosen with `--sigv4` or `API_AUTH=sigv4`. Each request is signed for the
  *   service `execute-api` (method, path, query, host and body) with the credentials of the default AWS
  *   provider chain (environment, profile, SSO, container or instance role). The region is the one in an
@@ -147,21 +149,147 @@ export const isDeployed = (apiUrl: URL, explicitToken: boolean): boolean => {
   return !LOOPBACK_HOSTS.has(host) && !explicitToken;
 };
 
-/** The admin token: ADMIN_TOKEN, else `admin_token` in the local stack's credentials file. */
-export const adminToken = async (io: AdminIo): Promise<string> => {
-  const given = io.env.ADMIN_TOKEN;
-  if (given) return given;
-  const file = path.resolve(io.cwd, io.env.DATA_DIR || DEFAULT_DATA_DIR, 'credentials.json');
+/** The local stack's credentials file: `<DATA_DIR>/credentials.json`. */
+export const credentialsFile = (io: Pick<AdminIo, 'env' | 'cwd'>): string =>
+  path.resolve(io.cwd, io.env.DATA_DIR || DEFAULT_DATA_DIR, 'credentials.json');
+
+/** A local operator's name, as the local stack takes it (`ADMIN_TOKENS`, `admin_tokens`). */
+export const OPERATOR_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** The operator whose token is ADMIN_TOKEN, `admin_token` in the credentials file. */
+export const DEFAULT_OPERATOR = 'admin';
+
+/**
+ * The local operator to act as: `--as <name>` when given, else `ADMIN_AS`; `undefined` for the default token
+ * (ADMIN_TOKEN, else `admin_token`).
+ */
+export const operatorIdentity = (
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined => flag ?? (env.ADMIN_AS || undefined);
+
+/** `ADMIN_TOKENS=name:token,…` (the local stack's format) as name → token. */
+const parseAdminTokens = (value: string): Map<string, string> => {
+  const tokens = new Map<string, string>();
+  for (const entry of value.split(',')) {
+    const trimmed = entry.trim();
+    if (trimmed.length === 0) continue;
+    const separator = trimmed.indexOf(':');
+    const name = trimmed.slice(0, Math.max(separator, 0));
+    const token = trimmed.slice(separator + 1);
+    if (separator <= 0 || !OPERATOR_NAME.test(name) || token.length === 0)
+      throw new AdminConfigurationError('ADMIN_TOKENS must be name:token,… (as the local stack takes it)');
+    tokens.set(name, token);
+  }
+  return tokens;
+};
+
+const readCredentials = async (
+  io: AdminIo,
+  file: string,
+  missing: string,
+): Promise<Record<string, unknown>> => {
   let content: unknown;
   try {
     content = JSON.parse(await io.readFile(file));
   } catch (error) {
-    throw new AdminConfigurationError(
-      `no ADMIN_TOKEN and no readable ${file}: start the local stack or set ADMIN_TOKEN`,
-      { cause: error },
-    );
+    throw new AdminConfigurationError(missing, { cause: error });
   }
-  const token = isRecord(content) ? content.admin_token : undefined;
+  if (!isRecord(content))
+    throw new AdminConfigurationError(`${file} is not a credentials file (a JSON object)`);
+  return content;
+};
+
+const unknownOperator = (
+  identity: string,
+  known: readonly string[],
+  source: string,
+): AdminConfigurationError =>
+  new AdminConfigurationError(
+    `unknown operator ${JSON.stringify(identity)}: the local operators are ${known.join(', ')} (${source})`,
+  );
+
+/** The token of the local operator `identity`: `admin_token` for `admin`, else ADMIN_TOKENS or `admin_tokens`. */
+const operatorToken = async (io: AdminIo, identity: string): Promise<string> => {
+  if (!OPERATOR_NAME.test(identity))
+    throw new AdminConfigurationError(
+      `${JSON.stringify(identity)} is not an operator name (--as / ADMIN_AS: letters, digits, _ . -, at most 64)`,
+    );
+  if (identity !== DEFAULT_OPERATOR && io.env.ADMIN_TOKENS) {
+    const listed = parseAdminTokens(io.env.ADMIN_TOKENS);
+    const token = listed.get(identity);
+    if (token !== undefined) return token;
+    throw unknownOperator(identity, [DEFAULT_OPERATOR, ...listed.keys()], 'ADMIN_TOKENS');
+  }
+  const file = credentialsFile(io);
+  const content = await readCredentials(
+    io,
+    file,
+    `acting as ${identity} needs the local stack's ${file} (no readable file): start the local stack`,
+  );
+  if (identity === DEFAULT_OPERATOR) {
+    if (typeof content.admin_token !== 'string' || content.admin_token.length === 0)
+      throw new AdminConfigurationError(`${file} has no admin_token`);
+    return content.admin_token;
+  }
+  const tokens = isRecord(content.admin_tokens) ? content.admin_tokens : undefined;
+  if (tokens === undefined)
+    throw unknownOperator(
+      identity,
+      [DEFAULT_OPERATOR],
+      `${file} has no admin_tokens: restart the local stack to generate the reviewers' tokens`,
+    );
+  const token = Object.hasOwn(tokens, identity) ? tokens[identity] : undefined;
+  if (typeof token === 'string' && token.length > 0) return token;
+  const known = Object.entries(tokens)
+    .filter(([name, value]) => name !== DEFAULT_OPERATOR && typeof value === 'string' && value.length > 0)
+    .map(([name]) => name);
+  throw unknownOperator(identity, [DEFAULT_OPERATOR, ...known], `admin_tokens in ${file}`);
+};
+
+/** The reviewers the local stack generates besides `admin` when ADMIN_TOKENS is not set. */
+const DEFAULT_REVIEWERS = ['alice', 'bob'] as const;
+
+/**
+ * The local operators' names, `admin` first: ADMIN_TOKENS when set, else `admin_tokens` of the credentials file;
+ * only `admin` for a file without `admin_tokens`; the stack's defaults (`admin`, `alice`, `bob`) when neither can be
+ * read. For hints such as "approve --as alice".
+ */
+export const localOperators = async (io: AdminIo): Promise<string[]> => {
+  try {
+    if (io.env.ADMIN_TOKENS) return [DEFAULT_OPERATOR, ...parseAdminTokens(io.env.ADMIN_TOKENS).keys()];
+    const content = await readCredentials(io, credentialsFile(io), 'no credentials file');
+    if (isRecord(content.admin_tokens)) {
+      const names = Object.entries(content.admin_tokens)
+        .filter(([name, token]) => name !== DEFAULT_OPERATOR && typeof token === 'string' && token.length > 0)
+        .map(([name]) => name);
+      return [DEFAULT_OPERATOR, ...names];
+    }
+    return [DEFAULT_OPERATOR];
+  } catch {
+    // The defaults below.
+  }
+  return [DEFAULT_OPERATOR, ...DEFAULT_REVIEWERS];
+};
+
+/**
+ * The admin token. Without `identity`: ADMIN_TOKEN, else `admin_token` in the local stack's credentials file.
+ * With one (`--as <name>`): that local operator's own token — `admin_token` for `admin`, else its entry of
+ * `ADMIN_TOKENS` when set (as the stack reads it), else `admin_tokens[name]` in the credentials file; ADMIN_TOKEN
+ * is not used, so it never stands in for another operator. An unknown name lists the known ones.
+ */
+export const adminToken = async (io: AdminIo, identity?: string): Promise<string> => {
+  // `admin` is ADMIN_TOKEN when set, as in the local stack; other operators come from their own tokens.
+  if (identity !== undefined && identity !== 'admin') return operatorToken(io, identity);
+  const given = io.env.ADMIN_TOKEN;
+  if (given) return given;
+  const file = credentialsFile(io);
+  const content = await readCredentials(
+    io,
+    file,
+    `no ADMIN_TOKEN and no readable ${file}: start the local stack or set ADMIN_TOKEN`,
+  );
+  const token = content.admin_token;
   if (typeof token !== 'string' || token.length === 0)
     throw new AdminConfigurationError(`${file} has no admin_token`);
   return token;
@@ -210,6 +338,11 @@ export type AwsCredentialsProvider = () => Promise<AwsCredentials>;
 export interface AdminClientOptions {
   /** `--sigv4` was given. */
   readonly sigv4?: boolean;
+  /**
+   * The local operator to act as (`--as <name>` / `ADMIN_AS`): its own bearer token ({@link adminToken}).
+   * Refused (a `UsageError`) with SigV4 or a deployed API, where the operator is the IAM principal.
+   */
+  readonly identity?: string;
   /** SigV4 credentials; default: the AWS default provider chain (`defaultProvider()`). */
   readonly credentials?: AwsCredentials | AwsCredentialsProvider;
   /** The signing time; default now. */
@@ -343,6 +476,20 @@ export class AdminClient {
     if (apiUrl.protocol !== 'http:' && apiUrl.protocol !== 'https:')
       throw new AdminConfigurationError(`API_URL must be http(s): ${apiUrlText}`);
     const mode = authMode(io.env, options.sigv4 === true);
+    if (options.identity !== undefined) {
+      const where =
+        mode === 'sigv4'
+          ? 'with SigV4'
+          : isDeployed(apiUrl, Boolean(io.env.ADMIN_TOKEN))
+            ? `${apiUrlText} is a deployed API:`
+            : undefined;
+      if (where !== undefined)
+        throw new UsageError(
+          `--as ${options.identity} (--as / ADMIN_AS) picks a local operator's token; ${where} the operator is ` +
+            'the IAM principal of your AWS credentials. Drop --as (unset ADMIN_AS) and sign with the ' +
+            'credentials (profile, role) of the operator who acts.',
+        );
+    }
     if (mode === 'sigv4') {
       return new AdminClient(
         io,
@@ -358,7 +505,7 @@ export class AdminClient {
           'API_URL at the local stack.',
       );
     }
-    return new AdminClient(io, apiUrlText, { bearer: await adminToken(io) }, options);
+    return new AdminClient(io, apiUrlText, { bearer: await adminToken(io, options.identity) }, options);
   }
 
   /** Sends one request; the answer of a 2xx, else an `AdminApiError` (or `ApiUnreachableError`). */

@@ -1,16 +1,40 @@
 /**
- * `npm run catalog -- import <file>` and `npm run catalog -- export [--revision N] [--out file]`.
+ * `npm run catalog -- <command>`: catalog changes through four-eyes change requests (C20, C23), and exports.
+ * Run `npm run catalog -- help` for the commands.
+ *
+ * - `import <file>` opens a change request of kind `catalog` for a whole document (`POST /admin/catalog/import`);
+ *   `request <kind> <payload.json>` one of any kind (`POST /admin/change-requests`). Nothing is published until
+ *   two operators other than the author approve it: `approve <cr_id>` (acknowledging every guardrail the change
+ *   trips), the second approval publishes; `reject <cr_id> --comment …` closes it.
+ * - `change-requests` (alias `list`) and `show <cr_id>` read them; `release <cr_id>` prints the signed release
+ *   (DSSE envelope, `GET /audit/releases/{cr_id}`) of a published one; `export` a catalog revision.
  *
  * Talks to the admin routes of `API_URL` (default `http://127.0.0.1:3000`, the local stack) through the admin
  * client (bin/admin-client.ts): `Authorization: Bearer <ADMIN_TOKEN>` locally, the token defaulting to
- * `admin_token` in `<DATA_DIR>/credentials.json` (`DATA_DIR` defaults to `.local/data`); IAM SigV4 signed
- * requests against a deployed API (C7) with `--sigv4` or `API_AUTH=sigv4`.
+ * `admin_token` in `<DATA_DIR>/credentials.json` (`DATA_DIR` defaults to `.local/data`). `--as <name>` (or
+ * `ADMIN_AS`) acts as another local operator with its own token (`admin_tokens[name]` in the same file, which the
+ * local stack generates for the reviewers `alice` and `bob`; ADMIN_TOKEN is then not used). Against a deployed
+ * API (C7), IAM SigV4 signed requests with `--sigv4` or `API_AUTH=sigv4`: the operator is the IAM principal of
+ * the AWS credentials, and `--as` is refused.
  *
- * Prints the result JSON on stdout. A refusal prints the error and, for 400, every problem with its path, on
- * stderr; any failure exits 1.
+ * Prints the result JSON on stdout; for a change request, a short summary on stderr (counts, guardrails, the
+ * next step). A refusal prints the error with its description, details and, for 400, every problem with its
+ * path, on stderr (with a hint for a refused approval); any failure exits 1.
  */
 import path from 'node:path';
-import { type AdminClient, type CliIo, UsageError } from './admin-client';
+import { type ChangeRequestStatus, REQUIRED_APPROVALS } from '../functions/domain/change-control/approvals';
+import { GUARDRAIL_CODES, type GuardrailCode } from '../functions/domain/change-control/guardrails';
+import { CHANGE_KINDS, type ChangeKind } from '../functions/ports/change-requests';
+import {
+  AdminApiError,
+  type AdminClient,
+  type AdminClientOptions,
+  type CliIo,
+  localOperators,
+  OPERATOR_NAME,
+  operatorIdentity,
+  UsageError,
+} from './admin-client';
 import { ADMIN_CLI_ENVIRONMENT, adminCliRunner, isMainModule, processIo } from './cli';
 
 // What the other CLIs (bin/verify-receipt.ts) and the tests import from here.
@@ -24,105 +48,653 @@ export {
   UsageError,
 } from './admin-client';
 
+/** A change request id: `cr_` and a ULID (Crockford base 32). */
+export const CR_ID = /^cr_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The statuses `change-requests --status` filters on (every status, checked by the compiler). */
+const STATUS_SET: Readonly<Record<ChangeRequestStatus, true>> = {
+  pending_approval: true,
+  approved: true,
+  published: true,
+  rejected: true,
+  stale: true,
+};
+export const CHANGE_REQUEST_STATUSES = Object.keys(STATUS_SET) as readonly ChangeRequestStatus[];
+
+/** Longest `--comment` / `--note` the API takes. */
+const MAX_TEXT = 2000;
+
 export type Command = (
   | { readonly kind: 'help' }
   | { readonly kind: 'import'; readonly file: string }
   | { readonly kind: 'export'; readonly revision?: number; readonly out?: string }
+  | {
+      readonly kind: 'request';
+      readonly change: ChangeKind;
+      readonly file: string;
+      readonly effectiveFrom?: string;
+      readonly note?: string;
+    }
+  | {
+      readonly kind: 'change-requests';
+      readonly status?: ChangeRequestStatus;
+      readonly limit?: number;
+      readonly cursor?: string;
+    }
+  | { readonly kind: 'show'; readonly crId: string }
+  | {
+      readonly kind: 'approve';
+      readonly crId: string;
+      readonly comment?: string;
+      readonly acknowledge?: readonly GuardrailCode[];
+    }
+  | { readonly kind: 'reject'; readonly crId: string; readonly comment: string }
+  | { readonly kind: 'release'; readonly crId: string; readonly out?: string }
 ) & {
   /** `--sigv4`: sign the requests with IAM SigV4 (a deployed API). */
   readonly sigv4?: true;
+  /** `--as <name>`: act as this local operator (its own token). */
+  readonly as?: string;
 };
 
-export const USAGE = `usage:
-  npm run catalog -- import <file.json> [--sigv4]
-  npm run catalog -- export [--revision N] [--out file.json] [--sigv4]
+export const USAGE = `usage: npm run catalog -- <command> [options] [--as name | --sigv4]
 
-${ADMIN_CLI_ENVIRONMENT}`;
+change requests (nothing is published until two operators other than the author approve):
+  npm run catalog -- import <file.json>
+      opens a change request of kind catalog for the whole document (it may carry effective_from)
+  npm run catalog -- request <kind> <payload.json> [--effective-from ISO] [--note text]
+      kinds: ${CHANGE_KINDS.join(', ')}
+      the payload is in the import format: a whole document for catalog, else only the kind's sections
+  npm run catalog -- change-requests [--status S] [--limit N] [--cursor C]      (alias: list)
+      statuses: ${CHANGE_REQUEST_STATUSES.join(', ')}; --limit 1 to 200 (default 50)
+  npm run catalog -- show <cr_id>
+  npm run catalog -- approve <cr_id> [--comment text] [--acknowledge code,code]
+      the second approval publishes the change; each approver acknowledges every guardrail it trips
+      (codes: ${GUARDRAIL_CODES.join(', ')})
+  npm run catalog -- reject <cr_id> --comment text
+  npm run catalog -- release <cr_id> [--out file.json]
+      the signed release (DSSE envelope) of a published change request
+
+catalog revisions:
+  npm run catalog -- export [--revision N] [--out file.json]
+
+operators:
+  --as <name>  act as another local operator with its own token: admin_tokens[name] in
+               $DATA_DIR/credentials.json (the local stack generates alice and bob; admin: ADMIN_TOKEN,
+               else admin_token). Not with --sigv4 or a deployed API.
+  --sigv4      sign with IAM SigV4 (a deployed API): the operator is the IAM principal of your AWS credentials
+  e.g. import as admin, then approve --as alice, then approve --as bob
+
+cr ids: cr_ and 26 characters (Crockford base 32); times: ISO 8601 (2026-12-01T00:00:00Z, 2026-12-01),
+sent as UTC with milliseconds
+
+${ADMIN_CLI_ENVIRONMENT}
+  ADMIN_AS     like --as (--as wins)
+  ADMIN_TOKENS name:token,… when the local stack runs with it: the operators' tokens for --as`;
+
+// ---------------------------------------------------------------------------------------------------------
+// Arguments
+
+interface Flags {
+  readonly values: ReadonlyMap<string, string>;
+  readonly positionals: readonly string[];
+}
+
+/** `--name value` or `--name=value` for the options of `context`; anything else starting with `-` is unknown. */
+const parseFlags = (args: readonly string[], context: string, options: readonly string[]): Flags => {
+  const values = new Map<string, string>();
+  const positionals: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const equals = arg.indexOf('=');
+    const name = equals === -1 ? arg : arg.slice(0, equals);
+    if (!options.includes(name)) throw new UsageError(`unknown option ${name} for ${context}`);
+    let value = equals === -1 ? undefined : arg.slice(equals + 1);
+    if (value === undefined) {
+      index += 1;
+      const next = args[index];
+      if (next === undefined || next.startsWith('--')) throw new UsageError(`${name} needs a value`);
+      value = next;
+    }
+    if (values.has(name)) throw new UsageError(`${name} is given twice`);
+    values.set(name, value);
+  }
+  return { values, positionals };
+};
+
+const noMore = (extra: readonly string[]): void => {
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+};
+
+/** The one change request id of `<verb> <cr_id>`. */
+const crIdOf = (flags: Flags, verb: string): string => {
+  const [crId, ...extra] = flags.positionals;
+  if (crId === undefined) throw new UsageError(`${verb} needs a change request id (cr_…)`);
+  noMore(extra);
+  if (!CR_ID.test(crId))
+    throw new UsageError(`${crId} is not a change request id (cr_ and 26 characters of Crockford base 32)`);
+  return crId;
+};
+
+/** A `--comment` / `--note`: trimmed, not empty, at most 2000 characters. */
+const textOf = (value: string | undefined, option: string): string | undefined => {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (text.length === 0) throw new UsageError(`${option} must not be empty`);
+  if (text.length > MAX_TEXT) throw new UsageError(`${option} is longer than ${MAX_TEXT} characters`);
+  return text;
+};
+
+/** An ISO 8601 date or time with its offset, as the API takes it (UTC with milliseconds). */
+const isoTime = (value: string | undefined, option: string): string | undefined => {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  const millis = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i.test(
+    text,
+  )
+    ? Date.parse(text)
+    : Number.NaN;
+  if (Number.isNaN(millis))
+    throw new UsageError(
+      `${option}: ${value} is not an ISO 8601 date or time with its offset (2026-12-01T00:00:00Z, 2026-12-01)`,
+    );
+  return new Date(millis).toISOString();
+};
+
+/** The value when it is one of `known` (undefined when not given); a UsageError naming them otherwise. */
+const oneOf = <T extends string>(
+  value: string | undefined,
+  known: readonly T[],
+  what: string,
+): T | undefined => {
+  if (value === undefined) return undefined;
+  const found = known.find((candidate) => candidate === value);
+  if (found === undefined) throw new UsageError(`${what} must be one of ${known.join(', ')}, not ${value}`);
+  return found;
+};
+
+const limitOf = (value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 200)
+    throw new UsageError('--limit must be an integer from 1 to 200');
+  return Number(value);
+};
+
+const acknowledgeOf = (value: string | undefined): GuardrailCode[] | undefined => {
+  if (value === undefined) return undefined;
+  const given = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  if (given.length === 0) throw new UsageError('--acknowledge needs guardrail codes (code,code)');
+  const unknown = given.filter((code) => !GUARDRAIL_CODES.some((known) => known === code));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--acknowledge: unknown guardrail codes ${unknown.join(', ')} (codes: ${GUARDRAIL_CODES.join(', ')})`,
+    );
+  return GUARDRAIL_CODES.filter((code) => given.includes(code));
+};
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 
 const parseCommand = (argv: readonly string[]): Command => {
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === 'help' || verb === '--help' || verb === '-h') return { kind: 'help' };
-  if (verb === 'import') {
-    const [file, ...extra] = rest;
-    if (file === undefined || file.startsWith('--')) throw new UsageError('import needs a file');
-    if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-    return { kind: 'import', file };
-  }
-  if (verb === 'export') {
-    let revision: number | undefined;
-    let out: string | undefined;
-    for (let index = 0; index < rest.length; index += 1) {
-      const flag = rest[index] as string;
-      const [name, inline] = flag.includes('=') ? flag.split(/=(.*)/s, 2) : [flag, undefined];
-      const value = (): string => {
-        if (inline !== undefined) return inline;
-        index += 1;
-        const next = rest[index];
-        if (next === undefined || next.startsWith('--')) throw new UsageError(`${name} needs a value`);
-        return next;
-      };
-      if (name === '--revision') {
-        const text = value();
-        if (!/^[1-9]\d{0,9}$/.test(text)) throw new UsageError('--revision must be a positive integer');
-        revision = Number(text);
-      } else if (name === '--out') {
-        out = value();
-      } else {
-        throw new UsageError(`unknown option ${flag}`);
-      }
+  switch (verb) {
+    case 'import': {
+      const [file, ...extra] = parseFlags(rest, 'import', []).positionals;
+      if (file === undefined) throw new UsageError('import needs a file');
+      noMore(extra);
+      return { kind: 'import', file };
     }
-    return {
-      kind: 'export',
-      ...(revision === undefined ? {} : { revision }),
-      ...(out === undefined ? {} : { out }),
-    };
+    case 'export': {
+      const flags = parseFlags(rest, 'export', ['--revision', '--out']);
+      noMore(flags.positionals);
+      const revisionText = flags.values.get('--revision');
+      if (revisionText !== undefined && !/^[1-9]\d{0,9}$/.test(revisionText))
+        throw new UsageError('--revision must be a positive integer');
+      return {
+        kind: 'export',
+        ...optional('revision', revisionText === undefined ? undefined : Number(revisionText)),
+        ...optional('out', flags.values.get('--out')),
+      };
+    }
+    case 'request': {
+      const flags = parseFlags(rest, 'request', ['--effective-from', '--note']);
+      const [kind, file, ...extra] = flags.positionals;
+      if (kind === undefined || file === undefined)
+        throw new UsageError('request needs a kind and a payload file: request <kind> <payload.json>');
+      noMore(extra);
+      const change = CHANGE_KINDS.find((known) => known === kind);
+      if (change === undefined)
+        throw new UsageError(`request: unknown kind ${kind} (kinds: ${CHANGE_KINDS.join(', ')})`);
+      return {
+        kind: 'request',
+        change,
+        file,
+        ...optional('effectiveFrom', isoTime(flags.values.get('--effective-from'), '--effective-from')),
+        ...optional('note', textOf(flags.values.get('--note'), '--note')),
+      };
+    }
+    case 'change-requests':
+    case 'list': {
+      const flags = parseFlags(rest, verb, ['--status', '--limit', '--cursor']);
+      noMore(flags.positionals);
+      const cursor = flags.values.get('--cursor');
+      if (cursor?.length === 0) throw new UsageError('--cursor must not be empty');
+      return {
+        kind: 'change-requests',
+        ...optional('status', oneOf(flags.values.get('--status'), CHANGE_REQUEST_STATUSES, '--status')),
+        ...optional('limit', limitOf(flags.values.get('--limit'))),
+        ...optional('cursor', cursor),
+      };
+    }
+    case 'show':
+      return { kind: 'show', crId: crIdOf(parseFlags(rest, 'show', []), 'show') };
+    case 'approve': {
+      const flags = parseFlags(rest, 'approve', ['--comment', '--acknowledge']);
+      return {
+        kind: 'approve',
+        crId: crIdOf(flags, 'approve'),
+        ...optional('comment', textOf(flags.values.get('--comment'), '--comment')),
+        ...optional('acknowledge', acknowledgeOf(flags.values.get('--acknowledge'))),
+      };
+    }
+    case 'reject': {
+      const flags = parseFlags(rest, 'reject', ['--comment']);
+      const crId = crIdOf(flags, 'reject');
+      const comment = textOf(flags.values.get('--comment'), '--comment');
+      if (comment === undefined) throw new UsageError('reject needs --comment (why the change is rejected)');
+      return { kind: 'reject', crId, comment };
+    }
+    case 'release': {
+      const flags = parseFlags(rest, 'release', ['--out']);
+      return {
+        kind: 'release',
+        crId: crIdOf(flags, 'release'),
+        ...optional('out', flags.values.get('--out')),
+      };
+    }
+    default:
+      throw new UsageError(`unknown command ${verb}`);
   }
-  throw new UsageError(`unknown command ${verb}`);
 };
 
 /** The command line (after `npm run catalog --`) as a command, or a UsageError naming what is wrong. */
 export const parseArgs = (argv: readonly string[]): Command => {
-  const sigv4 = argv.includes('--sigv4');
-  const command = parseCommand(argv.filter((arg) => arg !== '--sigv4'));
-  return sigv4 && command.kind !== 'help' ? { ...command, sigv4: true } : command;
+  let sigv4 = false;
+  let as: string | undefined;
+  const rest: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] as string;
+    if (arg === '--sigv4') {
+      sigv4 = true;
+    } else if (arg === '--as' || arg.startsWith('--as=')) {
+      let name = arg === '--as' ? undefined : arg.slice('--as='.length);
+      if (name === undefined) {
+        index += 1;
+        name = argv[index];
+      }
+      if (name === undefined || name.startsWith('-') || name.length === 0)
+        throw new UsageError('--as needs an operator name (admin, alice, bob, …)');
+      if (as !== undefined) throw new UsageError('--as is given twice');
+      if (!OPERATOR_NAME.test(name))
+        throw new UsageError(`--as: ${name} is not an operator name (letters, digits, _ . -, at most 64)`);
+      as = name;
+    } else {
+      rest.push(arg);
+    }
+  }
+  const command = parseCommand(rest);
+  if (command.kind === 'help') return command;
+  if (sigv4 && as !== undefined)
+    throw new UsageError(
+      "--as picks a local operator's token; with --sigv4 the operator is the IAM principal of your AWS " +
+        'credentials: give one of them',
+    );
+  return { ...command, ...(sigv4 ? { sigv4: true } : {}), ...optional('as', as) };
 };
 
-const execute = async (
-  command: Exclude<Command, { readonly kind: 'help' }>,
+// ---------------------------------------------------------------------------------------------------------
+// Change requests as the API answers them (read leniently: a summary is a convenience, the JSON is the answer)
+
+interface Finding {
+  readonly code: string;
+  readonly path: string;
+  readonly message: string;
+}
+
+interface ChangeRequestView {
+  readonly crId: string;
+  readonly kind: string;
+  readonly status: string;
+  readonly author: string;
+  readonly note?: string;
+  readonly effectiveFrom?: string;
+  readonly guardrails: readonly Finding[];
+  readonly approvers: readonly string[];
+  readonly summary?: Readonly<Record<string, unknown>>;
+  readonly publication?: Readonly<Record<string, unknown>>;
+  readonly rejection?: Readonly<Record<string, unknown>>;
+  readonly staleReason?: string;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+const viewOf = (body: unknown): ChangeRequestView | undefined => {
+  if (!isRecord(body) || typeof body.cr_id !== 'string' || typeof body.status !== 'string') return undefined;
+  const guardrails = (Array.isArray(body.guardrails) ? body.guardrails : []).filter(
+    (finding): finding is Finding =>
+      isRecord(finding) && typeof finding.code === 'string' && typeof finding.message === 'string',
+  );
+  const approvers = (Array.isArray(body.approvals) ? body.approvals : [])
+    .map((approval) => (isRecord(approval) ? text(approval.by) : undefined))
+    .filter((by): by is string => by !== undefined);
+  return {
+    crId: body.cr_id,
+    kind: text(body.kind) ?? '?',
+    status: body.status,
+    author: text(body.author) ?? '?',
+    guardrails: guardrails.map((finding) => ({ ...finding, path: text(finding.path) ?? '' })),
+    approvers: [...new Set(approvers)],
+    ...optional('note', text(body.note)),
+    ...optional('effectiveFrom', text(body.effective_from)),
+    ...optional('summary', isRecord(body.summary) ? body.summary : undefined),
+    ...optional('publication', isRecord(body.publication) ? body.publication : undefined),
+    ...optional('rejection', isRecord(body.rejection) ? body.rejection : undefined),
+    ...optional('staleReason', text(body.stale_reason)),
+  };
+};
+
+const count = (summary: Readonly<Record<string, unknown>>, field: string): string =>
+  typeof summary[field] === 'number' ? String(summary[field]) : '?';
+
+/** Who acts: how the next step names the approvers (`--as <name>` locally, IAM principals with SigV4). */
+export interface Acting {
+  readonly sigv4: boolean;
+  /** Local operators, `admin` first (bin/admin-client.ts `localOperators`). */
+  readonly operators: readonly string[];
+}
+
+const CLI = 'npm run catalog --';
+
+const nextSteps = (view: ChangeRequestView, acting: Acting): string[] => {
+  const codes = GUARDRAIL_CODES.filter((code) => view.guardrails.some((finding) => finding.code === code));
+  const acknowledge = codes.length > 0 ? ` --acknowledge ${codes.join(',')}` : '';
+  const needed = Math.max(REQUIRED_APPROVALS - view.approvers.length, 1);
+  const reject = `  or: ${CLI} reject ${view.crId} --comment "why"`;
+  if (acting.sigv4) {
+    return [
+      `next: ${needed === 1 ? 'one more IAM principal' : `${needed} IAM principals`} other than the author ` +
+        `approve${needed === 1 ? 's' : ''}: ${CLI} approve ${view.crId}${acknowledge} --sigv4`,
+      `${reject} --sigv4`,
+    ];
+  }
+  // Reviewers before `admin`, never the author nor who approved already.
+  const candidates = [
+    ...acting.operators.filter((name) => name !== 'admin'),
+    ...acting.operators.filter((name) => name === 'admin'),
+  ].filter((name) => name !== view.author && !view.approvers.includes(name));
+  const steps = Array.from(
+    { length: needed },
+    (_, index) => `${CLI} approve ${view.crId} --as ${candidates[index] ?? '<operator>'}${acknowledge}`,
+  );
+  return [`next: ${steps[0]}`, ...steps.slice(1).map((step) => `  then ${step}`), reject];
+};
+
+/** The change request in a few lines for stderr: counts, guardrails, approvals and the next step. */
+export const summarizeChangeRequest = (body: unknown, acting: Acting): string | undefined => {
+  const view = viewOf(body);
+  if (view === undefined) return undefined;
+  const lines = [
+    `change request ${view.crId} (${view.kind}): ${view.status}, by ${view.author}` +
+      `${view.note === undefined ? '' : ` (${view.note})`}`,
+  ];
+  if (view.effectiveFrom !== undefined) lines.push(`  effective from ${view.effectiveFrom}`);
+  if (view.summary !== undefined) {
+    const sections = Array.isArray(view.summary.sections_changed)
+      ? view.summary.sections_changed.filter((section) => typeof section === 'string')
+      : [];
+    lines.push(
+      `  changes: ${sections.length > 0 ? sections.join(', ') : 'none'}; prices ` +
+        `+${count(view.summary, 'prices_added')} -${count(view.summary, 'prices_removed')} ` +
+        `~${count(view.summary, 'prices_changed')}; tax rates ${count(view.summary, 'tax_rates_changed')}, ` +
+        `FX rates ${count(view.summary, 'fx_rates_changed')} changed`,
+    );
+  }
+  if (view.guardrails.length === 0) {
+    lines.push('  guardrails: none');
+  } else {
+    lines.push(`  guardrails (${view.guardrails.length}, each approver acknowledges them):`);
+    for (const finding of view.guardrails)
+      lines.push(`    ${finding.code}${finding.path ? ` at ${finding.path}` : ''}: ${finding.message}`);
+  }
+  lines.push(
+    `  approvals: ${view.approvers.length} of ${REQUIRED_APPROVALS}` +
+      `${view.approvers.length > 0 ? ` (${view.approvers.join(', ')})` : ''}`,
+  );
+  const sigv4 = acting.sigv4 ? ' --sigv4' : '';
+  if (view.status === 'pending_approval') {
+    lines.push(...nextSteps(view, acting));
+  } else if (view.status === 'published' && view.publication !== undefined) {
+    const versions = isRecord(view.publication.versions)
+      ? Object.entries(view.publication.versions)
+          .map(([name, value]) => `${name} ${String(value)}`)
+          .join(', ')
+      : '';
+    lines.push(
+      `published: revision ${String(view.publication.revision)}${versions ? ` (${versions})` : ''}` +
+        `${typeof view.publication.effective_from === 'string' ? `, in force from ${view.publication.effective_from}` : ''}`,
+      `  release: ${CLI} release ${view.crId} --out release.json${sigv4}`,
+    );
+  } else if (view.status === 'approved') {
+    lines.push(`approved, being published: ${CLI} show ${view.crId}${sigv4}`);
+  } else if (view.status === 'rejected') {
+    const by = text(view.rejection?.by);
+    const comment = text(view.rejection?.comment);
+    lines.push(`rejected${by ? ` by ${by}` : ''}${comment ? `: ${comment}` : ''}`);
+  } else if (view.status === 'stale') {
+    lines.push(
+      `stale${view.staleReason ? `: ${view.staleReason}` : ''}; request the change again against what is in force`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+};
+
+/** One line per change request for stderr: id, kind, status, author, approvals, created. */
+const listLines = (body: unknown): string => {
+  const items = isRecord(body) && Array.isArray(body.items) ? body.items : [];
+  if (items.length === 0) return 'no change requests\n';
+  return items
+    .map((item) => {
+      const view = viewOf(item);
+      if (view === undefined) return '?';
+      const created = isRecord(item) ? (text(item.created_at) ?? '') : '';
+      return [
+        view.crId,
+        view.kind,
+        view.status,
+        `by ${view.author}`,
+        `${view.approvers.length}/${REQUIRED_APPROVALS} approvals`,
+        created,
+      ].join('\t');
+    })
+    .map((line) => `${line}\n`)
+    .join('');
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Running
+
+type Runnable = Exclude<Command, { readonly kind: 'help' }>;
+
+const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+
+/** The JSON of a file, or undefined after saying why it cannot be read. */
+const readJson = async (io: CliIo, file: string): Promise<{ readonly value: unknown } | undefined> => {
+  try {
+    return { value: JSON.parse(await io.readFile(path.resolve(io.cwd, file))) };
+  } catch (error) {
+    io.stderr(`cannot read ${file} as JSON: ${(error as Error).message}\n`);
+    return undefined;
+  }
+};
+
+/** A refused approval or rejection: the refusal, then what to do about it. */
+const refusalHint = (error: AdminApiError, command: Runnable, acting: string): string | undefined => {
+  if (command.kind !== 'approve' && command.kind !== 'reject') return undefined;
+  if (error.status === 403 && error.error === 'forbidden') {
+    return command.kind === 'approve'
+      ? `hint: the author cannot approve their own change: approve as another operator (${
+          command.sigv4 ? 'the credentials of another IAM principal' : '--as <name>'
+        })`
+      : undefined;
+  }
+  if (error.status === 409)
+    return `hint: the change request is no longer pending: ${CLI} show ${command.crId}`;
+  const details = isRecord(error.body) && isRecord(error.body.details) ? error.body.details : undefined;
+  const missing = Array.isArray(details?.missing_acknowledgements)
+    ? details.missing_acknowledgements.filter((code): code is string => typeof code === 'string')
+    : [];
+  if (command.kind === 'approve' && error.status === 422 && missing.length > 0) {
+    const codes = GUARDRAIL_CODES.filter(
+      (code) => missing.includes(code) || (command.acknowledge ?? []).includes(code),
+    );
+    return `hint: acknowledge them: ${CLI} approve ${command.crId}${acting} --acknowledge ${codes.join(',')}`;
+  }
+  return undefined;
+};
+
+const changeRequestPath = (crId: string, action?: 'approve' | 'reject'): string =>
+  `/admin/change-requests/${encodeURIComponent(crId)}${action === undefined ? '' : `/${action}`}`;
+
+/** The answer of one command (a change request, a page, a release or an export), sent. */
+const send = async (
+  command: Runnable,
   client: AdminClient,
   io: CliIo,
-): Promise<number | undefined> => {
-  let body: unknown;
-  let revision: number | undefined;
-  if (command.kind === 'import') {
-    let document: unknown;
-    try {
-      document = JSON.parse(await io.readFile(path.resolve(io.cwd, command.file)));
-    } catch (error) {
-      io.stderr(`cannot read ${command.file} as JSON: ${(error as Error).message}\n`);
-      return 1;
+): Promise<{ readonly body: unknown; readonly revision?: number } | undefined> => {
+  switch (command.kind) {
+    case 'import': {
+      const document = await readJson(io, command.file);
+      return document && (await client.post('/admin/catalog/import', document.value));
     }
-    ({ body } = await client.post('/admin/catalog/import', document));
-  } else {
-    const response = await client.get(
-      '/admin/catalog/export',
-      command.revision === undefined ? undefined : { revision: command.revision },
-    );
-    body = response.body;
-    revision = Number(response.headers.get('x-catalog-revision')) || undefined;
+    case 'request': {
+      const payload = await readJson(io, command.file);
+      return (
+        payload &&
+        (await client.post('/admin/change-requests', {
+          kind: command.change,
+          payload: payload.value,
+          ...optional('effective_from', command.effectiveFrom),
+          ...optional('note', command.note),
+        }))
+      );
+    }
+    case 'change-requests':
+      return client.get('/admin/change-requests', {
+        status: command.status,
+        limit: command.limit,
+        cursor: command.cursor,
+      });
+    case 'show':
+      return client.get(changeRequestPath(command.crId));
+    case 'approve':
+      return client.post(changeRequestPath(command.crId, 'approve'), {
+        ...optional('comment', command.comment),
+        ...optional('acknowledge', command.acknowledge),
+      });
+    case 'reject':
+      return client.post(changeRequestPath(command.crId, 'reject'), { comment: command.comment });
+    case 'release':
+      return client.get(`/audit/releases/${encodeURIComponent(command.crId)}`);
+    case 'export': {
+      const response = await client.get(
+        '/admin/catalog/export',
+        command.revision === undefined ? undefined : { revision: command.revision },
+      );
+      return {
+        body: response.body,
+        ...optional('revision', Number(response.headers.get('x-catalog-revision')) || undefined),
+      };
+    }
   }
-  const json = `${JSON.stringify(body, null, 2)}\n`;
-  if (command.kind === 'export' && command.out !== undefined) {
-    await io.writeFile(path.resolve(io.cwd, command.out), json);
-    io.stdout(`${JSON.stringify({ revision, out: command.out }, null, 2)}\n`);
-  } else {
-    io.stdout(json);
+};
+
+const execute = async (command: Runnable, client: AdminClient, io: CliIo): Promise<number> => {
+  const identity = operatorIdentity(command.as, io.env);
+  let answer: Awaited<ReturnType<typeof send>>;
+  try {
+    answer = await send(command, client, io);
+  } catch (error) {
+    if (!(error instanceof AdminApiError)) throw error;
+    const hint = refusalHint(error, command, identity === undefined ? '' : ` --as ${identity}`);
+    io.stderr(`${error.describe()}${hint === undefined ? '' : `${hint}\n`}`);
+    return 1;
+  }
+  if (answer === undefined) return 1;
+  const { body } = answer;
+  if ((command.kind === 'export' || command.kind === 'release') && command.out !== undefined) {
+    await io.writeFile(path.resolve(io.cwd, command.out), json(body));
+    io.stdout(
+      json(
+        command.kind === 'export'
+          ? { revision: answer.revision, out: command.out }
+          : { cr_id: command.crId, out: command.out },
+      ),
+    );
+    return 0;
+  }
+  io.stdout(json(body));
+  if (command.kind === 'change-requests') {
+    io.stderr(listLines(body));
+    const cursor = isRecord(body) ? text(body.cursor) : undefined;
+    if (cursor !== undefined) {
+      const options = [
+        ...(command.status === undefined ? [] : [`--status ${command.status}`]),
+        ...(command.limit === undefined ? [] : [`--limit ${command.limit}`]),
+      ];
+      io.stderr(`more: ${CLI} change-requests ${[...options, `--cursor ${cursor}`].join(' ')}\n`);
+    }
+  } else if (command.kind !== 'export' && command.kind !== 'release') {
+    const sigv4 = client.auth === 'sigv4';
+    const summary = summarizeChangeRequest(body, {
+      sigv4,
+      operators: sigv4 ? [] : await localOperators(io),
+    });
+    if (summary !== undefined) io.stderr(summary);
   }
   return 0;
 };
 
-/** Runs one command; the exit code is 0 on success, 1 on any failure (usage errors included). */
-export const run = adminCliRunner<Command, CliIo>({ usage: USAGE, parse: parseArgs, execute });
+const runCli = adminCliRunner<Command, CliIo>({ usage: USAGE, parse: parseArgs, execute });
+
+/**
+ * Runs one command; the exit code is 0 on success, 1 on any failure (usage errors included). The operator is
+ * `--as` (else `ADMIN_AS`) when given: the client connects with that operator's token.
+ */
+export const run = (
+  argv: readonly string[],
+  io: CliIo,
+  options: Omit<AdminClientOptions, 'sigv4' | 'identity'> = {},
+): Promise<number> => {
+  let identity: string | undefined;
+  try {
+    const command = parseArgs(argv);
+    identity = command.kind === 'help' ? undefined : operatorIdentity(command.as, io.env);
+  } catch {
+    // A wrong command line: runCli prints it with the usage.
+  }
+  return runCli(argv, io, { ...options, ...optional('identity', identity) });
+};
 
 if (isMainModule(import.meta.url)) {
   process.exitCode = await run(process.argv.slice(2), processIo());

@@ -30,6 +30,8 @@ const main = async (): Promise<void> => {
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),
     apiKey: config.apiKey,
     adminToken: config.adminToken,
+    admins: config.admins,
+    environment: process.env,
     logLevel: config.logLevel,
     progress: say,
     // WEBHOOK_BACKOFF_SECONDS, WEBHOOK_DAILY_RETRY_DAYS, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_ALLOWED_CIDRS and
@@ -48,6 +50,12 @@ const main = async (): Promise<void> => {
     `  Data         ${config.dataDir ?? 'in memory (IN_MEMORY=true): discarded at stop'}`,
     `  API key      ${config.apiKey}   (x-api-key; ${config.generated.apiKey ? 'generated and saved' : 'from API_KEY or saved'})`,
     `  Admin token  ${config.adminToken}   (Authorization: Bearer; ${config.generated.adminToken ? 'generated and saved' : 'from ADMIN_TOKEN or saved'})`,
+    ...config.admins
+      .slice(1)
+      .map(
+        (admin) =>
+          `  Reviewer     ${admin.name}: ${admin.token}   (Bearer; approves change requests: --as ${admin.name})`,
+      ),
     `  DynamoDB     ${stack.dynamoDbEndpoint}    SQS/S3 ${stack.sqsEndpoint}`,
   ]);
 };

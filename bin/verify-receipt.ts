@@ -21,6 +21,7 @@ import {
 } from '../functions/usecases/catalog/release';
 import { adminToken, type CliIo, DEFAULT_API_URL } from './catalog';
 import { isMainModule, processIo } from './cli';
+import { defaultKeysSource, loadJson } from './keys';
 
 const USAGE =
   'usage: npm run verify-receipt -- <receipt.json> [--keys <url-or-file>] [--catalog <file>] [--no-recompute]';
@@ -47,15 +48,6 @@ export const parseOptions = (argv: readonly string[]): Options => {
   }
   if (!file) throw new Error(USAGE);
   return { file, recompute, ...(keys ? { keys } : {}), ...(catalog ? { catalog } : {}) };
-};
-
-const load = async (io: CliIo, source: string): Promise<unknown> => {
-  if (/^https?:\/\//.test(source)) {
-    const response = await io.fetch(source, { method: 'GET' });
-    if (!response.ok) throw new Error(`${source} answered ${response.status}`);
-    return response.json();
-  }
-  return JSON.parse(await io.readFile(source));
 };
 
 /** The receipt's pinned release, from a file or from the API's export by versions. */
@@ -133,8 +125,8 @@ export const run = async (argv: readonly string[], io: CliIo): Promise<number> =
   }
   try {
     const receipt = JSON.parse(await io.readFile(options.file)) as JsonObject;
-    const keysSource = options.keys ?? `${io.env.API_URL || DEFAULT_API_URL}/keys`;
-    const jwks = (await load(io, keysSource)) as { keys?: Jwk[] };
+    const keysSource = options.keys ?? defaultKeysSource(io);
+    const jwks = (await loadJson(io, keysSource)) as { keys?: Jwk[] };
     const check = verifyReceipt(receipt, jwks.keys ?? []);
     if (!check.valid) {
       io.stdout(`receipt ${String(receipt.receipt_id)}: INVALID (${check.reason})\n`);

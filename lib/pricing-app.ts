@@ -50,6 +50,7 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     tables: stateful.tables,
     keys: stateful.keys,
     buckets: stateful.buckets,
+    bucketWriters: stateful.bucketWriters,
   });
   service.addStackDependency(stateful);
 

@@ -1,9 +1,12 @@
 import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
+import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
 import { createAwsClients, createKmsClient, createSchedulerClient } from '../adapters/aws/clients';
 import { EventBridgeOneTimeScheduler } from '../adapters/aws/eventbridge-scheduler';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
+import { DynamoJournalStore, S3JournalMirror } from '../adapters/aws/journal-store';
 import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../adapters/aws/kms-signing';
 import { DynamoPriceCacheStore } from '../adapters/aws/price-cache-store';
+import { DynamoRateStateStore } from '../adapters/aws/rate-state-store';
 import { SqsMessageQueue } from '../adapters/aws/sqs-queue';
 import {
   BUCKETS,
@@ -17,7 +20,10 @@ import {
 } from '../definitions';
 import { systemClock } from '../shared/clock';
 import { createLogger } from '../shared/logger';
+import { Journal } from '../usecases/audit/journal';
+import { guardrailsFromEnv } from './change-requests';
 import type { ServiceDependencies, ServiceTableId } from './dependencies';
+import { JOURNAL_LOG_ID, journalSlicing } from './journal';
 import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookDependencies } from './webhooks';
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -74,6 +80,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
   };
   const clients = createAwsClients({ region });
   const kms = createKmsClient(region);
+  const receiptSigner = new KmsReceiptSigner(kms, keyIds.receipt);
   cached = {
     clock: systemClock,
     createLogger: (functionId) => createLogger({ serviceName: `pricing-${functionId}` }),
@@ -88,7 +95,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
       roleArn,
       queueArns,
     }),
-    receiptSigner: new KmsReceiptSigner(kms, keyIds.receipt),
+    receiptSigner,
     quoteMac: new KmsMacSigner(kms, keyIds.quote),
     dataCipher: new KmsDataCipher(kms, keyIds.data),
     catalogRepository: new DynamoCatalogRepository(clients.documents, tableNames.catalog, tableNames.events),
@@ -99,6 +106,21 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
       policy: retryPolicyFromEnv(env),
     }),
     priceCacheStore: new DynamoPriceCacheStore(clients.documents, tableNames.priceCache),
+    changeRequests: new DynamoChangeRequestStore(clients.documents, tableNames.changeRequests),
+    guardrails: guardrailsFromEnv(env),
+    rates: {
+      state: new DynamoRateStateStore(clients.documents, tableNames.rateState),
+      simulatedStepSeconds: 60,
+      simulated: {},
+    },
+    journal: new Journal({
+      store: new DynamoJournalStore(clients.documents, tableNames.journal),
+      mirror: new S3JournalMirror(clients.s3, bucketNames.journal),
+      signer: receiptSigner,
+      clock: systemClock,
+      logId: JOURNAL_LOG_ID,
+      ...journalSlicing(env),
+    }),
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),
       sqsProbe(clients.sqs, queueUrls.delivery),

@@ -2,8 +2,10 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BucketId, FunctionId, QueueId, TABLES, TableId } from '../definitions';
+import type { GuardrailSettings } from '../domain/change-control/guardrails';
 import type { RetryPolicy } from '../domain/webhooks/retry-policy';
 import type { CatalogRepository } from '../ports/catalog';
+import type { ChangeRequestStore } from '../ports/change-requests';
 import type { Clock } from '../ports/clock';
 import type { HealthProbe } from '../ports/health';
 import type { MessageQueue } from '../ports/queue';
@@ -11,8 +13,10 @@ import type { OneTimeScheduler } from '../ports/scheduler';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
 import type { WebhookHttpClient } from '../ports/webhook-http';
 import type { DeliveryRepository, EndpointRepository, EventStore, ReplayRepository } from '../ports/webhooks';
+import type { Journal } from '../usecases/audit/journal';
 import type { PriceCacheStore } from '../usecases/catalog/price-cache';
 import type { WebhookSettings } from '../usecases/webhooks/context';
+import type { RateIngestionDependencies } from './rates';
 
 /** Tables the functions use (deployed to AWS); local-only tables belong to the local twins. */
 export type ServiceTableId = {
@@ -41,6 +45,14 @@ export interface ServiceDependencies {
   readonly catalogRepository: CatalogRepository;
   /** The shared tier of the price cache (C18); each instance keeps its own local tier in front of it. */
   readonly priceCacheStore: PriceCacheStore;
+  /** Change requests (C23): the only way catalog data is written. */
+  readonly changeRequests: ChangeRequestStore;
+  /** Limits beyond which a change needs each approver's acknowledgement. */
+  readonly guardrails: GuardrailSettings;
+  /** The write-once audit journal (releases, rate publications, protection decisions) with signed heads. */
+  readonly journal: Journal;
+  /** FX ingestion: per-pair state (ticks, breaker, held ticks) and the local stack's pace. */
+  readonly rates: RateIngestionDependencies;
   /** Webhook delivery: the outbox and its records, the guarded HTTP client, the retry policy, lifetimes. */
   readonly webhooks: WebhookDependencies;
 }

@@ -6,6 +6,7 @@ import { createCatalogHandler } from '../handlers/catalog';
 import { createCheckoutHandler } from '../handlers/checkout';
 import { createDeliverHandler, type QueueHandler } from '../handlers/deliver';
 import { createFanoutHandler, type StreamHandler } from '../handlers/fanout';
+import { createRatesHandler, type RatesHandler } from '../handlers/rates';
 import { createReplayHandler, type ReplayHandler } from '../handlers/replay';
 import { createSweeperHandler, type SweeperHandler } from '../handlers/sweeper';
 import { createWebhooksHandler } from '../handlers/webhooks';
@@ -27,4 +28,5 @@ export const FUNCTION_FACTORIES = {
   deliver: (deps: ServiceDependencies): QueueHandler => createDeliverHandler(deps),
   sweeper: (deps: ServiceDependencies): SweeperHandler => createSweeperHandler(deps),
   replay: (deps: ServiceDependencies): ReplayHandler => createReplayHandler(deps),
+  rates: (deps: ServiceDependencies): RatesHandler => createRatesHandler(deps),
 } as const satisfies Record<FunctionId, (deps: ServiceDependencies) => unknown>;

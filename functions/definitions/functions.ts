@@ -13,7 +13,8 @@ export type FunctionId =
   | 'fanout'
   | 'deliver'
   | 'sweeper'
-  | 'replay';
+  | 'replay'
+  | 'rates';
 
 export interface FunctionDefinition {
   readonly id: FunctionId;
@@ -91,7 +92,21 @@ export const FUNCTIONS = {
     timeoutSeconds: 300,
     memoryMb: 256,
   },
+  rates: {
+    id: 'rates',
+    description:
+      'Every minute: FX ingestion (sources, protection, publication), closing journal slices, finishing approved changes.',
+    entry: 'functions/handlers/rates.ts',
+    timeoutSeconds: 60,
+    memoryMb: 512,
+  },
 } as const satisfies Record<FunctionId, FunctionDefinition>;
+
+/**
+ * How often the `rates` function runs (an EventBridge Scheduler rate schedule in AWS, a timer locally): the
+ * finest FX interval a pair can have (rule 9: 1 to 15 minutes for volatile pairs).
+ */
+export const RATES_RATE_MINUTES = 1;
 
 /** How often the outbox sweeper runs (an EventBridge Scheduler rate schedule in AWS, a timer locally). */
 export const SWEEPER_RATE_MINUTES = 1;

@@ -50,6 +50,8 @@ export interface BucketDefinition {
   readonly id: string;
   readonly description: string;
   readonly envVar: string;
+  /** Write-once objects: S3 Object Lock in compliance mode with this default retention (AWS only). */
+  readonly objectLock?: { readonly mode: 'COMPLIANCE'; readonly retentionDays: number };
 }
 
 export type KeyKind = 'ECC_NIST_P256_SIGN' | 'HMAC_256' | 'SYMMETRIC';
@@ -170,6 +172,41 @@ export const TABLES = {
     partitionKey: { name: 'key', type: 'S' },
     timeToLiveAttribute: 'expires_at',
   },
+  changeRequests: {
+    id: 'change-requests',
+    description:
+      'Change requests (C23): author, payload (gzip chunks), diff, guardrails, approvals, status and release (DSSE).',
+    scope: 'service',
+    envVar: 'CHANGE_REQUESTS_TABLE_NAME',
+    partitionKey: { name: 'cr_id', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    globalSecondaryIndexes: [
+      // Every change request's head item, newest first by `created_key` (`<created_at>#<cr_id>`).
+      {
+        name: 'by-created',
+        partitionKey: { name: 'list', type: 'S' },
+        sortKey: { name: 'created_key', type: 'S' },
+      },
+    ],
+  },
+  journal: {
+    id: 'journal',
+    description:
+      'Write-once audit journal: entries by index, signed tree heads by size, the Merkle frontier (RFC 9162).',
+    scope: 'service',
+    envVar: 'JOURNAL_TABLE_NAME',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'seq', type: 'N' },
+  },
+  rateState: {
+    id: 'rate-state',
+    description:
+      'FX ingestion state per pair: recent ticks (TWAP window), circuit breaker, last publication, held ticks.',
+    scope: 'service',
+    envVar: 'RATE_STATE_TABLE_NAME',
+    partitionKey: { name: 'pair', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+  },
   localSchedules: {
     id: 'local-schedules',
     description: 'Local twin of EventBridge Scheduler: one-time schedules waiting for their time.',
@@ -223,6 +260,12 @@ export const BUCKETS = {
     id: 'receipts',
     description: 'Signed receipts exported for finance.',
     envVar: 'RECEIPTS_BUCKET_NAME',
+  },
+  journal: {
+    id: 'journal',
+    description: 'Mirror of the audit journal: entries and signed tree heads, never overwritten.',
+    envVar: 'JOURNAL_BUCKET_NAME',
+    objectLock: { mode: 'COMPLIANCE', retentionDays: 3653 },
   },
 } as const satisfies Record<string, BucketDefinition>;
 

@@ -1,29 +1,50 @@
 import { awsDependencies } from '../composition/aws';
+import { changeRequestDependencies } from '../composition/change-requests';
 import type { ServiceDependencies } from '../composition/dependencies';
 import { CatalogReader } from '../usecases/catalog/reader';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent } from './middleware/idempotency';
+import { journalOperations } from './operations/audit';
 import {
   exportCatalogOperation,
-  importCatalogOperation,
   invalidateCacheOperation,
   priceCacheFor,
   warmCacheOperation,
 } from './operations/catalog';
+import {
+  approveChangeRequestOperation,
+  createChangeRequestOperation,
+  getChangeRequestOperation,
+  getReleaseOperation,
+  importCatalogOperation,
+  listChangeRequestsOperation,
+  rejectChangeRequestOperation,
+} from './operations/change-requests';
 
-/** The `admin` function: operator routes (IAM in AWS, the admin token locally). */
+/** The `admin` function: operator routes (IAM in AWS, the admin tokens locally): catalog changes, cache, audit. */
 export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
   const reader = new CatalogReader(deps.catalogRepository, deps.clock);
   const logger = deps.createLogger('admin');
   const priceCache = priceCacheFor(deps, logger);
   // C8: every POST honours Idempotency-Key.
   const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
+  const changes = changeRequestDependencies(deps);
   return createHttpApi({
     functionId: 'admin',
     logger,
     operations: {
-      importCatalog: idempotent(importCatalogOperation(deps.catalogRepository, deps.clock), idempotency),
+      importCatalog: idempotent(importCatalogOperation(changes), idempotency),
+      createChangeRequest: idempotent(createChangeRequestOperation(changes), idempotency),
+      listChangeRequests: listChangeRequestsOperation(changes),
+      getChangeRequest: getChangeRequestOperation(changes),
+      approveChangeRequest: idempotent(
+        approveChangeRequestOperation((traceId) => changeRequestDependencies(deps, traceId)),
+        idempotency,
+      ),
+      rejectChangeRequest: idempotent(rejectChangeRequestOperation(changes), idempotency),
+      getRelease: getReleaseOperation(changes),
+      ...journalOperations(deps.journal),
       exportCatalog: exportCatalogOperation(deps.catalogRepository, reader),
       invalidateCache: idempotent(invalidateCacheOperation(priceCache), idempotency),
       warmCache: idempotent(warmCacheOperation(reader, priceCache, deps.clock), idempotency),

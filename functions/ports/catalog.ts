@@ -20,6 +20,8 @@ export interface Publication {
   readonly versions: Readonly<Record<CatalogPartKind, number>>;
   readonly effective_from: string;
   readonly published_at: string;
+  /** The change request that put it in force (C23). */
+  readonly change_request_id?: string;
 }
 
 export interface PublishRequest {

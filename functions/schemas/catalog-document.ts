@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { DECIMAL_STRING, dec } from '../domain/money/decimal';
 import { isoTimestamp } from './envelope';
+import { ratePolicySchema } from './rate-policy';
 
 export const decimalString = z.string().regex(DECIMAL_STRING, 'a decimal string such as "12.30"');
 export const nonNegativeDecimal = decimalString.refine(
@@ -140,7 +141,11 @@ export const promotionSchema = z.discriminatedUnion('kind', [
     kind: z.literal('percentage'),
     promo_id: identifier,
     condition: promotionCondition,
-    percent: nonNegativeDecimal.refine((value) => dec(value).lessThanOrEqualTo(100), 'at most 100'),
+    // Zod runs refinements even when the format check failed: only a decimal is compared (else a 500).
+    percent: nonNegativeDecimal.refine(
+      (value) => !DECIMAL_STRING.test(value) || dec(value).lessThanOrEqualTo(100),
+      'at most 100',
+    ),
     cap: money.optional(),
     stackable: z.boolean(),
     priority: z.number().int().min(-1_000_000).max(1_000_000),
@@ -210,6 +215,8 @@ export const catalogDocumentSchema = z.strictObject({
   pricelists: z.array(pricelistSchema).min(1),
   fx_rates: fxRatesSchema,
   settlement_rates: z.array(fxRateSchema).optional(),
+  /** How rates are fetched, aggregated and protected (rules 9 and 10); changes only by change request. */
+  rate_policy: ratePolicySchema.optional(),
   tax_rules: z.array(taxRuleSchema),
   display_rules: z.array(displayRuleSchema).min(1),
   overrides: z.array(overrideSchema).optional(),

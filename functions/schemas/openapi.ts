@@ -7,7 +7,9 @@
 import { z } from 'zod';
 import { ROUTES, type RouteAuth, type RouteDefinition } from '../definitions/routes';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
+import { journalEntrySchema, signedTreeHeadSchema } from './audit';
 import { catalogDocumentSchema } from './catalog-document';
+import { changeRequestResponseSchema } from './change-requests';
 import { commitRequestSchema, quoteRequestSchema, refundRequestSchema } from './checkout';
 import {
   invalidateCacheRequestSchema,
@@ -27,7 +29,6 @@ import {
   errorResponseSchema,
   feeLineSchema,
   healthResponseSchema,
-  importResultSchema,
   jwksResponseSchema,
   limitsResponseSchema,
   moneySchema,
@@ -85,7 +86,9 @@ const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ['Health', healthResponseSchema],
   ['Price', priceResponseSchema],
   ['CatalogDocument', catalogDocumentSchema],
-  ['ImportResult', importResultSchema],
+  ['ChangeRequest', changeRequestResponseSchema],
+  ['SignedTreeHead', signedTreeHeadSchema],
+  ['JournalEntry', journalEntrySchema],
   ['QuoteRequest', quoteRequestSchema],
   ['Quote', quoteResponseSchema],
   ['CommitRequest', commitRequestSchema],
@@ -190,6 +193,7 @@ const CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   method_not_allowed: 'the path exists but not with this method',
   request_header_fields_too_large: 'the request line and headers exceed the server limit',
   quote_expired: 'the rate lock expired; `requote` holds a fresh quote to confirm',
+  conflict: 'the resource is not in the state this action needs (e.g. a change request already decided)',
   request_in_progress: 'the same request is being processed (or a concurrent publication won); retry later',
   payload_too_large: 'the body is above 256 KiB',
   unsupported_media_type: 'the body is not `application/json`',

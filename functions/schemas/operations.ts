@@ -5,8 +5,29 @@
  */
 import type { z } from 'zod';
 import { invalidateCacheRequestSchema, warmCacheRequestSchema } from '../handlers/operations/catalog';
+import {
+  journalConsistencyQuerySchema,
+  journalConsistencyResponseSchema,
+  journalEntryPathSchema,
+  journalEntryQuerySchema,
+  journalEntryResponseSchema,
+  journalExportResponseSchema,
+  journalHeadsPageResponseSchema,
+  journalHeadsQuerySchema,
+  signedTreeHeadSchema,
+} from './audit';
 import { exportQuerySchema, priceQuerySchema } from './catalog-api';
 import { catalogDocumentSchema } from './catalog-document';
+import {
+  approveChangeRequestSchema,
+  changeRequestPathSchema,
+  changeRequestResponseSchema,
+  changeRequestsPageResponseSchema,
+  createChangeRequestSchema,
+  listChangeRequestsQuerySchema,
+  rejectChangeRequestSchema,
+  releaseResponseSchema,
+} from './change-requests';
 import {
   commitRequestSchema,
   limitsQuerySchema,
@@ -18,7 +39,6 @@ import {
   cacheInvalidateResponseSchema,
   cacheWarmResponseSchema,
   healthResponseSchema,
-  importResultSchema,
   jwksResponseSchema,
   limitsResponseSchema,
   openApiDocumentSchema,
@@ -108,7 +128,10 @@ export const PARAMETER_DESCRIPTIONS: Readonly<Record<string, string>> = {
   event_id: 'The event id (`evt_…`).',
   replay_id: 'The replay id (`rpl_…`).',
   as_of: 'The instant (ISO 8601 UTC with ms) whose catalog is wanted.',
-  status: 'Delivery status: `pending`, `delivered`, `retrying`, `stopped` or `dead`.',
+  status:
+    'Deliveries: `pending`, `delivered`, `retrying`, `stopped` or `dead`. Change requests: `pending_approval`, ' +
+    '`approved`, `published`, `rejected` or `stale`.',
+  cr_id: 'The change request id (`cr_…`).',
   from: 'Start of the time window (ISO 8601 UTC with ms), on the event `ts`; default 24 h before `to`.',
   to: 'End of the time window (ISO 8601 UTC with ms); default now.',
   limit: 'Page size (1–200, default 50).',
@@ -158,14 +181,125 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     errors: [400, 404, 422, 503],
   },
   importCatalog: {
-    summary: 'Validate a whole catalog document and publish it as new versions, all or nothing.',
+    summary: 'Validate a whole catalog document and open a change request of kind `catalog` for it (C23).',
     description:
-      'Parts that did not change keep their version. A concurrent publication answers 409 ' +
-      '`request_in_progress`; retry after `Retry-After`.',
+      'Nothing is published yet: the answer is the change request (`pending_approval`) with its diff against ' +
+      'what is in force and its guardrail findings. Two operators other than the author approve it at ' +
+      '`POST /admin/change-requests/{cr_id}/approve`; the second approval publishes it. The document may carry ' +
+      '`effective_from`.',
     body: catalogDocumentSchema,
-    response: { status: 201, schema: importResultSchema, description: 'Published (or unchanged).' },
-    errors: [400, 409, 413, 422, 503],
+    response: { status: 202, schema: changeRequestResponseSchema, description: 'Change request opened.' },
+    errors: [400, 413, 503],
     idempotent: true,
+  },
+  createChangeRequest: {
+    summary: 'Request a change of catalog data (C23).',
+    description:
+      'The payload is in the import format: a whole document for `catalog`, else only the sections of its ' +
+      'kind, applied to what is in force. Validated whole (a 400 lists every problem with its path), diffed ' +
+      '(prices per SKU and currency with the move in percent) and checked against guardrails (a price below ' +
+      '`min_price`, a price or rate move beyond the configured maximum, a tax rate change), which each approver ' +
+      'must acknowledge.',
+    body: createChangeRequestSchema,
+    response: { status: 201, schema: changeRequestResponseSchema, description: 'Change request opened.' },
+    errors: [400, 413, 503],
+    idempotent: true,
+    example: {
+      kind: 'promotions',
+      payload: { promotions: [] },
+      effective_from: '2026-12-01T00:00:00.000Z',
+      note: 'End every promotion on 1 December',
+    },
+  },
+  listChangeRequests: {
+    summary: 'Change requests, newest first.',
+    query: listChangeRequestsQuerySchema,
+    response: {
+      status: 200,
+      schema: changeRequestsPageResponseSchema,
+      description: 'A page of change requests.',
+    },
+    errors: [400, 503],
+  },
+  getChangeRequest: {
+    summary: 'One change request with its diff.',
+    path: changeRequestPathSchema,
+    response: { status: 200, schema: changeRequestResponseSchema, description: 'The change request.' },
+    errors: [400, 404, 503],
+  },
+  approveChangeRequest: {
+    summary: 'Approve a change request; the second distinct approver publishes it.',
+    description:
+      'The author cannot approve (403). The same approver twice counts once. Guardrails the change trips must ' +
+      'be listed in `acknowledge` (else 422 `invalid_state` naming them). A decided request answers 409 ' +
+      '`conflict`. On the second approval the change is three-way merged onto what is in force, published as ' +
+      'new versions with its catalog events, signed (DSSE) and journaled; a change that conflicts with a ' +
+      'publication made since is marked `stale` and never publishes.',
+    path: changeRequestPathSchema,
+    body: approveChangeRequestSchema,
+    response: { status: 200, schema: changeRequestResponseSchema, description: 'The change request now.' },
+    errors: [400, 403, 404, 409, 422, 503],
+    idempotent: true,
+    example: { comment: 'Checked against the supplier list', acknowledge: ['price_move'] },
+  },
+  rejectChangeRequest: {
+    summary: 'Reject a pending change request with a comment.',
+    path: changeRequestPathSchema,
+    body: rejectChangeRequestSchema,
+    response: { status: 200, schema: changeRequestResponseSchema, description: 'The change request now.' },
+    errors: [400, 404, 409, 503],
+    idempotent: true,
+    example: { comment: 'Prices for GB are not agreed yet' },
+  },
+  getRelease: {
+    summary: 'The DSSE-signed release of a published change request.',
+    description:
+      'Payload type `application/vnd.pricing.release+json`; the payload is the JCS of `{ cr_id, kind, versions, ' +
+      'content_sha256, author, approvers, effective_from }`; the signature is ECDSA P-256 over the DSSE PAE, ' +
+      'verifiable with `GET /keys` (`npm run verify-release`).',
+    path: changeRequestPathSchema,
+    response: { status: 200, schema: releaseResponseSchema, description: 'The DSSE envelope.' },
+    errors: [400, 404, 503],
+  },
+  getJournalHead: {
+    summary: 'The latest signed tree head of the audit journal.',
+    description:
+      'Every release, automatic rate publication and protection decision is an entry of a write-once journal ' +
+      '(RFC 9162 Merkle tree). A signed head closes each slice (every `JOURNAL_SLICE_SIZE` entries or every ' +
+      '`JOURNAL_SLICE_SECONDS`); its DSSE envelope verifies with `GET /keys`.',
+    response: { status: 200, schema: signedTreeHeadSchema, description: 'The latest signed head.' },
+    errors: [404, 503],
+  },
+  listJournalHeads: {
+    summary: 'Signed tree heads in tree size order.',
+    query: journalHeadsQuerySchema,
+    response: { status: 200, schema: journalHeadsPageResponseSchema, description: 'A page of heads.' },
+    errors: [400, 503],
+  },
+  getJournalEntry: {
+    summary: 'One journal entry with its inclusion proof.',
+    description:
+      'Proved against the latest signed head, or the signed head of `tree_size`. An entry no signed head covers ' +
+      'yet answers 409 `conflict` with `index` and `sealed_size`: it becomes provable when its slice closes.',
+    path: journalEntryPathSchema,
+    query: journalEntryQuerySchema,
+    response: { status: 200, schema: journalEntryResponseSchema, description: 'The entry and its proof.' },
+    errors: [400, 404, 409, 503],
+  },
+  getJournalConsistency: {
+    summary: 'Consistency proof between two signed tree heads.',
+    query: journalConsistencyQuerySchema,
+    response: {
+      status: 200,
+      schema: journalConsistencyResponseSchema,
+      description: 'Both heads and the proof.',
+    },
+    errors: [400, 404, 503],
+  },
+  exportJournal: {
+    summary: 'Every sealed entry and every signed head, for `npm run verify-journal`.',
+    response: { status: 200, schema: journalExportResponseSchema, description: 'The journal export.' },
+    errors: [503],
   },
   exportCatalog: {
     summary: 'The catalog in force, of a revision, or of the versions a receipt pins, in the import format.',

@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
-import { CATALOG_PART_KINDS, type CatalogPartKind } from '../ports/catalog';
 import { currencyCode, decimalString, identifier, regionCode } from './catalog-document';
 import { commitRequestSchema, LOCK_TTL_SECONDS, quoteSignature, refundRequestSchema } from './checkout';
 import { isoTimestamp } from './envelope';
@@ -127,14 +126,6 @@ export const priceResponseSchema = z.object({
 });
 
 /** `POST /admin/catalog/import` (201). */
-export const importResultSchema = z.object({
-  revision: positiveVersion.describe('The catalog revision now in force.'),
-  versions: versionsSchema,
-  effective_from: isoTimestamp,
-  changed: z
-    .array(z.enum(CATALOG_PART_KINDS as [CatalogPartKind, ...CatalogPartKind[]]))
-    .describe('Parts that got a new version; empty when the document equals what is in force.'),
-});
 
 /** `POST /pricing/quote` (201): a signed quote, locked to its versions until `expires_at` (C9). */
 export const computedTotalsSchema = z.object({
@@ -157,6 +148,19 @@ export const quoteResponseSchema = z.object({
   pricelist_version: versionsSchema.shape.pricelist_version,
   tax_rule_version: versionsSchema.shape.tax_rule_version,
   fx_rate: decimalAmount.optional(),
+  fx_stale: z
+    .boolean()
+    .describe(
+      "Rule 10: `true` when the rate of this currency is past its pair's `stale_after_seconds` (its source is " +
+        'failing or its breaker open): the latest valid publication is used. Past `max_age_seconds` the quote is ' +
+        'refused with 422 `currency_not_available`, `reason` `stale_rate`.',
+    ),
+  fx_age_seconds: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Age of that rate in seconds, when the rate policy governs the pair.'),
   lock_ttl: z
     .number()
     .int()
@@ -326,7 +330,6 @@ export const openApiDocumentSchema = z.looseObject({
 export type ErrorResponse = z.infer<typeof errorResponseSchema>;
 export type HealthResponse = z.infer<typeof healthResponseSchema>;
 export type PriceResponse = z.infer<typeof priceResponseSchema>;
-export type ImportResultResponse = z.infer<typeof importResultSchema>;
 export type QuoteResponse = z.infer<typeof quoteResponseSchema>;
 export type ReceiptResponse = z.infer<typeof receiptResponseSchema>;
 export type RefundResponse = z.infer<typeof refundResponseSchema>;

@@ -45,6 +45,14 @@ export class BucketWithAccessLogs extends Construct {
       bucketKeyEnabled: true,
       versioned: true,
       objectLockEnabled: props.objectLock ?? true,
+      // Write-once buckets (the audit journal): every object is under compliance-mode retention by default.
+      ...(props.definition.objectLock
+        ? {
+            objectLockDefaultRetention: s3.ObjectLockRetention.compliance(
+              Duration.days(props.definition.objectLock.retentionDays),
+            ),
+          }
+        : {}),
       enforceSSL: true,
       minimumTLSVersion: 1.2,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,

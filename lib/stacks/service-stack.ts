@@ -1,5 +1,6 @@
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -15,6 +16,7 @@ import {
   KEYS,
   type KeyId,
   type QueueId,
+  RATES_RATE_MINUTES,
   ROUTES,
   SCHEDULER,
   SWEEPER_RATE_MINUTES,
@@ -67,6 +69,8 @@ interface FunctionAccess {
   readonly schedulesRetries: boolean;
   /** Runs the health probes: DescribeTable (in table read), GetQueueAttributes on the delivery queue, HeadBucket. */
   readonly probesBuckets: readonly BucketId[];
+  /** Buckets it writes new objects to (the journal mirror), through the bucket's writer policy. */
+  readonly writesBuckets: readonly BucketId[];
 }
 
 const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
@@ -78,6 +82,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: ['receiptSigning', 'data'],
     schedulesRetries: false,
     probesBuckets: ['receipts'],
+    writesBuckets: [],
   },
   catalog: {
     tables: { catalog: 'read', priceCache: 'readWrite' },
@@ -87,6 +92,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: [],
     schedulesRetries: false,
     probesBuckets: [],
+    writesBuckets: [],
   },
   checkout: {
     tables: { catalog: 'read', quotes: 'readWrite', receipts: 'readWrite', idempotency: 'readWrite' },
@@ -96,16 +102,26 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: ['receiptSigning', 'quoteMac'],
     schedulesRetries: false,
     probesBuckets: [],
+    writesBuckets: [],
   },
   admin: {
-    // A catalog import writes its catalog events to the outbox in the same transaction as the publication.
-    tables: { catalog: 'readWrite', idempotency: 'readWrite', priceCache: 'readWrite', events: 'readWrite' },
-    queriesIndexes: {},
+    // A publication writes its catalog events to the outbox in the same transaction as the pointer; change
+    // requests, their releases (signed with the receipt key) and the journal entries go with it.
+    tables: {
+      catalog: 'readWrite',
+      idempotency: 'readWrite',
+      priceCache: 'readWrite',
+      events: 'readWrite',
+      changeRequests: 'readWrite',
+      journal: 'readWrite',
+    },
+    queriesIndexes: { changeRequests: ['by-created'] },
     scans: [],
     sendsTo: [],
-    usesKeys: [],
+    usesKeys: ['receiptSigning'],
     schedulesRetries: false,
     probesBuckets: [],
+    writesBuckets: ['journal'],
   },
   webhooks: {
     tables: {
@@ -129,6 +145,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: ['data'],
     schedulesRetries: false,
     probesBuckets: [],
+    writesBuckets: [],
   },
   fanout: {
     tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
@@ -139,6 +156,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: [],
     schedulesRetries: false,
     probesBuckets: [],
+    writesBuckets: [],
   },
   deliver: {
     // A 410 Gone disables the endpoint.
@@ -150,6 +168,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: ['data'],
     schedulesRetries: true,
     probesBuckets: [],
+    writesBuckets: [],
   },
   sweeper: {
     tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
@@ -160,6 +179,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: [],
     schedulesRetries: false,
     probesBuckets: [],
+    writesBuckets: [],
   },
   replay: {
     // Selects deliveries through the events (by id or by day), never through the endpoints.
@@ -170,6 +190,25 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     usesKeys: [],
     schedulesRetries: false,
     probesBuckets: [],
+    writesBuckets: [],
+  },
+  rates: {
+    // Publishes rate ticks (catalog + outbox), opens change requests for held ticks, finishes approved
+    // changes, journals every decision and closes journal slices with signed heads.
+    tables: {
+      catalog: 'readWrite',
+      events: 'readWrite',
+      rateState: 'readWrite',
+      changeRequests: 'readWrite',
+      journal: 'readWrite',
+    },
+    queriesIndexes: { changeRequests: ['by-created'] },
+    scans: [],
+    sendsTo: [],
+    usesKeys: ['receiptSigning'],
+    schedulesRetries: false,
+    probesBuckets: [],
+    writesBuckets: ['journal'],
   },
 };
 
@@ -181,6 +220,8 @@ export interface PricingServiceStackProps extends StackProps {
   readonly keys: Readonly<Record<KeyId, kms.IKey>>;
   /** From the stateful stack: the buckets, keyed as in `BUCKETS`. */
   readonly buckets: Readonly<Record<BucketId, s3.IBucket>>;
+  /** From the stateful stack: per bucket, the managed policy that writes new objects into it. */
+  readonly bucketWriters: Readonly<Record<BucketId, iam.IManagedPolicy>>;
   /**
    * Private ranges the deliver function may POST to besides public unicast addresses (`WEBHOOK_ALLOWED_CIDRS`,
    * e.g. a partner reached over a peering). Set on the deliver function only.
@@ -213,6 +254,7 @@ export class PricingServiceStack extends Stack {
   readonly functions: Readonly<Record<FunctionId, ServiceFunction>>;
   readonly scheduler: SchedulerToQueue;
   readonly sweeperSchedule: RateScheduleToFunction;
+  readonly ratesSchedule: RateScheduleToFunction;
   readonly api: ServiceApi;
   readonly alarms: Readonly<Partial<Record<QueueId, DeadLetterAlarm>>>;
   /** Alarms on signals the functions log (`{ "alarm": "<signal>" }`), by signal. */
@@ -275,6 +317,12 @@ export class PricingServiceStack extends Stack {
       target: this.functions.sweeper,
       rateMinutes: SWEEPER_RATE_MINUTES,
       scheduleName: `${this.stackName}-sweeper`,
+    });
+    // FX ingestion, journal slices and approved changes left half-way (one run a minute, rule 9's finest).
+    this.ratesSchedule = new RateScheduleToFunction(this, 'RatesSchedule', {
+      target: this.functions.rates,
+      rateMinutes: RATES_RATE_MINUTES,
+      scheduleName: `${this.stackName}-rates`,
     });
 
     this.alarms = Object.fromEntries(
@@ -361,6 +409,7 @@ export class PricingServiceStack extends Stack {
     for (const queueId of access.sendsTo) fn.grantSendMessages(this.queues[queueId]);
     for (const keyId of access.usesKeys) fn.grantKeyUse(props.keys[keyId], KEYS[keyId].kind);
     for (const bucketId of access.probesBuckets) fn.grantBucketProbe(props.buckets[bucketId]);
+    for (const bucketId of access.writesBuckets) fn.role.addManagedPolicy(props.bucketWriters[bucketId]);
     if (access.schedulesRetries) this.scheduler.grantManageSchedules(fn);
   }
 }

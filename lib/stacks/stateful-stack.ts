@@ -1,5 +1,6 @@
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as cxapi from 'aws-cdk-lib/cx-api';
@@ -23,6 +24,12 @@ export class PricingStatefulStack extends Stack {
   readonly keys: Readonly<Record<KeyId, kms.Key>>;
   readonly tables: Readonly<Record<ServiceTableId, dynamodb.Table>>;
   readonly buckets: Readonly<Record<BucketId, s3.Bucket>>;
+  /**
+   * Per bucket, the managed policy that writes new objects into it (PutObject, and the data key through S3
+   * only): functions that write a bucket attach it. It lives here, beside the bucket, so it names the bucket
+   * itself rather than a cross-stack import.
+   */
+  readonly bucketWriters: Readonly<Record<BucketId, iam.ManagedPolicy>>;
 
   constructor(scope: Construct, id: string, props: PricingStatefulStackProps) {
     super(scope, id, props);
@@ -52,5 +59,30 @@ export class PricingStatefulStack extends Stack {
         return [bucketId, bucket.bucket];
       }),
     ) as Record<BucketId, s3.Bucket>;
+
+    this.bucketWriters = Object.fromEntries(
+      bucketEntries().map(([bucketId, definition]) => {
+        const bucket = this.buckets[bucketId];
+        const policy = new iam.ManagedPolicy(this, `${bucketId}WriterPolicy`, {
+          description: `Writes new objects into the ${definition.id} bucket (never deletes, never changes retention).`,
+          statements: [
+            new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),
+            new iam.PolicyStatement({
+              actions: ['kms:GenerateDataKey'],
+              resources: [dataKey.keyArn],
+              conditions: { StringEquals: { 'kms:ViaService': `s3.${this.region}.amazonaws.com` } },
+            }),
+          ],
+        });
+        const bucketLogicalId = this.getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
+        Validations.of(policy).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
+          reason:
+            `Objects of the ${definition.id} bucket get new names as they are written (one per entry or signed ` +
+            'head); PutObject only, and the bucket is under Object Lock, so nothing written can be changed.',
+        });
+        return [bucketId, policy];
+      }),
+    ) as Record<BucketId, iam.ManagedPolicy>;
   }
 }

@@ -14,7 +14,8 @@ import {
 } from '../../functions/schemas/responses';
 import { CatalogReader } from '../../functions/usecases/catalog/reader';
 import { fxVersionNumber } from '../../functions/usecases/catalog/release';
-import { demoCatalog, startDemoStack } from '../support/demo-stack';
+import { publishCatalog } from '../support/change-requests';
+import { demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-stack';
 
 /** The documented response schema (docs/openapi.json is generated from it) accepts what the API answered. */
 const documented = (
@@ -26,7 +27,7 @@ const documented = (
     throw new Error(`response does not match its documented schema: ${String(result.error)}`);
 };
 
-const demo = demoCatalog();
+const demo = demoCatalogWithoutRatePolicy();
 const API_KEY = 'key_e2e_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_e2e_0123456789abcdef';
 
@@ -242,10 +243,8 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
         rates: demo.fx_rates.rates.map((rate) => ({ ...rate, source: `${rate.source}-v2` })),
       },
     };
-    const imported = await call('POST', '/admin/catalog/import', newer, {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-    });
-    expect(imported.status).toBe(201);
+    const published = await publishCatalog(stack.url, ADMIN_TOKEN, newer);
+    const imported = { body: published.body.publication as Json };
     expect((imported.body.versions as Json).pricelist_version).toBeGreaterThan(
       Number(receipt.pricelist_version),
     );

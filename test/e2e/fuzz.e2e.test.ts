@@ -6,9 +6,9 @@ import type { LocalStack } from '../../functions/adapters/local/stack';
 import { matchRoute, ROUTES, type RouteAuth, type RouteDefinition } from '../../functions/definitions';
 import { ERROR_STATUS } from '../../functions/handlers/middleware/errors';
 import { OPERATION_SCHEMAS, type OperationSchemas } from '../../functions/schemas/operations';
-import { demoCatalog, startDemoStack } from '../support/demo-stack';
+import { demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-stack';
 
-const demo = demoCatalog();
+const demo = demoCatalogWithoutRatePolicy();
 const API_KEY = 'key_fuzz_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_fuzz_0123456789abcdef';
 

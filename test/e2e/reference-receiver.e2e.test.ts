@@ -12,7 +12,7 @@ import { countingEffect, effectCounterKey } from '../../functions/receiver/refer
 import { type LocalServer, serveProxyHandler } from '../../functions/receiver/reference/local-server';
 import { createReferenceReceiver } from '../../functions/receiver/reference/receiver';
 import { ensureReceiverTable } from '../../functions/receiver/reference/table';
-import { demoCatalog } from '../support/demo-stack';
+import { demoCatalogWithoutRatePolicy } from '../support/demo-stack';
 import { eventually } from '../support/engines';
 
 const ADMIN = 'adm_receiver_e2e_0123456789';
@@ -30,7 +30,7 @@ beforeAll(async () => {
     adminToken: ADMIN,
     logLevel: 'SILENT',
     streamPollIntervalMs: 50,
-    seedCatalog: demoCatalog(),
+    seedCatalog: demoCatalogWithoutRatePolicy(),
   });
   await ensureReceiverTable(stack.clients.dynamoDb, RECEIVER_TABLE_NAME);
   const store = new IdempotencyStore({

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, CfnElement, Stack } from 'aws-cdk-lib';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { type Template, Template as TemplateOf } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { addPricingStacks, type PricingStacks } from '../../lib/pricing-app';
 
 export interface PricingAppFixture {
@@ -56,4 +56,31 @@ export const resourceIn = (template: Template, construct: IConstruct): CfnResour
   const resource = resources[logicalIdOf(construct)];
   if (!resource) throw new Error(`no resource for ${construct.node.path}`);
   return resource;
+};
+
+/** The app synthesized once for a test file (before its tests, cleaned up after) with both templates. */
+export const synthesizedApp = (): {
+  readonly fixture: () => PricingAppFixture;
+  readonly stateful: () => Template;
+  readonly service: () => Template;
+} => {
+  let fixture: PricingAppFixture | undefined;
+  let templates: { stateful: Template; service: Template } | undefined;
+  beforeAll(() => {
+    fixture = pricingApp();
+    templates = {
+      stateful: TemplateOf.fromStack(fixture.stacks.stateful),
+      service: TemplateOf.fromStack(fixture.stacks.service),
+    };
+  });
+  afterAll(() => fixture?.cleanup());
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the app is synthesized before the tests run');
+    return value;
+  };
+  return {
+    fixture: () => ready(fixture),
+    stateful: () => ready(templates).stateful,
+    service: () => ready(templates).service,
+  };
 };

@@ -373,7 +373,11 @@ describe('webhook grants', () => {
     { functionId: 'deliver', writes: ['deliveries', 'endpoints'] },
     { functionId: 'sweeper', writes: ['deliveries', 'events'] },
     { functionId: 'replay', writes: ['deliveries', 'replays'] },
-    { functionId: 'admin', writes: ['catalog', 'events', 'idempotency', 'priceCache'] },
+    {
+      functionId: 'admin',
+      writes: ['catalog', 'changeRequests', 'events', 'idempotency', 'journal', 'priceCache'],
+    },
+    { functionId: 'rates', writes: ['catalog', 'changeRequests', 'events', 'journal', 'rateState'] },
   ] as const)('$functionId writes exactly the tables $writes', ({ functionId, writes }) => {
     expect(tablesWith(functionId, WRITES)).toEqual(writes.map((tableId) => `table:${tableId}`));
   });
@@ -417,8 +421,10 @@ describe('webhook grants', () => {
     },
     { functionId: 'sweeper', indexes: ['events/index/fanout-pending'] },
     { functionId: 'replay', indexes: ['events/index/by-day'] },
+    { functionId: 'admin', indexes: ['changeRequests/index/by-created'] },
+    { functionId: 'rates', indexes: ['changeRequests/index/by-created'] },
     ...allFunctions
-      .filter((functionId) => !['webhooks', 'sweeper', 'replay'].includes(functionId))
+      .filter((functionId) => !['webhooks', 'sweeper', 'replay', 'admin', 'rates'].includes(functionId))
       .map((functionId) => ({ functionId, indexes: [] as string[] })),
   ] as { functionId: FunctionId; indexes: string[] }[])(
     '$functionId queries exactly the indexes $indexes',
@@ -548,6 +554,7 @@ describe('webhookAllowedCidrs', () => {
       tables: data.tables,
       keys: data.keys,
       buckets: data.buckets,
+      bucketWriters: data.bucketWriters,
       webhookAllowedCidrs,
     });
   };

@@ -18,7 +18,8 @@ import { verifySignatureHeader } from '../../functions/domain/webhooks/signature
 import { newId } from '../../functions/shared/ids';
 import { NO_VERSIONS, outboxItemOf } from '../../functions/usecases/webhooks/events';
 import { sweepOutbox } from '../../functions/usecases/webhooks/fanout';
-import { demoCatalog } from '../support/demo-stack';
+import { approveByReviewers, TEST_REVIEWERS, testAdmins } from '../support/change-requests';
+import { demoCatalogWithoutRatePolicy } from '../support/demo-stack';
 import { engineClients, eventually, provisionIsolated, silentLogger } from '../support/engines';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/webhook-receiver';
 
@@ -37,6 +38,7 @@ const start = async (options: Partial<Parameters<typeof startLocalStack>[0]> = {
     port: 0,
     apiKey: API_KEY,
     adminToken: ADMIN,
+    admins: testAdmins(ADMIN),
     logLevel: 'SILENT',
     streamPollIntervalMs: 50,
     ...options,
@@ -67,13 +69,13 @@ const receiver = async () => {
 
 describe('catalog change events', () => {
   it('an import that changes prices, rates, taxes and promotions delivers each catalog event with its versions', async () => {
-    const stack = await start({ seedCatalog: demoCatalog() });
+    const stack = await start({ seedCatalog: demoCatalogWithoutRatePolicy() });
     const admin = adminCall(stack);
     const target = await receiver();
     const created = await admin('POST', '/webhooks/endpoints', { url: target.baseUrl, topics: ['catalog'] });
     const secret = created.body.secret as string;
 
-    const changed = demoCatalog() as unknown as {
+    const changed = demoCatalogWithoutRatePolicy() as unknown as {
       pricelists: { items: { base_price: string }[] }[];
       fx_rates: { rates: { rate: string }[] };
       tax_rules: { rates: Record<string, { rate: string }[]> }[];
@@ -87,9 +89,25 @@ describe('catalog change events', () => {
     if (firstTax) firstTax.rate = '0.2';
     const firstPromotion = changed.promotions[0];
     if (firstPromotion) firstPromotion.percent = '12';
-    const imported = await admin('POST', '/admin/catalog/import', changed);
-    expect(imported.status).toBe(201);
-    const versions = imported.body.versions as Record<string, unknown>;
+    const opened = await admin('POST', '/admin/catalog/import', changed);
+    expect(opened.status).toBe(202);
+    const approve = (token: string) =>
+      fetch(`${stack.url}/admin/change-requests/${String(opened.body.cr_id)}/approve`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ acknowledge: ['price_move', 'rate_move', 'tax_rate_change'] }),
+      });
+    expect((await approve(TEST_REVIEWERS[0]?.token ?? '')).status).toBe(200);
+    // Nothing is published (and no event sent) before the second approval.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.requests).toHaveLength(0);
+    const approved = await approve(TEST_REVIEWERS[1]?.token ?? '');
+    expect(approved.status).toBe(200);
+    const published = (await approved.json()) as {
+      publication: { versions: Record<string, unknown>; effective_from: string };
+    };
+    const imported = { traceId: approved.headers.get('x-trace-id'), body: published.publication };
+    const versions = published.publication.versions;
 
     const requests = await eventually(async () =>
       target.requests.length >= 4 ? target.requests : undefined,
@@ -145,7 +163,9 @@ describe('catalog change events', () => {
 
     // Importing the same catalog again changes nothing and produces no event.
     const again = await admin('POST', '/admin/catalog/import', changed);
-    expect(again.body.changed).toEqual([]);
+    expect(again.body.summary).toMatchObject({ sections_changed: [], prices_changed: 0 });
+    const republished = await approveByReviewers(stack.url, again.body);
+    expect((republished.body.publication as { versions: unknown }).versions).toEqual(versions);
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(target.requests).toHaveLength(4);
   });
@@ -286,7 +306,7 @@ describe('egress guard in the pipeline', () => {
 
 describe('partner resync routes', () => {
   it("serve a partner its own endpoint's events and the catalog in force at a time, with its partner key only", async () => {
-    const stack = await start({ seedCatalog: demoCatalog() });
+    const stack = await start({ seedCatalog: demoCatalogWithoutRatePolicy() });
     const admin = adminCall(stack);
     const mine = await receiver();
     const theirs = await receiver();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
+import { testAdmins } from './change-requests';
 
 /** The demo catalog `npm start` publishes. */
 export const demoCatalog = (): CatalogDocument =>
@@ -10,21 +11,37 @@ export const demoCatalog = (): CatalogDocument =>
     readFileSync(path.resolve(import.meta.dirname, '../../catalog/demo-catalog.json'), 'utf8'),
   ) as CatalogDocument;
 
+/** The demo catalog without its rate policy: rates stay as published (nothing ticks, nothing goes stale). */
+export const demoCatalogWithoutRatePolicy = (): CatalogDocument => {
+  const { rate_policy: _policy, ...document } = demoCatalog();
+  return document;
+};
+
 /**
- * An in-memory local stack with the demo catalog published, for tests that drive it over HTTP. These tests send
+ * An in-memory local stack with the demo catalog published (without its rate policy unless asked: tests that
+ * are not about FX ingestion want rates that neither move nor go stale), for tests that drive it over HTTP. These tests send
  * hundreds of requests a second from one key, so the rate limit is lifted (the limit has tests of its own).
  */
 export const startDemoStack = (credentials: {
   readonly apiKey: string;
   readonly adminToken: string;
   readonly clock?: Clock;
+  /** Publish the demo catalog with its rate policy (FX ingestion ticks, rates can go stale). */
+  readonly ratePolicy?: boolean;
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly ratesIntervalMs?: number;
+  readonly streamPollIntervalMs?: number;
 }): Promise<LocalStack> =>
   startLocalStack({
     port: 0,
     apiKey: credentials.apiKey,
     adminToken: credentials.adminToken,
+    admins: testAdmins(credentials.adminToken),
     logLevel: 'SILENT',
     ...(credentials.clock ? { clock: credentials.clock } : {}),
-    seedCatalog: demoCatalog(),
+    seedCatalog: credentials.ratePolicy ? demoCatalog() : demoCatalogWithoutRatePolicy(),
+    ...(credentials.environment ? { environment: credentials.environment } : {}),
+    ...(credentials.ratesIntervalMs ? { ratesIntervalMs: credentials.ratesIntervalMs } : {}),
+    ...(credentials.streamPollIntervalMs ? { streamPollIntervalMs: credentials.streamPollIntervalMs } : {}),
     rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
   });

@@ -1,5 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { secretBytes } from '../../functions/domain/webhooks/secret';
+import { verifySignatureHeader } from '../../functions/domain/webhooks/signature';
 
 /** One request as the receiver saw it: raw body bytes and headers, when it arrived. */
 export interface ReceivedRequest {
@@ -96,3 +98,14 @@ export const startReceiver = async (
   (receiver as { baseUrl: string }).baseUrl = `http://127.0.0.1:${port}/webhooks/v1`;
   return receiver;
 };
+
+/** Whether a received delivery carries a valid signature by one of the endpoint's `whsec_…` secrets. */
+export const signedBy = (request: ReceivedRequest, ...secrets: string[]): boolean =>
+  verifySignatureHeader({
+    header: String(request.headers['x-signature']),
+    secrets: secrets.map(secretBytes),
+    timestamp: String(request.headers['x-timestamp']),
+    method: 'POST',
+    path: request.path,
+    body: request.body,
+  });

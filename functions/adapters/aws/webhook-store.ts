@@ -33,10 +33,10 @@ export class InvalidCursorError extends Error {
   }
 }
 
-const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
+export const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
   key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
 
-const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined => {
+export const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined => {
   if (cursor === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

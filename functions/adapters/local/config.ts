@@ -13,11 +13,25 @@ export interface LocalConfig {
   /** `undefined` when `IN_MEMORY=true`: nothing is written to disk and everything is gone at stop. */
   readonly dataDir: string | undefined;
   readonly apiKey: string;
+  /** The token of the operator `admin` (ADMIN_TOKEN); the CLIs use it by default. */
   readonly adminToken: string;
+  /**
+   * Every local operator identity with its bearer token, `admin` first: standing in for IAM principals, so
+   * four-eyes approvals can be tried locally (two operators other than a change's author approve it).
+   */
+  readonly admins: readonly LocalAdmin[];
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /** Where each credential came from, for the start banner. */
   readonly generated: { readonly apiKey: boolean; readonly adminToken: boolean };
 }
+
+export interface LocalAdmin {
+  readonly name: string;
+  readonly token: string;
+}
+
+/** Operators generated besides `admin` when ADMIN_TOKENS is not set: reviewers for four-eyes approvals. */
+export const DEFAULT_REVIEWERS = ['alice', 'bob'] as const;
 
 export class ConfigurationError extends Error {
   constructor(message: string) {
@@ -26,13 +40,28 @@ export class ConfigurationError extends Error {
   }
 }
 
-const credentialsSchema = z.object({ api_key: z.string().min(16), admin_token: z.string().min(16) });
+const credentialsSchema = z.object({
+  api_key: z.string().min(16),
+  admin_token: z.string().min(16),
+  /** Reviewers' tokens by name (added on first start of this version when missing). */
+  admin_tokens: z.record(z.string(), z.string().min(16)).optional(),
+});
+
+const reviewerTokens = (): Record<string, string> =>
+  Object.fromEntries(DEFAULT_REVIEWERS.map((name) => [name, secret('adm_local')]));
 
 const secret = (prefix: string): string => `${prefix}_${randomBytes(24).toString('base64url')}`;
 
 /** Credentials generated on first start and kept in the data directory (mode 0600) for the next ones. */
 const storedCredentials = (dataDir: string | undefined) => {
-  if (!dataDir) return { api_key: secret('key_local'), admin_token: secret('adm_local'), created: true };
+  if (!dataDir) {
+    return {
+      api_key: secret('key_local'),
+      admin_token: secret('adm_local'),
+      admin_tokens: reviewerTokens(),
+      created: true,
+    };
+  }
   const file = path.join(dataDir, CREDENTIALS_FILE);
   if (existsSync(file)) {
     let content: unknown;
@@ -45,17 +74,54 @@ const storedCredentials = (dataDir: string | undefined) => {
     if (!parsed.success) {
       throw new ConfigurationError(`${file} is not a valid credentials file; remove it to regenerate`);
     }
-    return { ...parsed.data, created: false };
+    if (parsed.data.admin_tokens)
+      return { ...parsed.data, admin_tokens: parsed.data.admin_tokens, created: false };
+    const upgraded = { ...parsed.data, admin_tokens: reviewerTokens() };
+    writeFileSync(file, `${JSON.stringify(upgraded, null, 2)}\n`, { mode: 0o600 });
+    return { ...upgraded, created: false };
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const fresh = { api_key: secret('key_local'), admin_token: secret('adm_local') };
+  const fresh = {
+    api_key: secret('key_local'),
+    admin_token: secret('adm_local'),
+    admin_tokens: reviewerTokens(),
+  };
   writeFileSync(file, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
   return { ...fresh, created: true };
 };
 
 const truthy = (value: string | undefined): boolean => value !== undefined && /^(1|true|yes)$/i.test(value);
 
-/** Local stack configuration from the environment: PORT, HOST, DATA_DIR, IN_MEMORY, API_KEY, ADMIN_TOKEN, LOG_LEVEL. */
+const IDENTITY = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** `ADMIN_TOKENS=name:token,…`: operator identities besides `admin`, each with its own bearer token. */
+const parseAdminTokens = (value: string): LocalAdmin[] => {
+  const admins = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0)
+    .map((entry) => {
+      const separator = entry.indexOf(':');
+      const name = separator > 0 ? entry.slice(0, separator) : '';
+      const token = separator > 0 ? entry.slice(separator + 1) : '';
+      if (!IDENTITY.test(name)) {
+        throw new ConfigurationError(
+          'ADMIN_TOKENS is name:token,… with names of letters, digits, _ . - (1–64 characters)',
+        );
+      }
+      if (token.length < 16)
+        throw new ConfigurationError(`ADMIN_TOKENS: the token of ${name} must be at least 16 characters`);
+      return { name, token };
+    });
+  const names = new Set(admins.map((admin) => admin.name));
+  if (names.size !== admins.length) throw new ConfigurationError('ADMIN_TOKENS names an operator twice');
+  return admins;
+};
+
+/**
+ * Local stack configuration from the environment: PORT, HOST, DATA_DIR, IN_MEMORY, API_KEY, ADMIN_TOKEN,
+ * ADMIN_TOKENS, LOG_LEVEL.
+ */
 export const loadLocalConfig = (
   env: Readonly<Record<string, string | undefined>>,
   cwd: string,
@@ -78,12 +144,24 @@ export const loadLocalConfig = (
       throw new ConfigurationError(`${name} must be at least 16 characters`);
     }
   }
+  const adminToken = env.ADMIN_TOKEN || stored.admin_token;
+  const others = env.ADMIN_TOKENS
+    ? parseAdminTokens(env.ADMIN_TOKENS)
+    : Object.entries(stored.admin_tokens).map(([name, token]) => ({ name, token }));
+  if (others.some((admin) => admin.name === 'admin')) {
+    throw new ConfigurationError('ADMIN_TOKENS cannot name "admin": its token is ADMIN_TOKEN');
+  }
+  const admins = [{ name: 'admin', token: adminToken }, ...others];
+  if (new Set(admins.map((admin) => admin.token)).size !== admins.length) {
+    throw new ConfigurationError('two operators have the same token: each identity needs its own');
+  }
   return {
     port,
     host: env.HOST || '127.0.0.1',
     dataDir,
     apiKey: env.API_KEY || stored.api_key,
-    adminToken: env.ADMIN_TOKEN || stored.admin_token,
+    adminToken,
+    admins,
     logLevel: logLevel as LocalConfig['logLevel'],
     generated: { apiKey: !env.API_KEY && stored.created, adminToken: !env.ADMIN_TOKEN && stored.created },
   };

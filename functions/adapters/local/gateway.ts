@@ -36,8 +36,13 @@ export interface GatewayOptions {
   readonly functions: Readonly<Partial<Record<FunctionId, HttpFunctionPool>>>;
   /** Catalog callers' key (`x-api-key`), API Gateway's usage-plan key in AWS. */
   readonly apiKey: string;
-  /** Operators' bearer token, standing in for IAM SigV4 locally. */
+  /** The bearer token of the operator `admin`, standing in for IAM SigV4 locally. */
   readonly adminToken: string;
+  /**
+   * Every operator identity with its token (default: only `admin` with `adminToken`). The identity of the token
+   * presented goes into `requestContext.identity.userArn`, where API Gateway puts the IAM principal.
+   */
+  readonly admins?: readonly { readonly name: string; readonly token: string }[];
   readonly routes?: readonly RouteDefinition[];
   readonly onError?: (error: unknown) => void;
   /** Per-API-key limit on `api_key` routes, the usage plan's throttle in AWS. @default CATALOG_RATE_LIMIT */
@@ -183,29 +188,39 @@ const firstHeader = (request: IncomingMessage, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value;
 };
 
-/** API Gateway's checks before the integration runs: the API key or the admin identity. */
+/**
+ * API Gateway's checks before the integration runs: the API key or the admin identity. Returns the refusal, or
+ * the operator's identity on an admin route.
+ */
 const authorize = (
   route: RouteDefinition,
   request: IncomingMessage,
   options: GatewayOptions,
   traceId: string,
-) => {
+): { readonly refused: APIGatewayProxyResult } | { readonly operator?: string } => {
   // Partner routes authenticate in the function (the partner key of an endpoint), as in AWS.
-  if (route.auth === 'none' || route.auth === 'partner') return undefined;
+  if (route.auth === 'none' || route.auth === 'partner') return {};
   const givenKey = firstHeader(request, 'x-api-key');
   if (route.auth === 'api_key') {
-    if (sameSecret(givenKey, options.apiKey)) return undefined;
-    return refusal('unauthorized', 'a valid API key is required in x-api-key', traceId);
+    if (sameSecret(givenKey, options.apiKey)) return {};
+    return { refused: refusal('unauthorized', 'a valid API key is required in x-api-key', traceId) };
   }
   const authorization = request.headers.authorization ?? '';
   const bearer = authorization.match(/^Bearer\s+(.+)$/i)?.[1];
-  if (sameSecret(bearer, options.adminToken)) return undefined;
+  const admins = options.admins ?? [{ name: 'admin', token: options.adminToken }];
+  // Compare with every token (no early exit), so timing does not tell which identity was close.
+  const matched = admins.filter((admin) => sameSecret(bearer, admin.token));
+  if (matched[0]) return { operator: matched[0].name };
   if (bearer === undefined && sameSecret(givenKey, options.apiKey)) {
-    return refusal('forbidden', 'this route needs operator credentials, not a catalog API key', traceId);
+    return {
+      refused: refusal('forbidden', 'this route needs operator credentials, not a catalog API key', traceId),
+    };
   }
-  return refusal('unauthorized', 'operator credentials are required', traceId, {
-    'WWW-Authenticate': 'Bearer realm="admin"',
-  });
+  return {
+    refused: refusal('unauthorized', 'operator credentials are required', traceId, {
+      'WWW-Authenticate': 'Bearer realm="admin"',
+    }),
+  };
 };
 
 /**
@@ -240,10 +255,10 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
         }),
       );
     }
-    const denied = authorize(match.route, request, options, traceId);
-    if (denied) {
+    const authorized = authorize(match.route, request, options, traceId);
+    if ('refused' in authorized) {
       request.resume();
-      return writeProxyResult(response, denied);
+      return writeProxyResult(response, authorized.refused);
     }
     if (match.route.auth === 'api_key') {
       const taken = buckets.take(firstHeader(request, 'x-api-key') ?? '');
@@ -274,6 +289,7 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
     if (!pool)
       return writeProxyResult(response, refusal('not_found', `no function serves ${url.pathname}`, traceId));
     const event = toProxyEvent(request, url, body, match.route, match.pathParameters);
+    if (authorized.operator) event.requestContext.identity.userArn = authorized.operator;
     try {
       writeProxyResult(response, await pool.invoke(event));
     } catch (error) {

@@ -4,14 +4,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { changeRequestDependencies, guardrailsFromEnv } from '../../composition/change-requests';
 import type { ServiceDependencies, ServiceTableId } from '../../composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../composition/functions';
+import { JOURNAL_LOG_ID, journalSlicing } from '../../composition/journal';
+import { fxTickSecondsFromEnv } from '../../composition/rates';
 import { LOCAL_EGRESS, webhookDependencies } from '../../composition/webhooks';
 import {
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
   FUNCTIONS,
   type FunctionId,
+  RATES_RATE_MINUTES,
   type RateLimit,
   SWEEPER_RATE_MINUTES,
   TABLES,
@@ -19,16 +23,21 @@ import {
   type TableId,
 } from '../../definitions';
 import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
+import type { RatesRunReport } from '../../handlers/rates';
 import type { Clock } from '../../ports/clock';
 import type { HealthProbe } from '../../ports/health';
 import { systemClock } from '../../shared/clock';
 import { createLogger, type LoggerOptions } from '../../shared/logger';
-import { importCatalog } from '../../usecases/catalog/import';
+import { Journal } from '../../usecases/audit/journal';
+import { publishSeedCatalog } from '../../usecases/change-requests/bootstrap';
 import type { WebhookSettings } from '../../usecases/webhooks/context';
 import { DynamoCatalogRepository } from '../aws/catalog-repository';
+import { DynamoChangeRequestStore } from '../aws/change-request-store';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
+import { DynamoJournalStore, S3JournalMirror } from '../aws/journal-store';
 import { DynamoPriceCacheStore } from '../aws/price-cache-store';
+import { DynamoRateStateStore } from '../aws/rate-state-store';
 import { SqsMessageQueue } from '../aws/sqs-queue';
 import type { EgressPolicy } from '../http/guarded-http-client';
 import { type ProvisionedResources, provisionResources } from './bootstrap';
@@ -51,6 +60,8 @@ export interface LocalStackOptions {
   readonly dataDir?: string;
   readonly apiKey: string;
   readonly adminToken: string;
+  /** Operator identities and their tokens (default: only `admin` with `adminToken`). */
+  readonly admins?: readonly { readonly name: string; readonly token: string }[];
   readonly logLevel?: LoggerOptions['logLevel'];
   readonly clock?: Clock;
   /** How often due schedules are dispatched. Default 250 ms. */
@@ -61,6 +72,10 @@ export interface LocalStackOptions {
   readonly rateLimit?: RateLimit;
   /** A catalog document published when the data directory has none yet (the demo catalog for `npm start`). */
   readonly seedCatalog?: unknown;
+  /** How often the `rates` function runs (default: `FX_TICK_SECONDS`, else every minute as in AWS). */
+  readonly ratesIntervalMs?: number;
+  /** Settings read from the environment in AWS (guardrails, journal slices, rate ingestion). */
+  readonly environment?: Readonly<Record<string, string | undefined>>;
   /** Progress lines while starting and stopping. */
   readonly progress?: (line: string) => void;
   /** Webhook delivery: egress (default loopback over http allowed), retry policy and lifetimes, sweeper period. */
@@ -168,6 +183,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const dispatcher = new ScheduleDispatcher(scheduler, queue, stackLogger, options.schedulerIntervalMs);
 
     const pollers: { healthy: boolean; start(): void; stop(): Promise<void> }[] = [];
+    const fxTick = fxTickSecondsFromEnv(options.environment ?? {});
     const serviceTableNames = Object.fromEntries(
       (Object.entries(TABLES) as [TableId, TableDefinition][])
         .filter(([, table]) => table.scope === 'service')
@@ -200,6 +216,22 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         ...(options.webhooks?.settings ? { settings: options.webhooks.settings } : {}),
       }),
       priceCacheStore: new DynamoPriceCacheStore(clients.documents, serviceTableNames.priceCache),
+      changeRequests: new DynamoChangeRequestStore(clients.documents, serviceTableNames.changeRequests),
+      guardrails: guardrailsFromEnv(options.environment ?? {}),
+      rates: {
+        state: new DynamoRateStateStore(clients.documents, serviceTableNames.rateState),
+        ...(fxTick ? { intervalOverrideSeconds: fxTick } : {}),
+        simulatedStepSeconds: fxTick ?? 60,
+        simulated: {},
+      },
+      journal: new Journal({
+        store: new DynamoJournalStore(clients.documents, serviceTableNames.journal),
+        mirror: new S3JournalMirror(clients.s3, resources.bucketNames.journal),
+        signer: keys.receiptSigner,
+        clock,
+        logId: JOURNAL_LOG_ID,
+        ...journalSlicing(options.environment ?? {}),
+      }),
       healthProbes: [
         dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
         sqsProbe(clients.sqs, resources.queueUrls.delivery),
@@ -225,6 +257,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       ),
     };
     const sweeperPool = pool<unknown, { swept: number }>('sweeper', () => FUNCTION_FACTORIES.sweeper(deps));
+    const ratesPool = pool<unknown, RatesRunReport>('rates', () => FUNCTION_FACTORIES.rates(deps));
     const fanoutPool = pool<
       DynamoDBStreamEvent,
       Awaited<ReturnType<ReturnType<typeof FUNCTION_FACTORIES.fanout>>>
@@ -284,13 +317,39 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     sweeper.start();
     stopStack.push(sweeper);
 
+    // FX ingestion, journal slices and unfinished approved changes (EventBridge Scheduler's rate in AWS): once
+    // now, so governed rates are fresh before the first request, then every FX_TICK_SECONDS (default a minute).
+    const runRates = async () => {
+      const report = await ratesPool.invoke({});
+      if (report.ingestion?.fx_version) progress(`published ${report.ingestion.fx_version} (rate ingestion)`);
+    };
+    const rates = new IntervalTask(
+      runRates,
+      options.ratesIntervalMs ?? (fxTick ?? RATES_RATE_MINUTES * 60) * 1000,
+      (error) => stackLogger.error('rates run failed', { error: error as Error }),
+    );
+
     if (options.seedCatalog !== undefined && !(await deps.catalogRepository.current())) {
-      const seeded = await importCatalog({ repository: deps.catalogRepository, clock }, options.seedCatalog);
+      const seeded = await publishSeedCatalog(
+        changeRequestDependencies(deps),
+        options.seedCatalog,
+        'the demo catalog, published on an empty data directory',
+      );
+      // Seal the history from version 1: the first signed tree head covers the seed's release.
+      await deps.journal.closeSliceIfDue({ force: true });
+      const versions = seeded.publication?.versions;
       progress(
-        `published the demo catalog: pricelist_version ${seeded.versions.pricelist_version}, ` +
-          `${seeded.versions.fx_version}, tax_rule_version ${seeded.versions.tax_rule_version}`,
+        `published the demo catalog through ${seeded.cr_id} (approved by the built-in local operators): ` +
+          `pricelist_version ${versions?.pricelist_version}, ${versions?.fx_version}, ` +
+          `tax_rule_version ${versions?.tax_rule_version}`,
       );
     }
+
+    await runRates().catch((error: unknown) =>
+      stackLogger.error('rates run failed', { error: error as Error }),
+    );
+    rates.start();
+    stopStack.push(rates);
 
     const gateway = await startGateway({
       host,
@@ -298,6 +357,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       functions: httpPools,
       apiKey: options.apiKey,
       adminToken: options.adminToken,
+      ...(options.admins ? { admins: options.admins } : {}),
       clock,
       ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       onError: (error) => stackLogger.error('gateway error', { error: error as Error }),

@@ -1,8 +1,10 @@
 import { InvalidCursorError } from '../../adapters/aws/webhook-store';
 import { PricingError } from '../../domain/pricing/errors';
+import { EntryNotSealedError, JournalNotFoundError, JournalRangeError } from '../../usecases/audit/journal';
 import { CatalogConflictError } from '../../usecases/catalog/import';
 import { CatalogNotFoundError } from '../../usecases/catalog/reader';
 import { CatalogValidationError } from '../../usecases/catalog/validate';
+import { ChangeRequestError } from '../../usecases/change-requests/change-requests';
 import { CheckoutError } from '../../usecases/checkout/checkout';
 import { EndpointNotFoundError } from '../../usecases/webhooks/endpoints';
 import { EventRefusedError } from '../../usecases/webhooks/events';
@@ -26,7 +28,10 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
     if (error.code === 'invalid_request') return new HttpError('invalid_request', error.message);
     if (error.code === 'not_sellable')
       return new HttpError('invalid_state', error.message, { details: { rule: error.rule } });
-    return new HttpError('currency_not_available', error.message, { details: { rule: error.rule } });
+    return new HttpError('currency_not_available', error.message, {
+      // A stale rate (rule 10) also names its reason, as the API documents it.
+      details: { rule: error.rule, ...(error.rule === 'stale_rate' ? { reason: 'stale_rate' } : {}) },
+    });
   }
   if (error instanceof CatalogNotFoundError) return new HttpError('not_found', error.message);
   if (error instanceof CheckoutError)
@@ -38,6 +43,24 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
   if (error instanceof PartnerUnauthorizedError) return new HttpError('unauthorized', error.message);
   if (error instanceof InvalidListingError || error instanceof InvalidCursorError)
     return new HttpError('invalid_request', error.message);
+  if (error instanceof ChangeRequestError) {
+    const code =
+      error.code === 'author_cannot_approve'
+        ? 'forbidden'
+        : error.code === 'not_pending'
+          ? 'conflict'
+          : error.code === 'guardrails_not_acknowledged'
+            ? 'invalid_state'
+            : 'not_found';
+    return new HttpError(code, error.message, error.details ? { details: error.details } : {});
+  }
+  if (error instanceof EntryNotSealedError) {
+    return new HttpError('conflict', error.message, {
+      details: { index: error.index, sealed_size: error.sealedSize },
+    });
+  }
+  if (error instanceof JournalNotFoundError) return new HttpError('not_found', error.message);
+  if (error instanceof JournalRangeError) return new HttpError('invalid_request', error.message);
   if (error instanceof CatalogConflictError) {
     return new HttpError('request_in_progress', error.message, { retryAfterSeconds: 1 });
   }

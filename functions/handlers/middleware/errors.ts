@@ -6,6 +6,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   quote_expired: 409,
+  conflict: 409,
   request_in_progress: 409,
   payload_too_large: 413,
   request_header_fields_too_large: 431,

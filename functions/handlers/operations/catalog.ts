@@ -7,7 +7,6 @@ import { exportQuerySchema, priceQuerySchema } from '../../schemas/catalog-api';
 import { currencyCode, identifier, regionCode } from '../../schemas/catalog-document';
 import { limitsQuerySchema } from '../../schemas/checkout';
 import { exportCatalog } from '../../usecases/catalog/export';
-import { importCatalog } from '../../usecases/catalog/import';
 import { limitsOf } from '../../usecases/catalog/limits';
 import {
   CACHE_TAGS,
@@ -95,15 +94,6 @@ export const warmCacheOperation =
     const { release } = await reader.current({ fresh: true });
     const result = await warmPriceCache({ cache, release, at: clock.now() }, body, cache.ttlOverrides);
     return { statusCode: 200, body: result };
-  };
-
-/** `POST /admin/catalog/import`: everything is validated first; publication is all or nothing. */
-export const importCatalogOperation =
-  (repository: CatalogRepository, clock: Clock): Operation =>
-  async ({ event, traceId }) => {
-    const document = parseJsonBody(z.unknown(), event.body, event.isBase64Encoded);
-    const result = await importCatalog({ repository, clock, traceId }, document);
-    return { statusCode: 201, body: result };
   };
 
 /** `GET /admin/catalog/export`: the release in force (or of a revision), in the import format. */

@@ -41,37 +41,62 @@ const MAX_ATTEMPTS = 10;
 const backoff = (attempt: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, (20 + Math.floor(Math.random() * 40)) * (attempt + 1)));
 
+/** The publication in force at the pointer and its parts, as a change is planned against it. */
+export interface CurrentCatalog {
+  readonly publication: Publication;
+  readonly parts: Readonly<Record<CatalogPartKind, StoredPart>>;
+}
+
 /**
- * The one write path of the catalog: validate everything first (every problem with its JSON path), write the
- * changed parts as new immutable versions, then make them current with one conditional pointer write. A
- * concurrent publication makes the pointer write fail; the import then starts over from what is current.
+ * What a change puts in force, planned against what is current (re-planned after losing a race): new content
+ * per part; parts left out keep the version in force. Throwing stops the publication.
  */
-export const importCatalog = async (
-  deps: {
-    readonly repository: CatalogRepository;
-    readonly clock: Clock;
-    /** Carried by the catalog events (C11); a fresh one when the change has no request behind it. */
-    readonly traceId?: string;
-    /** TTL of the events' bodies. */
-    readonly bodyTtlDays?: number;
+export type ChangePlan = (current: CurrentCatalog | undefined) => Partial<Record<CatalogPartKind, unknown>>;
+
+export interface PublishDependencies {
+  readonly repository: CatalogRepository;
+  readonly clock: Clock;
+  /** Carried by the catalog events (C11); a fresh one when the change has no request behind it. */
+  readonly traceId?: string;
+  /** TTL of the events' bodies. */
+  readonly bodyTtlDays?: number;
+}
+
+/**
+ * The one write path of the catalog: write the changed parts as new immutable versions, then make them current
+ * with one conditional pointer write (with the catalog events in the same transaction). A concurrent publication
+ * makes the pointer write fail; the change is then planned again against what is current.
+ */
+export const publishCatalogChange = async (
+  deps: PublishDependencies,
+  request: {
+    readonly plan: ChangePlan;
+    /** In force from; absent: now. Given, a publication happens even when no part changes. */
+    readonly effectiveFrom?: string;
+    /** The change request behind the publication, recorded on it. */
+    readonly changeRequestId?: string;
+    /** Publish nothing when no part changes, even with `effectiveFrom` (automatic rate ticks). */
+    readonly skipUnchanged?: boolean;
   },
-  input: unknown,
 ): Promise<ImportResult> => {
-  const document = validateCatalogDocument(input);
-  const parts = splitDocument(document);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     if (attempt > 0) await backoff(attempt);
-    const current = await deps.repository.current();
+    const current = await currentCatalog(deps.repository);
+    const planned = request.plan(current);
     const now = deps.clock.now().toISOString();
-    const effectiveFrom = document.effective_from ?? now;
+    const effectiveFrom = request.effectiveFrom ?? now;
     const newParts: StoredPart[] = [];
     const versions = { commercial: 0, fx: 0, tax: 0 } as Record<CatalogPartKind, number>;
     const previous: Partial<Record<CatalogPartKind, unknown>> = {};
     for (const kind of CATALOG_PART_KINDS) {
-      const content = parts[kind];
+      const currentPart = current?.parts[kind];
+      const content = kind in planned ? planned[kind] : undefined;
+      if (content === undefined) {
+        if (!currentPart) throw new Error(`the first publication needs every part (${kind} is missing)`);
+        versions[kind] = currentPart.version;
+        continue;
+      }
       const hash = contentHash(content);
-      const currentVersion = current?.versions[kind];
-      const currentPart = currentVersion ? await deps.repository.part(kind, currentVersion) : undefined;
       if (currentPart && currentPart.content_sha256 === hash) {
         versions[kind] = currentPart.version;
         continue;
@@ -81,23 +106,24 @@ export const importCatalog = async (
       versions[kind] = version;
       newParts.push({ kind, version, effective_from: effectiveFrom, content_sha256: hash, content });
     }
-    if (current && newParts.length === 0 && document.effective_from === undefined) {
-      // Nothing changed: the import is a no-op and reports what is in force.
+    if (current && newParts.length === 0 && (request.effectiveFrom === undefined || request.skipUnchanged)) {
+      // Nothing changed: the change is a no-op and reports what is in force.
       return {
-        revision: current.revision,
-        versions: partVersionNames(current.versions),
-        effective_from: current.effective_from,
+        revision: current.publication.revision,
+        versions: partVersionNames(current.publication.versions),
+        effective_from: current.publication.effective_from,
         changed: [],
       };
     }
     const publication: Publication = {
-      revision: (current?.revision ?? 0) + 1,
+      revision: (current?.publication.revision ?? 0) + 1,
       versions,
       effective_from: effectiveFrom,
       published_at: now,
+      ...(request.changeRequestId ? { change_request_id: request.changeRequestId } : {}),
     };
     const outcome = await deps.repository.publish({
-      expectedRevision: current?.revision ?? 0,
+      expectedRevision: current?.publication.revision ?? 0,
       newParts,
       publication,
       events: catalogEvents(publication, newParts, previous, {
@@ -116,6 +142,36 @@ export const importCatalog = async (
     }
   }
   throw new CatalogConflictError();
+};
+
+/** The publication at the pointer with its parts, or `undefined` before the first one. */
+export const currentCatalog = async (repository: CatalogRepository): Promise<CurrentCatalog | undefined> => {
+  const publication = await repository.current();
+  if (!publication) return undefined;
+  const parts = await Promise.all(
+    CATALOG_PART_KINDS.map(async (kind) => {
+      const part = await repository.part(kind, publication.versions[kind]);
+      if (!part)
+        throw new Error(
+          `part ${kind} v${publication.versions[kind]} of revision ${publication.revision} is missing`,
+        );
+      return [kind, part] as const;
+    }),
+  );
+  return { publication, parts: Object.fromEntries(parts) as Record<CatalogPartKind, StoredPart> };
+};
+
+/**
+ * A whole catalog document, validated first (every problem with its JSON path), published as new versions of
+ * the parts that changed. Only change requests call this (C23): no route writes catalog data directly.
+ */
+export const importCatalog = async (deps: PublishDependencies, input: unknown): Promise<ImportResult> => {
+  const document = validateCatalogDocument(input);
+  const parts = splitDocument(document);
+  return publishCatalogChange(deps, {
+    plan: () => parts,
+    ...(document.effective_from === undefined ? {} : { effectiveFrom: document.effective_from }),
+  });
 };
 
 const promotionsOf = (commercial: unknown): unknown =>

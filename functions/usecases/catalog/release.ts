@@ -4,7 +4,7 @@
  *
  * - `pricelist_version` pins the commercial catalog: settings, products, price lists, overrides, promotions,
  *   display rules, basket policies, fee schedules, availability and limits;
- * - `fx_version` pins the exchange rates (with markup rules) and the settlement rates;
+ * - `fx_version` pins the exchange rates (with markup rules), the settlement rates and the rate policy;
  * - `tax_rule_version` pins the tax rules.
  */
 import type { BasketPolicy, PricingCatalog, Promotion, ThresholdPromotion } from '../../domain/pricing/types';
@@ -24,7 +24,7 @@ export type CommercialPart = Pick<
   | 'availability'
   | 'limits'
 >;
-export type FxPart = Pick<CatalogDocument, 'fx_rates' | 'settlement_rates'>;
+export type FxPart = Pick<CatalogDocument, 'fx_rates' | 'settlement_rates' | 'rate_policy'>;
 export type TaxPart = Pick<CatalogDocument, 'tax_rules'>;
 
 export interface CatalogVersions {
@@ -70,10 +70,21 @@ export const versionsOf = (release: CatalogRelease): CatalogVersions =>
 export const splitDocument = (
   document: CatalogDocument,
 ): { commercial: CommercialPart; fx: FxPart; tax: TaxPart } => {
-  const { effective_from: _ignored, fx_rates, settlement_rates, tax_rules, ...commercial } = document;
+  const {
+    effective_from: _ignored,
+    fx_rates,
+    settlement_rates,
+    rate_policy,
+    tax_rules,
+    ...commercial
+  } = document;
   return {
     commercial,
-    fx: { fx_rates, ...(settlement_rates ? { settlement_rates } : {}) },
+    fx: {
+      fx_rates,
+      ...(settlement_rates ? { settlement_rates } : {}),
+      ...(rate_policy ? { rate_policy } : {}),
+    },
     tax: { tax_rules },
   };
 };

@@ -5,6 +5,7 @@ import { formatMinor, minorUnitsOf, toMinor } from '../../domain/money/currency'
 import { dec, ZERO } from '../../domain/money/decimal';
 import { roundBankers } from '../../domain/money/rounding';
 import { priceBasket } from '../../domain/pricing/basket';
+import { PricingError } from '../../domain/pricing/errors';
 import { FxTable, fxTableOf } from '../../domain/pricing/fx';
 import type { BasketPricing, BasketRequest, PricedLine } from '../../domain/pricing/types';
 import { canonicalBytes, type JsonObject, quoteDigest, receiptHash } from '../../domain/receipts/receipt';
@@ -14,6 +15,7 @@ import type { MacSigner, ReceiptSigner } from '../../ports/signing';
 import { LOCK_TTL_SECONDS, type QuoteRequest } from '../../schemas/checkout';
 import type { CatalogReader } from '../catalog/reader';
 import { type CatalogRelease, feeScheduleAt, toPricingCatalog } from '../catalog/release';
+import { quoteRateFreshness } from '../rates/freshness';
 
 /** Quotes stay readable this long after their lock ends, so a late commit can still be answered. */
 export const QUOTE_RETENTION_AFTER_LOCK_SECONDS = 24 * 3600;
@@ -103,6 +105,16 @@ export class Checkout {
       toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: now }),
       basket,
     );
+    // Rule 10: a rate past its maximum age is refused; a stale one is used and the quote says so.
+    const freshness = quoteRateFreshness(release, basket.currency, now);
+    if (freshness?.refuse) {
+      throw new PricingError(
+        'currency_not_available',
+        'stale_rate',
+        `the ${freshness.pair} rate is ${freshness.age_seconds} s old, beyond its maximum age of ` +
+          `${freshness.max_age_seconds} s: quotes in ${basket.currency} resume when a fresh rate is published`,
+      );
+    }
     const lockTtl = request.lock_ttl ?? LOCK_TTL_SECONDS.default;
     const expiresAt = new Date(now.getTime() + lockTtl * 1000);
     const payload: JsonObject = {
@@ -114,6 +126,8 @@ export class Checkout {
       trace_id: traceId,
       basket: asJson(basket),
       ...pricingFields(pricing),
+      fx_stale: freshness?.stale ?? false,
+      ...(freshness ? { fx_age_seconds: freshness.age_seconds } : {}),
     };
     const signature = await macOf(this.deps.mac, payload);
     await this.deps.repository.saveQuote({

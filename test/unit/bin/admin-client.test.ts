@@ -8,10 +8,14 @@ import {
   AdminConfigurationError,
   type AdminIo,
   ApiUnreachableError,
+  adminToken,
   authMode,
   describeFailure,
+  localOperators,
+  operatorIdentity,
   regionFromHost,
   signingRegion,
+  UsageError,
 } from '../../../bin/admin-client';
 import { closedAfterEach } from '../support/servers';
 
@@ -160,6 +164,113 @@ describe('admin client, local stack (bearer token)', () => {
   ])('refuses to connect with %j', async (env, files, message) => {
     const connecting = AdminClient.connect(ioWith(env, files));
     await expect(connecting).rejects.toThrow(AdminConfigurationError);
+    await expect(connecting).rejects.toThrow(message);
+  });
+});
+
+describe('admin client, local operators (identity)', () => {
+  const credentials = {
+    '/data/credentials.json': JSON.stringify({
+      api_key: 'key_local_xxxxxxxxxxxxxxxx',
+      admin_token: 'adm_local_admin',
+      admin_tokens: { alice: 'adm_local_alice', bob: 'adm_local_bob' },
+    }),
+  };
+
+  it("takes an operator's own token from admin_tokens; admin is ADMIN_TOKEN when set, as in the stack", async () => {
+    const io = ioWith({ DATA_DIR: '/data', ADMIN_TOKEN: 'adm_given' }, credentials);
+    expect(await adminToken(io)).toBe('adm_given');
+    expect(await adminToken(io, 'alice')).toBe('adm_local_alice');
+    expect(await adminToken(io, 'bob')).toBe('adm_local_bob');
+    expect(await adminToken(io, 'admin')).toBe('adm_given');
+    expect(await adminToken(ioWith({ DATA_DIR: '/data' }, credentials), 'admin')).toBe('adm_local_admin');
+  });
+
+  it('takes the operators of ADMIN_TOKENS when set, as the local stack does', async () => {
+    const io = ioWith(
+      { DATA_DIR: '/data', ADMIN_TOKENS: ' carol:adm:carol:1 , dave:adm_dave,' },
+      credentials,
+    );
+    expect(await adminToken(io, 'carol')).toBe('adm:carol:1');
+    expect(await adminToken(io, 'dave')).toBe('adm_dave');
+    expect(await adminToken(io, 'admin')).toBe('adm_local_admin');
+    expect(await localOperators(io)).toEqual(['admin', 'carol', 'dave']);
+  });
+
+  it.each([
+    [
+      { DATA_DIR: '/data' },
+      'carol',
+      'unknown operator "carol": the local operators are admin, alice, bob (admin_tokens in /data/credentials.json)',
+    ],
+    [
+      { DATA_DIR: '/data', ADMIN_TOKENS: 'carol:adm_carol' },
+      'alice',
+      'unknown operator "alice": the local operators are admin, carol (ADMIN_TOKENS)',
+    ],
+    [{ DATA_DIR: '/data', ADMIN_TOKENS: 'carol' }, 'carol', 'ADMIN_TOKENS must be name:token,…'],
+    [{ DATA_DIR: '/data' }, 'constructor', 'unknown operator "constructor"'],
+    [{ DATA_DIR: '/data' }, '../x', '"../x" is not an operator name'],
+    [
+      { DATA_DIR: '/nowhere' },
+      'alice',
+      "acting as alice needs the local stack's /nowhere/credentials.json (no readable file): start the local stack",
+    ],
+  ])('refuses %j as %s', async (env, identity, message) => {
+    const token = adminToken(ioWith(env, credentials), identity);
+    await expect(token).rejects.toThrow(AdminConfigurationError);
+    await expect(token).rejects.toThrow(message);
+  });
+
+  it('says how to get reviewers from a credentials file written before them', async () => {
+    const io = ioWith(
+      { DATA_DIR: '/old' },
+      { '/old/credentials.json': '{"api_key":"key_local_xxxxxxxxxxxxxxxx","admin_token":"adm_old"}' },
+    );
+    await expect(adminToken(io, 'alice')).rejects.toThrow(
+      'unknown operator "alice": the local operators are admin (/old/credentials.json has no admin_tokens: ' +
+        "restart the local stack to generate the reviewers' tokens)",
+    );
+    expect(await adminToken(io, 'admin')).toBe('adm_old');
+    expect(await localOperators(io)).toEqual(['admin']);
+    expect(await localOperators(ioWith({}))).toEqual(['admin', 'alice', 'bob']);
+    expect(await localOperators(ioWith({ DATA_DIR: '/data' }, credentials))).toEqual([
+      'admin',
+      'alice',
+      'bob',
+    ]);
+  });
+
+  it('takes --as before ADMIN_AS', () => {
+    expect(operatorIdentity('alice', { ADMIN_AS: 'bob' })).toBe('alice');
+    expect(operatorIdentity(undefined, { ADMIN_AS: 'bob' })).toBe('bob');
+    expect(operatorIdentity(undefined, { ADMIN_AS: '' })).toBeUndefined();
+    expect(operatorIdentity(undefined, {})).toBeUndefined();
+  });
+
+  it('connects as the operator, sending its token', async () => {
+    const api = await startApi();
+    const client = await AdminClient.connect(
+      ioWith({ API_URL: api.url, DATA_DIR: '/data', ADMIN_TOKEN: 'adm_given' }, credentials),
+      { identity: 'alice' },
+    );
+    await client.post('/admin/change-requests/cr_x/approve', {});
+    expect(api.captured[0]?.headers.authorization).toBe('Bearer adm_local_alice');
+  });
+
+  it.each([
+    [{ API_AUTH: 'sigv4', AWS_REGION: 'eu-west-1' }, 'with SigV4 the operator is the IAM principal'],
+    [
+      { API_URL: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod' },
+      'is a deployed API: the operator is',
+    ],
+    [{ API_URL: 'https://pricing.example.com' }, 'https://pricing.example.com is a deployed API'],
+  ])('refuses an identity with SigV4 or a deployed API (%j), as a usage error', async (env, message) => {
+    const connecting = AdminClient.connect(ioWith({ DATA_DIR: '/data', ...env }, credentials), {
+      identity: 'alice',
+      credentials: CREDENTIALS,
+    });
+    await expect(connecting).rejects.toThrow(UsageError);
     await expect(connecting).rejects.toThrow(message);
   });
 });

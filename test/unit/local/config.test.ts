@@ -86,11 +86,14 @@ describe('loadLocalConfig: credentials', () => {
     const dataDir = config.dataDir ?? '';
     const file = credentialsFile(dataDir);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    const reviewers = Object.fromEntries(config.admins.slice(1).map((admin) => [admin.name, admin.token]));
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
       api_key: config.apiKey,
       admin_token: config.adminToken,
+      admin_tokens: reviewers,
     });
-    expect(config.apiKey).not.toBe(config.adminToken);
+    expect(Object.keys(reviewers)).toEqual(['alice', 'bob']);
+    expect(new Set([config.apiKey, ...config.admins.map((admin) => admin.token)]).size).toBe(4);
     expect(config.generated).toEqual({ apiKey: true, adminToken: true });
   });
 

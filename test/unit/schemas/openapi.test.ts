@@ -356,6 +356,7 @@ const realisticQuote = {
   region: 'DE',
   buyer_type: 'consumer',
   fx_version: 'fx-7',
+  fx_stale: false,
   pricelist_version: 3,
   tax_rule_version: 2,
   lock_ttl: 900,

@@ -1,0 +1,122 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { z } from 'zod';
+import {
+  approveChangeRequestSchema,
+  changeRequestPathSchema,
+  createChangeRequestSchema,
+  listChangeRequestsQuerySchema,
+  rejectChangeRequestSchema,
+} from '../../schemas/change-requests';
+import {
+  approveChangeRequest,
+  type ChangeRequestDependencies,
+  createChangeRequest,
+  getChangeRequest,
+  listChangeRequests,
+  rejectChangeRequest,
+  releaseOf,
+} from '../../usecases/change-requests/change-requests';
+import { HttpError } from '../middleware/errors';
+import type { Operation } from '../middleware/http';
+import { parseJsonBody, parseWith } from '../middleware/validation';
+
+/**
+ * The operator behind an admin request: the IAM principal of the SigV4 request in AWS (API Gateway puts it in
+ * `requestContext.identity.userArn`); locally the name of the admin token (`ADMIN_TOKENS=name:token,…`), which
+ * the local gateway puts in the same field.
+ */
+export const operatorOf = (event: APIGatewayProxyEvent): string => {
+  const identity = event.requestContext?.identity?.userArn;
+  if (!identity)
+    throw new HttpError('unauthorized', 'this route needs an operator identity (IAM or admin token)');
+  return identity;
+};
+
+const pathOf = (event: APIGatewayProxyEvent) =>
+  parseWith(changeRequestPathSchema, event.pathParameters ?? {}, 'path');
+
+/** `POST /admin/change-requests`: 201 with the request, its diff and guardrail findings. */
+export const createChangeRequestOperation =
+  (deps: ChangeRequestDependencies): Operation =>
+  async ({ event }) => {
+    const body = parseJsonBody(createChangeRequestSchema, event.body, event.isBase64Encoded);
+    const created = await createChangeRequest(
+      deps,
+      {
+        kind: body.kind,
+        payload: body.payload,
+        ...(body.effective_from ? { effective_from: body.effective_from } : {}),
+        ...(body.note ? { note: body.note } : {}),
+      },
+      operatorOf(event),
+    );
+    return { statusCode: 201, body: created };
+  };
+
+/**
+ * `POST /admin/catalog/import`: a whole catalog document becomes a change request of kind `catalog` (C23) —
+ * nothing is published until two other operators approve it. The document may carry `effective_from`.
+ */
+export const importCatalogOperation =
+  (deps: ChangeRequestDependencies): Operation =>
+  async ({ event }) => {
+    const document = parseJsonBody(z.record(z.string(), z.unknown()), event.body, event.isBase64Encoded);
+    const { effective_from: effectiveFrom, ...payload } = document;
+    const { effective_from } = parseWith(
+      z.strictObject({ effective_from: createChangeRequestSchema.shape.effective_from }),
+      { effective_from: effectiveFrom },
+    );
+    const created = await createChangeRequest(
+      deps,
+      { kind: 'catalog', payload, ...(effective_from ? { effective_from } : {}), note: 'catalog import' },
+      operatorOf(event),
+    );
+    return { statusCode: 202, body: created };
+  };
+
+export const listChangeRequestsOperation =
+  (deps: Pick<ChangeRequestDependencies, 'store'>): Operation =>
+  async ({ event }) => {
+    const query = parseWith(listChangeRequestsQuerySchema, event.queryStringParameters ?? {}, 'query');
+    const page = await listChangeRequests(deps.store, {
+      limit: query.limit,
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.cursor ? { cursor: query.cursor } : {}),
+    });
+    return {
+      statusCode: 200,
+      body: { items: page.items, ...(page.next_cursor ? { cursor: page.next_cursor } : {}) },
+    };
+  };
+
+export const getChangeRequestOperation =
+  (deps: Pick<ChangeRequestDependencies, 'store'>): Operation =>
+  async ({ event }) => ({ statusCode: 200, body: await getChangeRequest(deps.store, pathOf(event).cr_id) });
+
+/** `POST /admin/change-requests/{cr_id}/approve`: the second distinct approval publishes. */
+export const approveChangeRequestOperation =
+  (deps: (traceId: string) => ChangeRequestDependencies): Operation =>
+  async ({ event, traceId }) => {
+    const { cr_id } = pathOf(event);
+    const body = parseJsonBody(approveChangeRequestSchema, event.body || '{}', event.isBase64Encoded);
+    const record = await approveChangeRequest(deps(traceId), cr_id, {
+      by: operatorOf(event),
+      ...(body.comment ? { comment: body.comment } : {}),
+      ...(body.acknowledge ? { acknowledge: body.acknowledge } : {}),
+    });
+    return { statusCode: 200, body: record };
+  };
+
+export const rejectChangeRequestOperation =
+  (deps: ChangeRequestDependencies): Operation =>
+  async ({ event }) => {
+    const { cr_id } = pathOf(event);
+    const body = parseJsonBody(rejectChangeRequestSchema, event.body, event.isBase64Encoded);
+    const record = await rejectChangeRequest(deps, cr_id, { by: operatorOf(event), comment: body.comment });
+    return { statusCode: 200, body: record };
+  };
+
+/** `GET /audit/releases/{cr_id}`: the DSSE envelope of a published change. */
+export const getReleaseOperation =
+  (deps: Pick<ChangeRequestDependencies, 'store'>): Operation =>
+  async ({ event }) => ({ statusCode: 200, body: await releaseOf(deps.store, pathOf(event).cr_id) });

@@ -1,0 +1,74 @@
+/**
+ * How each kind of change request (C23) applies to the catalog: which sections of the import document its
+ * payload may carry, and how the payload and what is in force make the whole proposed document.
+ */
+import type { ChangeKind } from '../../ports/change-requests';
+import type { catalogDocumentSchema } from '../../schemas/catalog-document';
+import { CatalogValidationError } from '../catalog/validate';
+
+type Section = keyof typeof catalogDocumentSchema.shape;
+
+/** The sections a kind replaces; `catalog` is a whole document (any section it leaves out is removed). */
+export const KIND_SECTIONS: Readonly<Record<Exclude<ChangeKind, 'catalog'>, readonly Section[]>> = {
+  pricelist: [
+    'settings',
+    'products',
+    'pricelists',
+    'overrides',
+    'display_rules',
+    'basket_policies',
+    'fees',
+    'availability',
+    'limits',
+  ],
+  promotions: ['promotions'],
+  tax_rules: ['tax_rules'],
+  fx_rates: ['fx_rates', 'settlement_rates'],
+  fx_policy: ['rate_policy'],
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The whole document a change proposes: the payload itself for `catalog`, else what is in force with the
+ * kind's sections replaced by the payload's (a section the payload leaves out is kept; `null` removes an
+ * optional one). The result is validated by the caller like any import.
+ */
+export const proposedDocument = (
+  kind: ChangeKind,
+  payload: unknown,
+  current: Readonly<Record<string, unknown>> | undefined,
+): unknown => {
+  if (kind === 'catalog') return payload;
+  if (!isObject(payload)) {
+    throw new CatalogValidationError([{ path: '$.payload', message: 'must be an object' }]);
+  }
+  const allowed: readonly string[] = KIND_SECTIONS[kind];
+  const problems = Object.keys(payload)
+    .filter((key) => !allowed.includes(key))
+    .map((key) => ({
+      path: `$.payload.${key}`,
+      message: `a ${kind} change may carry only ${allowed.join(', ')}`,
+    }));
+  if (Object.keys(payload).length === 0) {
+    problems.push({
+      path: '$.payload',
+      message: `a ${kind} change carries at least one of ${allowed.join(', ')}`,
+    });
+  }
+  if (!current) {
+    problems.push({
+      path: '$.kind',
+      message: 'nothing is published yet: the first change request must be a whole catalog (kind "catalog")',
+    });
+  }
+  if (problems.length > 0) throw new CatalogValidationError(problems);
+  const { effective_from: _effective, ...base } = current ?? {};
+  const proposed: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(payload)) {
+    if (value === null) delete proposed[key];
+    else proposed[key] = value;
+  }
+  return proposed;
+};

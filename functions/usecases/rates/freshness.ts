@@ -1,0 +1,32 @@
+import { type RateFreshness, rateFreshness } from '../../domain/rates/freshness';
+import { canonicalPair } from '../../schemas/rate-policy';
+import type { CatalogRelease } from '../catalog/release';
+
+export interface QuoteRateFreshness extends RateFreshness {
+  /** The governed pair the quote's rate comes from (`EUR→USD`). */
+  readonly pair: string;
+  readonly max_age_seconds: number;
+}
+
+/**
+ * How fresh the rate from the catalog's base currency to `currency` is, when the rate policy governs that pair
+ * (or its inverse): its age since the rate came into force, `stale` past the pair's `stale_after_seconds`,
+ * `refuse` past its `max_age_seconds`. `undefined` for the base currency itself and for rates no policy
+ * governs (set by hand through change requests: never stale).
+ */
+export const quoteRateFreshness = (
+  release: CatalogRelease,
+  currency: string,
+  now: Date,
+): QuoteRateFreshness | undefined => {
+  const { fx_rates: rates, rate_policy: policy } = release.fx.content;
+  if (!policy || currency === rates.base_currency) return undefined;
+  const candidates = [`${rates.base_currency}→${currency}`, `${currency}→${rates.base_currency}`];
+  const governed = policy.pairs.find((entry) => candidates.includes(canonicalPair(entry.pair)));
+  if (!governed) return undefined;
+  const pair = canonicalPair(governed.pair);
+  const published = rates.rates.find((rate) => canonicalPair(rate.pair) === pair);
+  if (!published) return undefined;
+  const freshness = rateFreshness(governed, published.effective_from ?? release.fx.effective_from, now);
+  return { ...freshness, pair, max_age_seconds: governed.max_age_seconds };
+};
