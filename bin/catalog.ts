@@ -35,7 +35,14 @@ import {
   operatorIdentity,
   UsageError,
 } from './admin-client';
-import { ADMIN_CLI_ENVIRONMENT, adminCliRunner, isMainModule, processIo } from './cli';
+import {
+  ADMIN_CLI_ENVIRONMENT,
+  adminCliRunner,
+  type Flags,
+  isMainModule,
+  parseFlags,
+  processIo,
+} from './cli';
 
 // What the other CLIs (bin/verify-receipt.ts) and the tests import from here.
 export {
@@ -134,37 +141,6 @@ ${ADMIN_CLI_ENVIRONMENT}
 
 // ---------------------------------------------------------------------------------------------------------
 // Arguments
-
-interface Flags {
-  readonly values: ReadonlyMap<string, string>;
-  readonly positionals: readonly string[];
-}
-
-/** `--name value` or `--name=value` for the options of `context`; anything else starting with `-` is unknown. */
-const parseFlags = (args: readonly string[], context: string, options: readonly string[]): Flags => {
-  const values = new Map<string, string>();
-  const positionals: string[] = [];
-  for (let index = 0; index < args.length; index += 1) {
-    const arg = args[index] as string;
-    if (!arg.startsWith('-') || arg === '-') {
-      positionals.push(arg);
-      continue;
-    }
-    const equals = arg.indexOf('=');
-    const name = equals === -1 ? arg : arg.slice(0, equals);
-    if (!options.includes(name)) throw new UsageError(`unknown option ${name} for ${context}`);
-    let value = equals === -1 ? undefined : arg.slice(equals + 1);
-    if (value === undefined) {
-      index += 1;
-      const next = args[index];
-      if (next === undefined || next.startsWith('--')) throw new UsageError(`${name} needs a value`);
-      value = next;
-    }
-    if (values.has(name)) throw new UsageError(`${name} is given twice`);
-    values.set(name, value);
-  }
-  return { values, positionals };
-};
 
 const noMore = (extra: readonly string[]): void => {
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);

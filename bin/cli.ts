@@ -99,3 +99,51 @@ export const runAdminCli = async <Command extends AdminCommand, Io extends CliIo
     return error instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
   }
 };
+
+export interface Flags {
+  readonly values: ReadonlyMap<string, string>;
+  readonly switches: ReadonlySet<string>;
+  readonly positionals: readonly string[];
+}
+
+/**
+ * `--name value`, `--name=value` for the value options, bare `--name` for the switches; anything else that
+ * starts with `-` is unknown to `context`. A value option given twice is refused.
+ */
+export const parseFlags = (
+  args: readonly string[],
+  context: string,
+  valueOptions: readonly string[],
+  switchOptions: readonly string[] = [],
+): Flags => {
+  const values = new Map<string, string>();
+  const switches = new Set<string>();
+  const positionals: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const equals = arg.indexOf('=');
+    const name = equals === -1 ? arg : arg.slice(0, equals);
+    const inline = equals === -1 ? undefined : arg.slice(equals + 1);
+    if (switchOptions.includes(name)) {
+      if (inline !== undefined) throw new UsageError(`${name} takes no value`);
+      switches.add(name);
+    } else if (valueOptions.includes(name)) {
+      let value = inline;
+      if (value === undefined) {
+        index += 1;
+        const next = args[index];
+        if (next === undefined || next.startsWith('--')) throw new UsageError(`${name} needs a value`);
+        value = next;
+      }
+      if (values.has(name)) throw new UsageError(`${name} is given twice`);
+      values.set(name, value);
+    } else {
+      throw new UsageError(`unknown option ${name} for ${context}`);
+    }
+  }
+  return { values, switches, positionals };
+};
