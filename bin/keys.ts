@@ -2,7 +2,9 @@
  * What the offline verifiers (`npm run verify-receipt`, `npm run verify-journal`) read their inputs with: a
  * JSON document from an `http(s)://` URL (GET) or a file, and where the service's public keys are by default.
  */
+import type { DsseKeys } from '../functions/domain/audit/dsse';
 import { type CliIo, DEFAULT_API_URL, UsageError } from './admin-client';
+import { describeCliFailure } from './cli';
 
 /** Parsed JSON from a URL (GET; a non-2xx answer is an error) or from a file. */
 export const loadJson = async (io: Pick<CliIo, 'fetch' | 'readFile'>, source: string): Promise<unknown> => {
@@ -64,4 +66,46 @@ export const parseVerifierArgs = (
   }
   if (sigv4 && remote === undefined) throw new UsageError(`--sigv4 goes with ${spec.remoteFlag}`);
   return { ...(file === undefined ? {} : { file }), values, sigv4 };
+};
+
+/** Exit code of an offline verifier for a wrong command line. */
+export const EXIT_USAGE = 2;
+
+const isKeys = (value: unknown): value is DsseKeys =>
+  Array.isArray(value) ||
+  (typeof value === 'object' && value !== null && Array.isArray((value as { keys?: unknown }).keys));
+
+/** The public keys (a JWKS, or a list of JWKs) at a URL or in a file. */
+export const loadKeys = async (io: Pick<CliIo, 'fetch' | 'readFile'>, source: string): Promise<DsseKeys> => {
+  const keys = await loadJson(io, source);
+  if (!isKeys(keys)) throw new Error(`${source} is not a JWKS ({ "keys": [...] })`);
+  return keys;
+};
+
+/**
+ * Runs an offline verifier: a wrong command line prints the usage and exits 2; a failure to read or fetch
+ * prints `cannot verify: …` and exits 1; otherwise `verify` says the exit code (0 verified, 1 not).
+ */
+export const runVerifier = async <Options>(
+  argv: readonly string[],
+  io: CliIo,
+  cli: {
+    readonly usage: string;
+    readonly parse: (argv: readonly string[]) => Options;
+    readonly verify: (options: Options) => Promise<number>;
+  },
+): Promise<number> => {
+  let options: Options;
+  try {
+    options = cli.parse(argv);
+  } catch (error) {
+    io.stderr(`${(error as Error).message}\n${cli.usage}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await cli.verify(options);
+  } catch (error) {
+    io.stderr(`cannot verify: ${describeCliFailure(error, cli.usage)}`);
+    return 1;
+  }
 };

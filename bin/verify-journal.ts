@@ -1,33 +1,18 @@
-/**
- * `npm run verify-journal -- <export.json> [--keys <url-or-file>] [--proof-sample N]`
- * `npm run verify-journal -- --from-api <base-url> [--out <file>] [--keys <url-or-file>] [--sigv4]`
- *
- * Verifies an export of the audit journal offline: every head's DSSE signature with the service's public keys
- * (a JWKS: `GET /keys` of the API, a URL or a saved file), the entries' numbering, the root of every head
- * recomputed from the entries (RFC 9162), the inclusion proof of every entry against the last head and the
- * consistency proof between consecutive heads (`--proof-sample N` checks N of each, spread evenly, for a large
- * journal). With `--from-api` the export is fetched from `GET /audit/journal/export` with the admin client
- * (bin/admin-client.ts: the local admin token, or IAM SigV4 with `--sigv4`), and `--out` saves it.
- *
- * Exit code 0 when everything checks out; 1 with every problem listed (the earliest first) otherwise; 2 for a
- * wrong command line.
- */
-import type { DsseKeys } from '../functions/domain/audit/dsse';
 import {
   type JournalProblem,
   type JournalVerificationReport,
   verifyJournalExport,
 } from '../functions/domain/audit/journal-verify';
 import { AdminClient, type AdminClientOptions, type CliIo, UsageError } from './admin-client';
-import { describeCliFailure, isMainModule, processIo } from './cli';
-import { defaultKeysSource, loadJson, parseVerifierArgs } from './keys';
+import { isMainModule, processIo } from './cli';
+import { defaultKeysSource, loadJson, loadKeys, parseVerifierArgs, runVerifier } from './keys';
 
 export const USAGE = `usage:
   npm run verify-journal -- <export.json> [--keys <url-or-file>] [--proof-sample N]
   npm run verify-journal -- --from-api <base-url> [--out <file>] [--keys <url-or-file>] [--sigv4] [--proof-sample N]
 keys default to <base-url>/keys (without --from-api: $API_URL/keys, the local stack by default)`;
 
-export const EXIT_USAGE = 2;
+export { EXIT_USAGE } from './keys';
 
 export interface Options {
   readonly file?: string;
@@ -58,10 +43,6 @@ export const parseOptions = (argv: readonly string[]): Options => {
     ...(sigv4 ? { sigv4: true as const } : {}),
   };
 };
-
-const isKeys = (value: unknown): value is DsseKeys =>
-  Array.isArray(value) ||
-  (typeof value === 'object' && value !== null && Array.isArray((value as { keys?: unknown }).keys));
 
 const where = (problem: JournalProblem): string => {
   const parts: string[] = [];
@@ -112,38 +93,29 @@ const fetchExport = async (
   return body;
 };
 
-export const run = async (
+export const run = (
   argv: readonly string[],
   io: CliIo,
   clientOptions: Omit<AdminClientOptions, 'sigv4'> = {},
-): Promise<number> => {
-  let options: Options;
-  try {
-    options = parseOptions(argv);
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${USAGE}\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    const document =
-      options.fromApi === undefined
-        ? await loadJson(io, options.file as string)
-        : await fetchExport(io, { ...options, fromApi: options.fromApi }, clientOptions);
-    const keysSource = options.keys ?? defaultKeysSource(io, options.fromApi);
-    const keys = await loadJson(io, keysSource);
-    if (!isKeys(keys)) throw new Error(`${keysSource} is not a JWKS ({ "keys": [...] })`);
-    const report = verifyJournalExport(
-      document,
-      keys,
-      options.proofSample === undefined ? {} : { proofSample: options.proofSample },
-    );
-    io.stdout(describeReport(report));
-    return report.ok ? 0 : 1;
-  } catch (error) {
-    io.stderr(`cannot verify: ${describeCliFailure(error, USAGE)}`);
-    return 1;
-  }
-};
+): Promise<number> =>
+  runVerifier(argv, io, {
+    usage: USAGE,
+    parse: parseOptions,
+    verify: async (options) => {
+      const document =
+        options.fromApi === undefined
+          ? await loadJson(io, options.file as string)
+          : await fetchExport(io, { ...options, fromApi: options.fromApi }, clientOptions);
+      const keys = await loadKeys(io, options.keys ?? defaultKeysSource(io, options.fromApi));
+      const report = verifyJournalExport(
+        document,
+        keys,
+        options.proofSample === undefined ? {} : { proofSample: options.proofSample },
+      );
+      io.stdout(describeReport(report));
+      return report.ok ? 0 : 1;
+    },
+  });
 
 if (isMainModule(import.meta.url)) {
   run(process.argv.slice(2), processIo()).then((code) => process.exit(code));

@@ -21,15 +21,15 @@ import {
 } from '../functions/domain/audit/dsse';
 import { REQUIRED_APPROVALS } from '../functions/domain/change-control/approvals';
 import { AdminClient, type AdminClientOptions, type CliIo, UsageError } from './admin-client';
-import { describeCliFailure, isMainModule, processIo } from './cli';
-import { defaultKeysSource, loadJson, parseVerifierArgs } from './keys';
+import { isMainModule, processIo } from './cli';
+import { defaultKeysSource, loadJson, loadKeys, parseVerifierArgs, runVerifier } from './keys';
 
 export const USAGE = `usage:
   npm run verify-release -- <release.json> [--keys <url-or-file>]
   npm run verify-release -- --cr <cr_id> [--out <file>] [--keys <url-or-file>] [--sigv4]
 keys default to $API_URL/keys (the local stack by default)`;
 
-export const EXIT_USAGE = 2;
+export { EXIT_USAGE } from './keys';
 
 const CR_ID = /^cr_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -108,9 +108,6 @@ export const verifyRelease = (
   return { ...release, keyid: verified.keyid };
 };
 
-const isKeys = (value: unknown): value is DsseKeys =>
-  Array.isArray(value) || (isRecord(value) && Array.isArray(value.keys));
-
 export const describeStatement = (statement: ReleaseStatement & { readonly keyid: string }): string =>
   [
     `release ${statement.cr_id}: OK — signed by key ${statement.keyid}`,
@@ -123,52 +120,43 @@ export const describeStatement = (statement: ReleaseStatement & { readonly keyid
     '',
   ].join('\n');
 
-export const run = async (
+export const run = (
   argv: readonly string[],
   io: CliIo,
   clientOptions: Omit<AdminClientOptions, 'sigv4'> = {},
-): Promise<number> => {
-  let options: Options;
-  try {
-    options = parseOptions(argv);
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${USAGE}\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    let envelope: unknown;
-    if (options.cr !== undefined) {
-      const client = await AdminClient.connect(io, {
-        ...clientOptions,
-        ...(options.sigv4 ? { sigv4: true } : {}),
-      });
-      ({ body: envelope } = await client.get(`/audit/releases/${options.cr}`));
-      if (options.out !== undefined) {
-        await io.writeFile(options.out, `${JSON.stringify(envelope, null, 2)}\n`);
-        io.stdout(`release saved to ${options.out}\n`);
+): Promise<number> =>
+  runVerifier(argv, io, {
+    usage: USAGE,
+    parse: parseOptions,
+    verify: async (options) => {
+      let envelope: unknown;
+      if (options.cr !== undefined) {
+        const client = await AdminClient.connect(io, {
+          ...clientOptions,
+          ...(options.sigv4 ? { sigv4: true } : {}),
+        });
+        ({ body: envelope } = await client.get(`/audit/releases/${options.cr}`));
+        if (options.out !== undefined) {
+          await io.writeFile(options.out, `${JSON.stringify(envelope, null, 2)}\n`);
+          io.stdout(`release saved to ${options.out}\n`);
+        }
+      } else {
+        envelope = await loadJson(io, options.file as string);
       }
-    } else {
-      envelope = await loadJson(io, options.file as string);
-    }
-    const keysSource = options.keys ?? defaultKeysSource(io);
-    const keys = await loadJson(io, keysSource);
-    if (!isKeys(keys)) throw new Error(`${keysSource} is not a JWKS ({ "keys": [...] })`);
-    try {
-      io.stdout(describeStatement(verifyRelease(envelope, keys)));
-      return 0;
-    } catch (error) {
-      const reason =
-        error instanceof DsseVerificationError
-          ? `${error.reason}: ${error.message}`
-          : (error as Error).message;
-      io.stdout(`release: INVALID — ${reason}\n`);
-      return 1;
-    }
-  } catch (error) {
-    io.stderr(`cannot verify: ${describeCliFailure(error, USAGE)}`);
-    return 1;
-  }
-};
+      const keys = await loadKeys(io, options.keys ?? defaultKeysSource(io));
+      try {
+        io.stdout(describeStatement(verifyRelease(envelope, keys)));
+        return 0;
+      } catch (error) {
+        const reason =
+          error instanceof DsseVerificationError
+            ? `${error.reason}: ${error.message}`
+            : (error as Error).message;
+        io.stdout(`release: INVALID — ${reason}\n`);
+        return 1;
+      }
+    },
+  });
 
 if (isMainModule(import.meta.url)) {
   run(process.argv.slice(2), processIo()).then((code) => process.exit(code));
