@@ -635,11 +635,7 @@ export const ingestRates = async (deps: IngestDeps, options: IngestOptions): Pro
         pairs: published.map(({ work }) => {
           const publication = work.publication as NonNullable<PairWork['publication']>;
           return {
-            pair: publication.pair,
-            rate: publication.rate,
-            source: publication.source,
-            method: publication.method,
-            precision: publication.precision,
+            ...publicationRate(publication),
             effective_from: publication.effective_from,
             observed_at: publication.observed_at,
             previous_rate: work.previous_rate ?? null,
