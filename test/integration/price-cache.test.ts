@@ -1,8 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoCatalogRepository } from '../../functions/adapters/aws/catalog-repository';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import { DynamoPriceCacheStore } from '../../functions/adapters/aws/price-cache-store';
+import type { HttpResult } from '../../functions/handlers/middleware/http';
+import { getPriceOperation } from '../../functions/handlers/operations/catalog';
 import type { Clock } from '../../functions/ports/clock';
 import type { PriceQuery } from '../../functions/schemas/catalog-api';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
@@ -18,6 +20,7 @@ import {
 import { CatalogReader } from '../../functions/usecases/catalog/reader';
 import { minimalDocument } from '../support/catalog-document';
 import { engineClients, provisionIsolated } from '../support/engines';
+import { operationRequest } from '../unit/catalog-api/support';
 
 const clients = engineClients();
 afterAll(() => destroyAwsClients(clients));
@@ -32,6 +35,7 @@ const advance = (ms: number) => {
 let repository: DynamoCatalogRepository;
 let store: DynamoPriceCacheStore;
 let cacheTable: string;
+let catalogTable: string;
 /** Failures of the shared tier reported by any instance: none expected. */
 let failures: unknown[] = [];
 
@@ -56,6 +60,13 @@ const instance = () => {
 const rawItem = async (key: string) =>
   (await clients.documents.send(new GetCommand({ TableName: cacheTable, Key: { key } }))).Item;
 
+/** A stored price entry: `key`, `expires_at` and the rest of the entry in the `entry` JSON attribute. */
+const storedEntry = async (key: string) => {
+  const item = await rawItem(key);
+  if (typeof item?.entry !== 'string') return undefined;
+  return { ...item, entry: JSON.parse(item.entry) as Record<string, unknown> };
+};
+
 beforeEach(async () => {
   const resources = await provisionIsolated(clients);
   repository = new DynamoCatalogRepository(
@@ -64,6 +75,7 @@ beforeEach(async () => {
     resources.tableNames.events,
   );
   cacheTable = resources.tableNames.priceCache;
+  catalogTable = resources.tableNames.catalog;
   store = new DynamoPriceCacheStore(clients.documents, cacheTable);
   now = START;
   failures = [];
@@ -80,19 +92,20 @@ describe('price cache on DynamoDB Local', () => {
     const miss = await first.read();
     expect(miss).toMatchObject({ source: 'miss', computed: 1, ttlSeconds: 300 });
 
+    // One string attribute besides the key and the TTL attribute.
     const item = await rawItem('pl_eur:US:USD:sku_game:1');
-    expect(item).toMatchObject({
-      key: 'pl_eur:US:USD:sku_game:1',
-      kind: 'price',
+    expect(Object.keys(item ?? {}).sort()).toEqual(['entry', 'expires_at', 'key']);
+    expect(item).toMatchObject({ key: 'pl_eur:US:USD:sku_game:1', expires_at: START.getTime() / 1000 + 300 });
+    expect(JSON.parse(String(item?.entry))).toEqual({
+      body: miss.body,
       pricelist_version: 1,
       fx_version: 'fx-1',
       tax_rule_version: 1,
       tags: { sku: 'sku_game', category: 'games', pricelist_version: '1' },
       epochs: { sku: 0, category: 0, pricelist_version: 0 },
       ttl_seconds: 300,
-      expires_at: START.getTime() / 1000 + 300,
+      cached_at: START.toISOString(),
     });
-    expect(typeof item?.body).toBe('string');
 
     expect(await first.read()).toMatchObject({ source: 'hit-local', computed: 0 });
     const second = await instance().read();
@@ -117,7 +130,7 @@ describe('price cache on DynamoDB Local', () => {
 
     advance(1_000);
     expect(await storefront.read()).toMatchObject({ source: 'miss', computed: 1 });
-    expect((await rawItem('pl_eur:US:USD:sku_game:1'))?.epochs).toMatchObject({ [tag]: 1 });
+    expect((await storedEntry('pl_eur:US:USD:sku_game:1'))?.entry.epochs).toMatchObject({ [tag]: 1 });
     // A fresh instance takes the rewritten entry.
     expect((await instance().read()).source).toBe('hit-shared');
   });
@@ -189,8 +202,8 @@ describe('price cache on DynamoDB Local', () => {
       { categories: ['launch'], currencies: ['USD', 'EUR'], regions: ['US', 'DE'] },
     );
     expect(result).toEqual({ warmed: 80, skipped: 80 });
-    const warmed = await rawItem('pl_eur:DE:EUR:sku_39:2');
-    expect(warmed).toMatchObject({ kind: 'price', pricelist_version: 2, tags: { category: 'launch' } });
+    const warmed = await storedEntry('pl_eur:DE:EUR:sku_39:2');
+    expect(warmed?.entry).toMatchObject({ pricelist_version: 2, tags: { category: 'launch' } });
     const read = await instance().read({ sku: 'sku_7', region: 'US', currency: 'USD' });
     expect(read).toMatchObject({ source: 'hit-shared', computed: 0 });
     expect(read.body).toEqual(
@@ -224,14 +237,50 @@ describe('price cache on DynamoDB Local', () => {
     };
     await store.put([entry, { ...entry, key: 'other' }]);
     expect(await store.get(entry.key)).toEqual(entry);
+    const malformed = [
+      { entry: '{not json' },
+      { entry: JSON.stringify({ body: { sku: 'sku_game' } }) },
+      { entry: 42 },
+      { kind: 'tag_epoch', epoch: 3 },
+    ];
+    for (const attributes of malformed) {
+      await clients.documents.send(
+        new PutCommand({
+          TableName: cacheTable,
+          Item: { key: entry.key, expires_at: entry.expires_at, ...attributes },
+        }),
+      );
+      expect(await store.get(entry.key)).toBeUndefined();
+    }
+    expect(await store.get(tagKey('sku', 'nothing'))).toBeUndefined();
+  });
+
+  it('reads an item of the earlier format (one attribute per field) as a miss, and the miss replaces it', async () => {
+    const key = 'pl_eur:US:USD:sku_game:1';
     await clients.documents.send(
       new PutCommand({
         TableName: cacheTable,
-        Item: { key: entry.key, kind: 'price', body: '{not json' },
+        Item: {
+          key,
+          kind: 'price',
+          body: JSON.stringify({ sku: 'sku_game', unit_price: '1.00' }),
+          pricelist_version: 1,
+          fx_version: 'fx-1',
+          tax_rule_version: 1,
+          tags: { sku: 'sku_game', category: 'games', pricelist_version: '1' },
+          epochs: { sku: 0, category: 0, pricelist_version: 0 },
+          ttl_seconds: 300,
+          cached_at: START.toISOString(),
+          expires_at: START.getTime() / 1000 + 300,
+        },
       }),
     );
-    expect(await store.get(entry.key)).toBeUndefined();
-    expect(await store.get(tagKey('sku', 'nothing'))).toBeUndefined();
+    expect(await store.get(key)).toBeUndefined();
+    const read = await instance().read();
+    expect(read).toMatchObject({ source: 'miss', computed: 1 });
+    expect(read.body.unit_price).not.toBe('1.00');
+    expect(Object.keys((await rawItem(key)) ?? {}).sort()).toEqual(['entry', 'expires_at', 'key']);
+    expect((await instance().read()).source).toBe('hit-shared');
   });
 
   it('answers each of many concurrent reads and writes with its own entry when they share batches', async () => {
@@ -260,5 +309,106 @@ describe('price cache on DynamoDB Local', () => {
       if (position < 120) expect(entry).toEqual(entryFor(position % 60));
       else expect(entry).toBeUndefined();
     });
+  });
+});
+
+describe('GET /catalog/prices on DynamoDB Local: one round trip for the pointer and the entry', () => {
+  /** The DynamoDB calls `run` makes: command name and, for a BatchGetItem, the keys asked per table. */
+  const callsDuring = async (run: () => Promise<unknown>) => {
+    const send = vi.spyOn(clients.documents, 'send');
+    try {
+      await run();
+      return send.mock.calls.map(([command]) => {
+        const input = command.input as {
+          RequestItems?: Record<string, { Keys: unknown[]; ConsistentRead?: boolean }>;
+        };
+        return {
+          command: command.constructor.name,
+          ...(input.RequestItems && command.constructor.name === 'BatchGetCommand'
+            ? { tables: input.RequestItems }
+            : {}),
+        };
+      });
+    } finally {
+      send.mockRestore();
+    }
+  };
+  const prices = (query: Record<string, string>) => operationRequest({ resource: '/catalog/prices', query });
+  const storefront = () => {
+    const cache = new PriceCache({ store, clock, onError: (error) => failures.push(error) });
+    return getPriceOperation(new CatalogReader(repository, clock), clock, cache);
+  };
+
+  it('reads the pointer with the entry guessed from the previous release, and due epochs with them', async () => {
+    const operation = storefront();
+    expect(
+      (await operation(prices({ sku: 'sku_game', region: 'US', currency: 'USD' }))).headers,
+    ).toMatchObject({
+      'X-Cache': 'miss',
+    });
+
+    // A key this instance never read: the pointer and the shared entry in one call, then the miss is written.
+    const web = await callsDuring(() =>
+      operation(prices({ sku: 'sku_game', region: 'US', currency: 'USD', channel: 'web' })),
+    );
+    expect(web).toEqual([
+      {
+        command: 'BatchGetCommand',
+        tables: {
+          [catalogTable]: { Keys: [{ pk: 'pointer', sk: 'current' }], ConsistentRead: true },
+          [cacheTable]: { Keys: [{ key: 'pl_eur:US:USD:sku_game:1|channel:web' }] },
+        },
+      },
+      { command: 'PutCommand' },
+    ]);
+
+    // A second later the tag epochs are due: read consistently beside the pointer; the entry is a local hit.
+    advance(1_000);
+    let hit: HttpResult | undefined;
+    const due = await callsDuring(async () => {
+      hit = await operation(prices({ sku: 'sku_game', region: 'US', currency: 'USD' }));
+    });
+    expect(hit?.headers).toMatchObject({ 'X-Cache': 'hit-local' });
+    expect(due).toEqual([
+      {
+        command: 'BatchGetCommand',
+        tables: {
+          [catalogTable]: { Keys: [{ pk: 'pointer', sk: 'current' }], ConsistentRead: true },
+          [cacheTable]: {
+            Keys: [
+              { key: tagKey('sku', 'sku_game') },
+              { key: tagKey('category', 'games') },
+              { key: tagKey('pricelist_version', '1') },
+            ],
+            ConsistentRead: true,
+          },
+        },
+      },
+    ]);
+  });
+
+  it('never answers from the guess once a publication moved the pointer, even in the same call', async () => {
+    const operation = storefront();
+    const query = { sku: 'sku_game', region: 'US', currency: 'USD', channel: 'web' };
+    const before = (await operation(prices(query))).body as Record<string, unknown>;
+    expect(before).toMatchObject({ pricelist_version: 1 });
+    // Another instance's entry for the same key, so that the guess would find a live entry of version 1.
+    expect((await storefront()(prices({ ...query, channel: 'app' }))).headers).toMatchObject({
+      'X-Cache': 'miss',
+    });
+
+    const repriced: CatalogDocument = structuredClone(minimalDocument());
+    const item = repriced.pricelists[0]?.items[0];
+    if (!item) throw new Error('fixture changed');
+    item.base_price = '79.99';
+    await importCatalog({ repository, clock }, repriced);
+
+    for (const channel of ['web', 'app']) {
+      const after = await operation(prices({ ...query, channel }));
+      expect(after.headers).toMatchObject({ 'X-Cache': 'miss' });
+      expect(after.body).toMatchObject({ pricelist_version: 2 });
+      expect((after.body as Record<string, unknown>).unit_price).not.toBe(before.unit_price);
+    }
+    expect(await rawItem(`pl_eur:US:USD:sku_game:2|channel:web`)).toBeDefined();
   });
 });

@@ -1,7 +1,4 @@
-import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
 import {
-  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -15,14 +12,10 @@ import type {
   PublishRequest,
   StoredPart,
 } from '../../ports/catalog';
-import { CoalescedRead } from '../../shared/coalesced-read';
 import { conditionalFailure } from './dynamo-errors';
+import { readGzipChunks, writeGzipChunks } from './gzip-chunks';
+import { type ItemBatches, itemBatchesOf } from './item-batches';
 
-const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
-
-/** DynamoDB items are at most 400 KB; content is gzip'd and split into chunks well below that. */
-const CHUNK_BYTES = 300 * 1024;
 const POINTER_KEY = { pk: 'pointer', sk: 'current' } as const;
 const PUBLICATIONS = 'publication';
 
@@ -33,26 +26,26 @@ const chunkPk = (kind: CatalogPartKind, version: number) => `chunk#${kind}#${pad
 /** The catalog repository on DynamoDB (the same code against DynamoDB Local in the local stack). */
 export class DynamoCatalogRepository implements CatalogRepository {
   /**
-   * Concurrent callers of `current()` share consistent reads of the pointer (each gets a read issued after it
-   * called, so a publication is never missed). In Lambda an instance serves one request at a time and nothing
-   * is shared; where one repository serves many requests at once (the local stack), it saves most reads.
+   * Pointer reads are consistent and go through the client's grouped reads: concurrent callers share one read,
+   * and it may travel in the same `BatchGetItem` as other single-item reads (the price projection's). Each
+   * caller joins only a read that has not been sent yet, so a publication is never missed. In Lambda an
+   * instance serves one request at a time and nothing is shared between requests; where one client serves many
+   * requests at once (the local stack), it saves most round trips.
    */
-  private readonly pointer = new CoalescedRead(async () => {
-    const result = await this.documents.send(
-      new GetCommand({ TableName: this.tableName, Key: POINTER_KEY, ConsistentRead: true }),
-    );
-    return result.Item ? (result.Item.publication as Publication) : undefined;
-  });
+  private readonly batches: ItemBatches;
 
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
     /** The outbox: catalog events go there in the publication's transaction. */
     private readonly eventsTableName?: string,
-  ) {}
+  ) {
+    this.batches = itemBatchesOf(documents);
+  }
 
-  current(): Promise<Publication | undefined> {
-    return this.pointer.get();
+  async current(): Promise<Publication | undefined> {
+    const item = await this.batches.get(this.tableName, POINTER_KEY, { consistent: true });
+    return item ? (item.publication as Publication) : undefined;
   }
 
   async publications(): Promise<Publication[]> {
@@ -93,46 +86,36 @@ export class DynamoCatalogRepository implements CatalogRepository {
       new GetCommand({ TableName: this.tableName, Key: { pk: partPk(kind), sk: `v#${pad(version)}` } }),
     );
     if (!header.Item) return undefined;
-    const chunks = await this.documents.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': chunkPk(kind, version) },
-      }),
+    const content = await readGzipChunks(
+      this.documents,
+      this.chunkLocation(kind, version),
+      Number(header.Item.chunks),
     );
-    const parts = (chunks.Items ?? []).map((item) => item.data as Uint8Array);
-    if (parts.length !== Number(header.Item.chunks))
-      throw new Error(`part ${kind} v${version} is incomplete`);
-    const json = (await gunzipAsync(Buffer.concat(parts))).toString('utf8');
     return {
       kind,
       version,
       effective_from: String(header.Item.effective_from),
       content_sha256: String(header.Item.content_sha256),
-      content: JSON.parse(json),
+      content,
+    };
+  }
+
+  private chunkLocation(kind: CatalogPartKind, version: number) {
+    return {
+      tableName: this.tableName,
+      partitionKey: { name: 'pk', value: chunkPk(kind, version) },
+      sortKeyName: 'sk',
+      prefix: 'c#',
     };
   }
 
   /** Writes a part version's chunks, then its header (only if that version does not exist yet). */
   private async writePart(part: StoredPart): Promise<boolean> {
-    const compressed = await gzipAsync(Buffer.from(JSON.stringify(part.content), 'utf8'));
-    const chunks: Buffer[] = [];
-    for (let offset = 0; offset < compressed.length; offset += CHUNK_BYTES) {
-      chunks.push(compressed.subarray(offset, offset + CHUNK_BYTES));
-    }
-    for (let start = 0; start < chunks.length; start += 25) {
-      await this.documents.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [this.tableName]: chunks.slice(start, start + 25).map((data, index) => ({
-              PutRequest: {
-                Item: { pk: chunkPk(part.kind, part.version), sk: `c#${pad(start + index)}`, data },
-              },
-            })),
-          },
-        }),
-      );
-    }
+    const written = await writeGzipChunks(
+      this.documents,
+      this.chunkLocation(part.kind, part.version),
+      part.content,
+    );
     try {
       await this.documents.send(
         new PutCommand({
@@ -143,8 +126,8 @@ export class DynamoCatalogRepository implements CatalogRepository {
             version: part.version,
             effective_from: part.effective_from,
             content_sha256: part.content_sha256,
-            chunks: chunks.length,
-            bytes: compressed.length,
+            chunks: written.chunks,
+            bytes: written.bytes,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ServiceDependencies } from '../../composition/dependencies';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
-import { exportQuerySchema, priceQuerySchema } from '../../schemas/catalog-api';
+import { exportQuerySchema, type PriceQuery, priceQuerySchema } from '../../schemas/catalog-api';
 import { currencyCode, identifier, regionCode } from '../../schemas/catalog-document';
 import { limitsQuerySchema } from '../../schemas/checkout';
 import { exportCatalog } from '../../usecases/catalog/export';
@@ -12,10 +12,12 @@ import {
   CACHE_TAGS,
   computeDisplayPrice,
   PriceCache,
+  type PriceCacheRequest,
   priceCacheRequestOf,
   warmPriceCache,
 } from '../../usecases/catalog/price-cache';
 import type { CatalogReader } from '../../usecases/catalog/reader';
+import type { CatalogRelease } from '../../usecases/catalog/release';
 import { causeOf, type Operation } from '../middleware/http';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
@@ -30,11 +32,25 @@ const storefrontCacheControl = (ttlSeconds: number): string =>
  * to it alone), with the versions that produced it. Served through the two-tier price cache (C18) when one is
  * given; `X-Cache` says which tier answered. A CDN may serve it stale-while-revalidate.
  */
-export const getPriceOperation =
-  (reader: CatalogReader, clock: Clock, cache?: PriceCache): Operation =>
-  async ({ event }) => {
+export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: PriceCache): Operation => {
+  /** The release this instance's previous read saw: most likely still current, so its key is worth a guess. */
+  let previous: CatalogRelease | undefined;
+  const guessFor = (query: PriceQuery) => {
+    if (!cache || !previous) return undefined;
+    let request: PriceCacheRequest;
+    try {
+      request = priceCacheRequestOf(previous, query);
+    } catch {
+      return undefined;
+    }
+    return { release: previous, request, shared: cache.prefetch(request) };
+  };
+  return async ({ event }) => {
     const query = parseWith(priceQuerySchema, event.queryStringParameters ?? {}, 'query');
+    // The shared entry is asked for before the pointer, in the same turn: both go out in one BatchGetItem.
+    const guess = guessFor(query);
     const { release } = await reader.current();
+    previous = release;
     if (!cache) {
       const computed = computeDisplayPrice(release, query, clock.now());
       return {
@@ -43,8 +59,12 @@ export const getPriceOperation =
         body: computed.body,
       };
     }
-    const read = await cache.read(priceCacheRequestOf(release, query), () =>
-      computeDisplayPrice(release, query, clock.now(), cache.ttlOverrides),
+    // The guess stands only if the pointer, read after this request arrived, gives the same release.
+    const confirmed = guess?.release === release ? guess : undefined;
+    const read = await cache.read(
+      confirmed?.request ?? priceCacheRequestOf(release, query),
+      () => computeDisplayPrice(release, query, clock.now(), cache.ttlOverrides),
+      confirmed?.shared,
     );
     return {
       statusCode: 200,
@@ -52,6 +72,7 @@ export const getPriceOperation =
       body: read.body,
     };
   };
+};
 
 /** `GET /catalog/limits?currency=&region=` (rule 15). */
 export const getLimitsOperation =

@@ -22,6 +22,10 @@
  * An entry records the epochs of its tags when it was computed; an entry whose tag epoch has grown since is
  * stale. Instances re-read the epochs they need at most once a second, so one invalidation reaches every
  * instance within a second. Epoch items carry no `expires_at`: an epoch must never go back to zero.
+ *
+ * A storefront read may start ahead (`prefetch`): from the release the instance's previous read saw, it asks
+ * for the shared entry and the epochs due for a re-read in the same turn as the catalog pointer read, so that
+ * the store sends them in one round trip. The entry is used only if the pointer gives that same release.
  */
 import { formatAmount, isCrypto } from '../../domain/money/currency';
 import { dec } from '../../domain/money/decimal';
@@ -226,6 +230,8 @@ export class PriceCache {
   private readonly local: LruMap<CachedPrice>;
   private readonly epochCache: LruMap<{ readonly epoch: number; readonly readAtMs: number }>;
   private readonly epochTtlMs: number;
+  /** Epoch reads under way, by tag key. */
+  private readonly epochReads = new Map<string, Promise<number>>();
 
   constructor(private readonly options: PriceCacheOptions) {
     const capacity = options.localEntries ?? LOCAL_CACHE_ENTRIES;
@@ -248,36 +254,82 @@ export class PriceCache {
     this.options.onError?.(error, failure);
   }
 
-  /** The current epochs of these tags: from the instance's epoch cache when read less than a second ago. */
+  /**
+   * The current epochs of these tags: from the instance's epoch cache when read less than a second ago, else
+   * read from the store (a read of the same tag already under way is shared, not repeated).
+   */
   async epochsOf(tags: CacheTags): Promise<TagEpochs> {
     const now = this.nowMs();
-    const wanted = CACHE_TAGS.flatMap((tag) => {
-      const value = tags[tag];
-      return value === undefined ? [] : [{ tag, key: tagKey(tag, value) }];
-    });
     const result: Partial<Record<CacheTag, number>> = {};
+    const reading: Promise<void>[] = [];
     const missing: { tag: CacheTag; key: string }[] = [];
-    for (const entry of wanted) {
-      const cached = this.epochCache.get(entry.key);
-      if (cached && now - cached.readAtMs < this.epochTtlMs) result[entry.tag] = cached.epoch;
-      else missing.push(entry);
+    for (const tag of CACHE_TAGS) {
+      const value = tags[tag];
+      if (value === undefined) continue;
+      const key = tagKey(tag, value);
+      const cached = this.epochCache.get(key);
+      const pending = this.epochReads.get(key);
+      if (cached && now - cached.readAtMs < this.epochTtlMs) result[tag] = cached.epoch;
+      else if (pending)
+        reading.push(
+          pending.then((epoch) => {
+            result[tag] = epoch;
+          }),
+        );
+      else missing.push({ tag, key });
     }
     if (missing.length > 0) {
-      const read = await this.options.store.epochs(missing.map((entry) => entry.key));
-      for (const entry of missing) {
-        const epoch = read.get(entry.key) ?? 0;
-        this.epochCache.set(entry.key, { epoch, readAtMs: now });
-        result[entry.tag] = epoch;
+      const read = this.options.store.epochs(missing.map((entry) => entry.key));
+      for (const { tag, key } of missing) {
+        const epoch = read.then((epochs) => {
+          const value = epochs.get(key) ?? 0;
+          this.epochCache.set(key, { epoch: value, readAtMs: now });
+          return value;
+        });
+        this.epochReads.set(key, epoch);
+        const settled = (): void => {
+          if (this.epochReads.get(key) === epoch) this.epochReads.delete(key);
+        };
+        epoch.then(settled, settled);
+        reading.push(
+          epoch.then((value) => {
+            result[tag] = value;
+          }),
+        );
       }
     }
+    await Promise.all(reading);
     return result;
+  }
+
+  /**
+   * Starts reading a request's shared entry ahead of `read`, so that the read can travel in the same round trip
+   * as the catalog pointer read (the store groups reads asked for in the same turn): the request is built from
+   * the release the previous read saw, and its result is handed to `read` only if the pointer confirms that
+   * release (the key, then, is the one `read` would look up). Nothing is read when the in-process tier holds a
+   * live entry of the same versions: `read` will most likely answer from it. Never rejects (a failure is a miss).
+   */
+  prefetch(request: PriceCacheRequest): Promise<CachedPrice | undefined> | undefined {
+    // Epochs due for a re-read are asked for now too: `read` then shares that read (a failure is its to report).
+    this.epochsOf(request.tags).catch(() => undefined);
+    const local = this.local.get(request.key);
+    if (local && freshnessOf(local, request.versions, {}, this.nowMs()) === 'fresh') return undefined;
+    return this.options.store.get(request.key).catch((error: unknown) => {
+      this.report(error, 'get');
+      return undefined;
+    });
   }
 
   /**
    * A storefront read: the in-process tier, then the shared tier, else `compute` (stored in both tiers). The
    * epochs are read before computing, so an invalidation that lands meanwhile makes the new entry stale.
+   * `prefetched`: the shared entry of this very key, read by `prefetch` (not read again).
    */
-  async read(request: PriceCacheRequest, compute: () => ComputedPrice): Promise<CacheRead> {
+  async read(
+    request: PriceCacheRequest,
+    compute: () => ComputedPrice,
+    prefetched?: Promise<CachedPrice | undefined>,
+  ): Promise<CacheRead> {
     let epochs: TagEpochs | undefined;
     try {
       epochs = await this.epochsOf(request.tags);
@@ -299,7 +351,7 @@ export class PriceCache {
 
     let shared: CachedPrice | undefined;
     try {
-      shared = await this.options.store.get(request.key);
+      shared = await (prefetched ?? this.options.store.get(request.key));
     } catch (error) {
       this.report(error, 'get');
     }

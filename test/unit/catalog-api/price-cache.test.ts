@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { getPriceOperation } from '../../../functions/handlers/operations/catalog';
 import type { PriceQuery } from '../../../functions/schemas/catalog-api';
 import type { CatalogDocument } from '../../../functions/schemas/catalog-document';
 import { importCatalog } from '../../../functions/usecases/catalog/import';
@@ -19,7 +20,7 @@ import {
 import { CatalogNotFoundError, CatalogReader } from '../../../functions/usecases/catalog/reader';
 import type { CatalogRelease } from '../../../functions/usecases/catalog/release';
 import { minimalDocument } from '../../support/catalog-document';
-import { InMemoryCatalogRepository, InMemoryPriceCacheStore, ManualClock } from './support';
+import { InMemoryCatalogRepository, InMemoryPriceCacheStore, ManualClock, operationRequest } from './support';
 
 const US_USD: PriceQuery = { sku: 'sku_game', region: 'US', currency: 'USD' };
 
@@ -339,6 +340,85 @@ describe('invalidation by tag', () => {
     expect(await cache.invalidate('category', 'games')).toBe(1);
     expect(await cache.invalidate('category', 'games')).toBe(2);
     expect(await cache.epochsOf({ category: 'games', sku: 'x' })).toEqual({ category: 2, sku: 0 });
+  });
+});
+
+describe('reading ahead', () => {
+  const computeFor = (release: CatalogRelease, query: PriceQuery = US_USD) =>
+    vi.fn(() => computeDisplayPrice(release, query, clock.now()));
+
+  it('reads the shared entry once, ahead, and the read takes it instead of reading again', async () => {
+    await readThrough(newInstance());
+    const release = await currentRelease();
+    const request = priceCacheRequestOf(release, US_USD);
+    const cache = newInstance();
+    const gets = store.calls.get;
+    const ahead = cache.prefetch(request);
+    expect(ahead).toBeDefined();
+    const compute = computeFor(release);
+    expect(await cache.read(request, compute, ahead)).toMatchObject({ source: 'hit-shared' });
+    expect(compute).not.toHaveBeenCalled();
+    expect(store.calls.get - gets).toBe(1);
+  });
+
+  it('reads no entry ahead while the in-process tier holds a live one of the same versions', async () => {
+    const cache = newInstance();
+    await readThrough(cache);
+    const request = priceCacheRequestOf(await currentRelease(), US_USD);
+    expect(cache.prefetch(request)).toBeUndefined();
+    clock.advance(STABLE_CACHE_SECONDS * 1000);
+    expect(cache.prefetch(request)).toBeDefined();
+  });
+
+  it('shares one epoch read between the read ahead and the read, and between concurrent reads', async () => {
+    const release = await currentRelease();
+    const request = priceCacheRequestOf(release, US_USD);
+    const cache = newInstance();
+    await cache.read(request, computeFor(release), cache.prefetch(request));
+    expect(store.calls.epochs).toBe(1);
+    clock.advance(1_000);
+    await Promise.all([cache.epochsOf(request.tags), cache.epochsOf(request.tags)]);
+    expect(store.calls.epochs).toBe(2);
+  });
+
+  it('reports a failed read ahead and answers a miss', async () => {
+    const onError = vi.fn();
+    const cache = newInstance({ onError });
+    const release = await currentRelease();
+    const request = priceCacheRequestOf(release, US_USD);
+    await cache.epochsOf(request.tags);
+    store.fail = true;
+    const ahead = cache.prefetch(request);
+    expect(await cache.read(request, computeFor(release), ahead)).toMatchObject({ source: 'miss' });
+    expect(onError.mock.calls.map((call) => call[1])).toEqual(['get', 'put']);
+  });
+
+  it('guesses from the release of the previous read, and never answers from the guess after a publication', async () => {
+    const operation = getPriceOperation(new CatalogReader(repository, clock), clock, newInstance());
+    const prices = (query: Record<string, string>) =>
+      operationRequest({ resource: '/catalog/prices', query });
+    const query = { sku: 'sku_game', region: 'US', currency: 'USD' };
+    const before = await operation(prices(query));
+    expect(before.headers?.['X-Cache']).toBe('miss');
+    // Another instance stored the entry of the channel: the guess of this instance finds it.
+    await readThrough(newInstance(), { ...US_USD, channel: 'web' });
+    const gets = store.calls.get;
+    expect((await operation(prices({ ...query, channel: 'web' }))).headers?.['X-Cache']).toBe('hit-shared');
+    expect(store.calls.get - gets).toBe(1);
+
+    const repriced = cacheDocument();
+    const item = repriced.pricelists[0]?.items[0];
+    if (!item) throw new Error('fixture changed');
+    item.base_price = '79.99';
+    await publish(repriced);
+    for (const channel of [undefined, 'web']) {
+      const after = await operation(prices(channel ? { ...query, channel } : query));
+      expect(after.headers?.['X-Cache']).toBe('miss');
+      expect(after.body).toMatchObject({ pricelist_version: 2 });
+      expect((after.body as Record<string, unknown>).unit_price).not.toBe(
+        (before.body as Record<string, unknown>).unit_price,
+      );
+    }
   });
 });
 
