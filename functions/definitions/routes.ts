@@ -326,6 +326,14 @@ export const ROUTES = [
     summary: 'The catalog in force at a time, with its versions (resync).',
   },
   {
+    method: 'POST',
+    path: '/partner/confirmations',
+    function: 'webhooks',
+    operation: 'confirmEvent',
+    auth: 'partner',
+    summary: 'Confirm what the partner did with an event it received; the outcome is recorded once.',
+  },
+  {
     method: 'GET',
     path: '/changelog',
     function: 'api',

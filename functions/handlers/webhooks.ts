@@ -1,3 +1,5 @@
+import { DynamoDpopReplayCache } from '../adapters/aws/webhook-store';
+import { createDpopVerifier } from '../adapters/http/dpop-verifier';
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
 import { responseSealer, webhookContext } from '../composition/webhooks';
@@ -8,6 +10,7 @@ import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent } from './middleware/idempotency';
 import {
   catalogSnapshotOperation,
+  confirmEventOperation,
   createEndpointOperation,
   deleteEndpointOperation,
   getEndpointOperation,
@@ -22,7 +25,10 @@ import {
   updateEndpointOperation,
 } from './operations/webhooks';
 
-/** The `webhooks` function: endpoints, producers' events, history and replay (admin routes, C7). */
+/**
+ * The `webhooks` function: endpoints, producers' events, history and replay (admin routes, C7); the partner
+ * routes (resync, callbacks) authenticated with the partner key.
+ */
 export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler => {
   const logger = deps.createLogger('webhooks');
   const ctx = webhookContext(deps, logger);
@@ -49,6 +55,15 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
       showReplay: showReplayOperation(ctx),
       partnerEvents: partnerEventsOperation(ctx),
       catalogSnapshot: catalogSnapshotOperation(ctx, reader, deps.catalogRepository),
+      // Partner callbacks: the Idempotency-Key is required; DPoP proofs for endpoints with a DPoP key, their
+      // `jti`s remembered in the idempotency table (items `dpop-jti#…`, its TTL attribute `expiration`).
+      confirmEvent: confirmEventOperation(ctx, {
+        dpop: createDpopVerifier(),
+        dpopReplays: new DynamoDpopReplayCache(deps.documents, deps.tableNames.idempotency),
+        idempotency,
+        onDpopRefused: (fields) =>
+          logger.info('request refused', { error_code: 'unauthorized', status: 401, dpop: fields }),
+      }),
     },
   });
 };

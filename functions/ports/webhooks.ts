@@ -1,3 +1,4 @@
+import type { DpopProofContents, DpopPublicJwk, DpopRefusal } from '../domain/webhooks/dpop';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { OutboxItem } from '../schemas/envelope';
 
@@ -41,6 +42,10 @@ export interface EndpointRecord {
   readonly partner_key_sha256?: string;
   /** When the previous secret stops being sent (shown without the secret itself). */
   readonly previous_secret_expires_at?: string;
+  /** The partner's DPoP public key: when set, its callbacks need a DPoP proof made with it (RFC 9449). */
+  readonly dpop_jwk?: DpopPublicJwk;
+  /** RFC 7638 thumbprint (SHA-256, base64url) of `dpop_jwk`. */
+  readonly dpop_jkt?: string;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -56,6 +61,8 @@ export type EndpointChanges = Partial<
     | 'disabled_reason'
     | 'secret_ciphertext'
     | 'previous_secret_expires_at'
+    | 'dpop_jwk'
+    | 'dpop_jkt'
   >
 >;
 
@@ -87,6 +94,24 @@ export interface AttemptRecord {
   readonly replay_id?: string;
 }
 
+/** What a partner said it did with an event (`POST /partner/confirmations`). */
+export type ConfirmationOutcome = 'accepted' | 'rejected' | 'failed';
+
+/** A partner's confirmation of one event, recorded once on the delivery record of its endpoint. */
+export interface ConfirmationRecord {
+  readonly outcome: ConfirmationOutcome;
+  readonly reference: string;
+  readonly confirmed_at: string;
+  /** SHA-256 (hex) of the Idempotency-Key it came with: the same key finds the same answer again. */
+  readonly idempotency_key_sha256: string;
+}
+
+/** `confirmed`: this call recorded it; `exists`: another did first (its record); `missing`: no such delivery. */
+export type ConfirmResult =
+  | { readonly status: 'confirmed'; readonly confirmation: ConfirmationRecord }
+  | { readonly status: 'exists'; readonly confirmation: ConfirmationRecord }
+  | { readonly status: 'missing' };
+
 export interface DeliveryRecord {
   readonly event_id: string;
   readonly endpoint_id: string;
@@ -105,6 +130,8 @@ export interface DeliveryRecord {
   readonly replay_id?: string;
   readonly attempts: readonly AttemptRecord[];
   readonly expires_at: number;
+  /** The partner's confirmation of the event, once it confirmed it. */
+  readonly confirmation?: ConfirmationRecord;
 }
 
 export type ClaimResult = 'claimed' | 'done' | 'busy' | 'missing';
@@ -113,6 +140,11 @@ export interface DeliveryRepository {
   /** Creates the record unless it exists; returns the stored record either way. */
   createIfAbsent(record: DeliveryRecord): Promise<DeliveryRecord>;
   get(eventId: string, endpointId: string): Promise<DeliveryRecord | undefined>;
+  /**
+   * Records the partner's confirmation on an existing delivery record, once: a conditional write that only
+   * succeeds while the record has none, so concurrent confirmations record exactly one.
+   */
+  confirm(eventId: string, endpointId: string, confirmation: ConfirmationRecord): Promise<ConfirmResult>;
   forEvent(eventId: string): Promise<DeliveryRecord[]>;
   /**
    * Claims attempt `attempt` for `leaseMs`: succeeds when no later attempt was claimed and this one is not
@@ -180,4 +212,30 @@ export interface ReplayRecord {
 export interface ReplayRepository {
   put(record: ReplayRecord): Promise<void>;
   get(replayId: string): Promise<ReplayRecord | undefined>;
+}
+
+/**
+ * Verifies the JWS signature of a DPoP proof with the public key in its own `jwk` header, for one of
+ * `algorithms`, and returns its protected header and claims (the checks of `checkDpopProof` come after).
+ */
+export interface DpopProofVerifier {
+  verify(
+    proof: string,
+    algorithms: readonly string[],
+  ): Promise<
+    | ({ readonly ok: true } & DpopProofContents)
+    | {
+        readonly ok: false;
+        readonly refusal: Extract<DpopRefusal, 'malformed' | 'signature' | 'alg' | 'jwk'>;
+      }
+  >;
+}
+
+/** The `jti`s of accepted DPoP proofs, per key, for as long as each proof could be accepted. */
+export interface DpopReplayCache {
+  /**
+   * Remembers `jti` for the key `keyThumbprint` until `expiresAt` (epoch seconds); false when it is remembered
+   * already (a replayed proof). One conditional write: of concurrent calls with one `jti`, one gets true.
+   */
+  remember(keyThumbprint: string, jti: string, expiresAt: number, now: Date): Promise<boolean>;
 }

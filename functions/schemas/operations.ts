@@ -51,6 +51,8 @@ import {
   catalogSnapshotQuerySchema,
   catalogSnapshotResponseSchema,
   changelogResponseSchema,
+  confirmationResponseSchema,
+  confirmEventSchema,
   createEndpointSchema,
   endpointPathSchema,
   endpointResponseSchema,
@@ -399,7 +401,9 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description:
       'Events are POSTed to `<url>/<topic>`. The signing secret (`whsec_…`) is in this answer only; it is stored ' +
       'encrypted. `topics` empty or absent: every topic. `version` pins the envelope version (default: latest). ' +
-      'A replayed answer (same Idempotency-Key) carries the same secret; it is stored encrypted.',
+      'A replayed answer (same Idempotency-Key) carries the same secret; it is stored encrypted. `dpop_jwk` (a ' +
+      "public EC P-256 or Ed25519 JWK; a private key is refused) makes the partner's callbacks " +
+      '(`POST /partner/confirmations`) need a DPoP proof made with that key.',
     body: createEndpointSchema,
     response: {
       status: 201,
@@ -428,7 +432,9 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   },
   updateEndpoint: {
     summary: 'Change an endpoint.',
-    description: 'Setting `status` to `enabled` re-enables an endpoint disabled by a 410 answer.',
+    description:
+      'Setting `status` to `enabled` re-enables an endpoint disabled by a 410 answer. `dpop_jwk` sets the DPoP ' +
+      'key of the partner\'s callbacks; `"dpop_jwk": null` removes it (callbacks then need no proof).',
     path: endpointPathSchema,
     body: updateEndpointSchema,
     response: { status: 200, schema: endpointResponseSchema, description: 'The endpoint as changed.' },
@@ -531,6 +537,30 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     query: catalogSnapshotQuerySchema,
     response: { status: 200, schema: catalogSnapshotResponseSchema, description: 'The snapshot.' },
     errors: [400, 404],
+  },
+  confirmEvent: {
+    summary: 'Confirm what the partner did with an event it received (partner callback).',
+    description:
+      'With the partner key of an endpoint, and a **required** `Idempotency-Key` (400 without it): records ' +
+      "`outcome` (`accepted`, `rejected` or `failed`) and the partner's `reference` (1–200 characters, no control " +
+      'characters) on the delivery of `event_id` to that endpoint, once, however often and however concurrently ' +
+      'the call is retried. The same key and body answer the stored 201 (`Idempotent-Replayed: true`); the same ' +
+      'key with another body 422 `idempotency_key_reused`; a second confirmation of the event with another key ' +
+      '409 `conflict` with the confirmation that stands in `confirmation`. An event never delivered to the ' +
+      "partner's endpoint is 404. An endpoint registered with a `dpop_jwk` needs a DPoP proof (RFC 9449) in the " +
+      '`DPoP` header: `typ` `dpop+jwt`, signed with that key (`ES256` for P-256, `EdDSA`/`Ed25519` for ' +
+      'Ed25519) and carrying it as `jwk`, `htm` `POST`, `htu` the URL called without query (`https://<host>' +
+      '[/<stage>]/partner/confirmations`), `iat` within 60 s of the server clock and a `jti` never used before; ' +
+      'a refused proof is 401 with `WWW-Authenticate: DPoP error="invalid_dpop_proof"`.',
+    body: confirmEventSchema,
+    response: {
+      status: 201,
+      schema: confirmationResponseSchema,
+      description: 'The confirmation as recorded.',
+    },
+    errors: [400, 401, 404, 409, 413, 422],
+    idempotent: true,
+    example: { event_id: 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7E', outcome: 'accepted', reference: 'po-123/booked' },
   },
   getChangelog: {
     summary: 'Envelope versions and event types (C24).',

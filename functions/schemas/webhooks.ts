@@ -1,5 +1,6 @@
 import currencyCodes from 'currency-codes';
 import { z } from 'zod';
+import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { identifier } from './catalog-document';
 import { eventType, isoTimestamp } from './envelope';
@@ -29,6 +30,33 @@ const endpointUrl = z
     }
   }, 'an absolute http(s) URL without credentials, query or fragment');
 
+/** base64url without padding of 32 bytes (canonical: the unused low bits of the last character are zero). */
+const base64Url32Bytes = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/, '32 bytes in base64url without padding');
+
+/**
+ * A partner's DPoP key (RFC 9449): a public EC P-256 or Ed25519 JWK. Never a private key: `d` (or any other
+ * member of a private key) is refused. `alg`, `use` and `kid` may accompany it; only the key is kept.
+ */
+export const dpopJwkSchema = z
+  .strictObject({
+    kty: z.enum(['EC', 'OKP']),
+    crv: z.enum(['P-256', 'Ed25519']),
+    x: base64Url32Bytes,
+    y: base64Url32Bytes.optional(),
+    alg: z.enum(['ES256', 'EdDSA', 'Ed25519']).optional(),
+    use: z.literal('sig').optional(),
+    kid: z.string().min(1).max(200).optional(),
+    d: z.never({ error: 'a private key is never accepted: register the public key only' }).optional(),
+  })
+  .superRefine((jwk, ctx) => {
+    const problem = dpopJwkProblem(jwk);
+    if (problem)
+      ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path ? [problem.path] : [] });
+  });
+export type DpopJwkInput = z.infer<typeof dpopJwkSchema>;
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
@@ -36,10 +64,15 @@ export const createEndpointSchema = z.strictObject({
   description: z.string().max(500).optional(),
   tenant: identifier.optional(),
   version: z.enum(ENVELOPE_VERSIONS).optional(),
+  /** When given, the partner's callbacks (`POST /partner/confirmations`) need a DPoP proof made with it. */
+  dpop_jwk: dpopJwkSchema.optional(),
 });
 export type CreateEndpointRequest = z.infer<typeof createEndpointSchema>;
 
-/** `PATCH /webhooks/endpoints/{endpoint_id}`: any of the fields; `status` re-enables a disabled endpoint. */
+/**
+ * `PATCH /webhooks/endpoints/{endpoint_id}`: any of the fields; `status` re-enables a disabled endpoint;
+ * `dpop_jwk` sets the DPoP key (`null` removes it: callbacks no longer need a proof).
+ */
 export const updateEndpointSchema = z
   .strictObject({
     url: endpointUrl.optional(),
@@ -47,6 +80,7 @@ export const updateEndpointSchema = z
     description: z.string().max(500).optional(),
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
+    dpop_jwk: dpopJwkSchema.nullable().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' });
 export type UpdateEndpointRequest = z.infer<typeof updateEndpointSchema>;
@@ -134,6 +168,16 @@ export const endpointResponseSchema = z.object({
   status: z.enum(['enabled', 'disabled']),
   disabled_reason: z.string().optional(),
   previous_secret_expires_at: isoTimestamp.optional(),
+  /** The registered DPoP public key (its RFC 7638 members) and its thumbprint. */
+  dpop_jwk: z
+    .object({
+      kty: z.enum(['EC', 'OKP']),
+      crv: z.enum(['P-256', 'Ed25519']),
+      x: z.string(),
+      y: z.string().optional(),
+    })
+    .optional(),
+  dpop_jkt: z.string().optional(),
   created_at: isoTimestamp,
   updated_at: isoTimestamp,
 });
@@ -156,6 +200,40 @@ export const partnerEventsQuerySchema = z
     cursor: z.string().max(2048).optional(),
   })
   .refine(windowInOrder, WINDOW_IN_ORDER);
+
+/** What a partner did with an event it received (`POST /partner/confirmations`). */
+export const CONFIRMATION_OUTCOMES = ['accepted', 'rejected', 'failed'] as const;
+
+/** A partner's own reference: 1–200 characters, well-formed Unicode, no control characters. */
+const partnerReference = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}]*$/u, 'no control characters')
+  .refine((value) => value.isWellFormed(), 'well-formed Unicode (no lone surrogates)');
+
+/** `POST /partner/confirmations` (partner key, Idempotency-Key required). */
+export const confirmEventSchema = z.strictObject({
+  event_id: eventIdSchema,
+  outcome: z.enum(CONFIRMATION_OUTCOMES),
+  reference: partnerReference,
+});
+export type ConfirmEventRequest = z.infer<typeof confirmEventSchema>;
+
+/** A confirmation as answered and as the event history shows it. */
+export const confirmationSchema = z.object({
+  outcome: z.enum(CONFIRMATION_OUTCOMES),
+  reference: z.string(),
+  confirmed_at: isoTimestamp,
+});
+
+export const confirmationResponseSchema = z.object({
+  event_id: eventIdSchema,
+  endpoint_id: endpointIdSchema,
+  outcome: z.enum(CONFIRMATION_OUTCOMES),
+  reference: z.string(),
+  confirmed_at: isoTimestamp,
+});
 
 /** `GET /catalog/snapshot`. */
 export const catalogSnapshotQuerySchema = z.strictObject({ as_of: isoTimestamp });
@@ -210,6 +288,8 @@ export const eventHistoryResponseSchema = z.object({
       next_attempt_at: isoTimestamp.optional(),
       replay_id: z.string().optional(),
       attempts: z.array(attemptResponseSchema),
+      /** The partner's confirmation (`POST /partner/confirmations`), once given. */
+      confirmation: confirmationSchema.optional(),
     }),
   ),
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   BatchWriteCommand,
   DeleteCommand,
@@ -12,8 +13,11 @@ import { type DeliveryStatus, FANOUT_PENDING } from '../../domain/webhooks/envel
 import type {
   AttemptRecord,
   ClaimResult,
+  ConfirmationRecord,
+  ConfirmResult,
   DeliveryRecord,
   DeliveryRepository,
+  DpopReplayCache,
   EndpointChanges,
   EndpointRecord,
   EndpointRepository,
@@ -148,6 +152,8 @@ const ENDPOINT_FIELDS = [
   'disabled_reason',
   'secret_ciphertext',
   'previous_secret_expires_at',
+  'dpop_jwk',
+  'dpop_jkt',
 ] as const satisfies readonly (keyof EndpointChanges)[];
 
 export class DynamoEndpointRepository implements EndpointRepository {
@@ -313,6 +319,33 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
       new GetCommand({ TableName: this.tableName, Key: this.key(eventId, endpointId), ConsistentRead: true }),
     );
     return result.Item as DeliveryRecord | undefined;
+  }
+
+  async confirm(
+    eventId: string,
+    endpointId: string,
+    confirmation: ConfirmationRecord,
+  ): Promise<ConfirmResult> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(eventId, endpointId),
+          UpdateExpression: 'SET confirmation = :confirmation',
+          // The outcome happens once: only a record that exists and has no confirmation yet takes one.
+          ConditionExpression: 'attribute_exists(event_id) AND attribute_not_exists(confirmation)',
+          ExpressionAttributeValues: { ':confirmation': confirmation },
+        }),
+      );
+      return { status: 'confirmed', confirmation };
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
+    const stored = await this.get(eventId, endpointId);
+    if (!stored) return { status: 'missing' };
+    if (!stored.confirmation)
+      throw new Error(`delivery ${eventId}/${endpointId}: confirmation refused but absent`);
+    return { status: 'exists', confirmation: stored.confirmation };
   }
 
   async forEvent(eventId: string): Promise<DeliveryRecord[]> {
@@ -561,5 +594,43 @@ export class DynamoReplayRepository implements ReplayRepository {
         .filter((item) => item.sk !== SUMMARY)
         .map((item) => ({ event_id: String(item.event_id), endpoint_id: String(item.endpoint_id) })),
     };
+  }
+}
+
+/** Prefix of the replay cache's items in the idempotency table (Powertools' records start `http#`). */
+export const DPOP_JTI_KEY_PREFIX = 'dpop-jti';
+
+/**
+ * The DPoP `jti` replay cache as items of the idempotency table: `id` = `dpop-jti#<key thumbprint>#<SHA-256 of
+ * the jti>`, expiring (the table's TTL attribute `expiration`) when the proof could no longer be accepted. A
+ * conditional put claims a `jti`; an item past its expiration that TTL has not removed yet no longer counts.
+ */
+export class DynamoDpopReplayCache implements DpopReplayCache {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async remember(keyThumbprint: string, jti: string, expiresAt: number, now: Date): Promise<boolean> {
+    const jtiHash = createHash('sha256').update(jti, 'utf8').digest('hex');
+    try {
+      await this.documents.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            id: `${DPOP_JTI_KEY_PREFIX}#${keyThumbprint}#${jtiHash}`,
+            expiration: expiresAt,
+            kind: 'dpop_jti',
+          },
+          ConditionExpression: 'attribute_not_exists(id) OR #expiration < :now',
+          ExpressionAttributeNames: { '#expiration': 'expiration' },
+          ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (conditionalFailure(error) === 'condition') return false;
+      throw error;
+    }
   }
 }

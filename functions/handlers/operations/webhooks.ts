@@ -1,7 +1,11 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { dpopChallenge, dpopRefusalDescription } from '../../domain/webhooks/dpop';
 import type { CatalogRepository } from '../../ports/catalog';
+import type { DpopProofVerifier, DpopReplayCache, EndpointRecord } from '../../ports/webhooks';
 import { CHANGELOG } from '../../schemas/changelog';
 import {
   catalogSnapshotQuerySchema,
+  confirmEventSchema,
   createEndpointSchema,
   endpointPathSchema,
   eventPathSchema,
@@ -14,6 +18,15 @@ import {
   updateEndpointSchema,
 } from '../../schemas/webhooks';
 import type { CatalogReader } from '../../usecases/catalog/reader';
+import {
+  ConfirmationConflictError,
+  ConfirmationKeyReusedError,
+  ConfirmationNotFoundError,
+  confirmEvent,
+  DpopRefusedError,
+  type PartnerRequest,
+  requireDpop,
+} from '../../usecases/webhooks/confirmations';
 import type { WebhookContext } from '../../usecases/webhooks/context';
 import {
   createEndpoint,
@@ -27,7 +40,9 @@ import { NO_VERSIONS, publishEvent, type VersionsInForce } from '../../usecases/
 import { listEvents, showEvent } from '../../usecases/webhooks/history';
 import { authenticatePartner, catalogSnapshot, partnerEvents } from '../../usecases/webhooks/partner';
 import { replayDeliveries, replayProgress } from '../../usecases/webhooks/replay';
-import type { Operation } from '../middleware/http';
+import { errorBody, HttpError } from '../middleware/errors';
+import type { HttpResult, Operation } from '../middleware/http';
+import { IDEMPOTENCY_KEY_HEADER, type IdempotencyOptions, idempotent } from '../middleware/idempotency';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 const pathOf = (event: { pathParameters: Record<string, string | undefined> | null }) =>
@@ -154,6 +169,103 @@ export const catalogSnapshotOperation =
     const query = parseWith(catalogSnapshotQuerySchema, event.queryStringParameters ?? {}, 'query');
     return { statusCode: 200, body: await catalogSnapshot(reader, repository, new Date(query.as_of)) };
   };
+
+/** Every value of a header, case-insensitively: all of `multiValueHeaders`, else the single `headers` value. */
+const headerValues = (event: APIGatewayProxyEvent, name: string): string[] => {
+  const wanted = name.toLowerCase();
+  const values: string[] = [];
+  for (const [key, list] of Object.entries(event.multiValueHeaders ?? {}))
+    if (key.toLowerCase() === wanted && list) values.push(...list);
+  if (values.length > 0) return values;
+  for (const [key, value] of Object.entries(event.headers ?? {}))
+    if (key.toLowerCase() === wanted && value !== undefined) values.push(value);
+  return values;
+};
+
+const headerOf = (event: APIGatewayProxyEvent, name: string): string | undefined =>
+  headerValues(event, name)[0];
+
+/**
+ * What a DPoP proof is bound to, from the API Gateway proxy event. The target URI is
+ * `<scheme>://<Host header><path>`: the scheme is `X-Forwarded-Proto` (API Gateway sets `https`), else `https`;
+ * the path is `requestContext.path`, the path the client sent (with the stage prefix on the `execute-api` host,
+ * with the base path on a custom domain), else the resource path `event.path`.
+ */
+const partnerRequestOf = (event: APIGatewayProxyEvent, authorization: string): PartnerRequest => {
+  const forwarded = headerOf(event, 'x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+  return {
+    method: event.httpMethod,
+    scheme: forwarded === 'http' ? 'http' : 'https',
+    host: headerOf(event, 'host') ?? '',
+    path: event.requestContext?.path || event.path,
+    dpopProofs: headerValues(event, 'dpop'),
+    partnerKey: authorization.replace(/^Bearer\s+/, ''),
+  };
+};
+
+export interface ConfirmEventDependencies {
+  readonly dpop: DpopProofVerifier;
+  readonly dpopReplays: DpopReplayCache;
+  /** The idempotency table (C8); the key is required on this operation. */
+  readonly idempotency: IdempotencyOptions;
+  /** Told of each refused DPoP proof (the refusal is answered, not thrown, so it is logged here). */
+  readonly onDpopRefused?: (fields: { readonly endpoint_id: string; readonly refusal: string }) => void;
+}
+
+/** 401 with `WWW-Authenticate: DPoP error="invalid_dpop_proof", …` (RFC 9449 §7.1) in the C6 shape. */
+const dpopRefusal = (refused: DpopRefusedError, traceId: string): HttpResult => ({
+  statusCode: 401,
+  headers: { 'WWW-Authenticate': dpopChallenge(refused.refusal, refused.algorithms) },
+  body: errorBody(new HttpError('unauthorized', dpopRefusalDescription(refused.refusal)), traceId),
+});
+
+const confirmationError = (error: unknown): unknown => {
+  if (error instanceof ConfirmationNotFoundError) return new HttpError('not_found', error.message);
+  if (error instanceof ConfirmationConflictError)
+    return new HttpError('conflict', error.message, { details: { confirmation: error.confirmation } });
+  if (error instanceof ConfirmationKeyReusedError)
+    return new HttpError('idempotency_key_reused', error.message);
+  return error;
+};
+
+/**
+ * `POST /partner/confirmations` (partner key). In order: the partner key (401), the endpoint's DPoP proof when
+ * it registered a key (401 with `WWW-Authenticate`), a required `Idempotency-Key` (400), then C8 around the
+ * body's validation and the once-only write. Authentication comes before the idempotency layer, so a stored
+ * answer is only ever replayed to a request that passed it, and a refused request stores nothing.
+ */
+export const confirmEventOperation = (ctx: WebhookContext, deps: ConfirmEventDependencies): Operation => {
+  const authenticated = new WeakMap<APIGatewayProxyEvent, EndpointRecord>();
+  const confirm = idempotent(async ({ event }) => {
+    const endpoint = authenticated.get(event);
+    if (!endpoint) throw new Error('confirmEvent ran without an authenticated partner');
+    const body = parseJsonBody(confirmEventSchema, event.body, event.isBase64Encoded);
+    const key = headerOf(event, IDEMPOTENCY_KEY_HEADER) ?? '';
+    try {
+      return { statusCode: 201, body: await confirmEvent(ctx, endpoint, body, key) };
+    } catch (error) {
+      throw confirmationError(error);
+    }
+  }, deps.idempotency);
+  const dpopContext = { ...ctx, dpop: deps.dpop, dpopReplays: deps.dpopReplays };
+  return async (request) => {
+    const { event, traceId } = request;
+    const authorization = authorizationOf(event.headers) ?? '';
+    const endpoint = await authenticatePartner(ctx, authorization);
+    try {
+      await requireDpop(dpopContext, endpoint, partnerRequestOf(event, authorization));
+    } catch (error) {
+      if (!(error instanceof DpopRefusedError)) throw error;
+      deps.onDpopRefused?.({ endpoint_id: endpoint.endpoint_id, refusal: error.refusal });
+      return dpopRefusal(error, traceId);
+    }
+    if (headerOf(event, IDEMPOTENCY_KEY_HEADER) === undefined) {
+      throw new HttpError('invalid_request', 'this operation requires an Idempotency-Key header (C8)');
+    }
+    authenticated.set(event, endpoint);
+    return confirm(request);
+  };
+};
 
 /** `GET /changelog` (C24). */
 export const changelogOperation = (): Operation => async () => ({

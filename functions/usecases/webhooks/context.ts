@@ -1,3 +1,4 @@
+import { DEFAULT_DPOP_WINDOW_SECONDS } from '../../domain/webhooks/dpop';
 import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
 import type { Clock } from '../../ports/clock';
 import type { MessageQueue } from '../../ports/queue';
@@ -25,6 +26,8 @@ export interface WebhookSettings {
   readonly previousSecretHours: number;
   /** Sent as `User-Agent`. */
   readonly userAgent: string;
+  /** How far a DPoP proof's `iat` may be from the clock, both ways (partner callbacks, RFC 9449). */
+  readonly dpopProofWindowSeconds: number;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -34,6 +37,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   sweepAfterSeconds: 60,
   previousSecretHours: 24,
   userAgent: 'pricing-webhooks/1.0',
+  dpopProofWindowSeconds: DEFAULT_DPOP_WINDOW_SECONDS,
 };
 
 /** What the webhook use cases need: stores, queue and scheduler, the data cipher, the HTTP client, time. */

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import { jwkThumbprint, publicDpopJwk } from '../../domain/webhooks/dpop';
 import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { generateSecret } from '../../domain/webhooks/secret';
-import type { EndpointRecord, EndpointSecrets, Page } from '../../ports/webhooks';
-import type { CreateEndpointRequest, UpdateEndpointRequest } from '../../schemas/webhooks';
+import type { EndpointChanges, EndpointRecord, EndpointSecrets, Page } from '../../ports/webhooks';
+import type { CreateEndpointRequest, DpopJwkInput, UpdateEndpointRequest } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
 import type { WebhookContext } from './context';
 
@@ -29,9 +30,21 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.previous_secret_expires_at !== undefined
     ? { previous_secret_expires_at: record.previous_secret_expires_at }
     : {}),
+  ...(record.dpop_jwk !== undefined ? { dpop_jwk: record.dpop_jwk } : {}),
+  ...(record.dpop_jkt !== undefined ? { dpop_jkt: record.dpop_jkt } : {}),
   created_at: record.created_at,
   updated_at: record.updated_at,
 });
+
+/**
+ * A validated DPoP key as stored: its RFC 7638 members (never `kid`, `alg`, `use`, and never a private member,
+ * which the schema refuses) and its thumbprint; `null` removes both (callbacks need no proof any more).
+ */
+const dpopChanges = (jwk: DpopJwkInput | null): Pick<EndpointChanges, 'dpop_jwk' | 'dpop_jkt'> => {
+  if (jwk === null) return { dpop_jwk: undefined, dpop_jkt: undefined };
+  const key = publicDpopJwk(jwk);
+  return { dpop_jwk: key, dpop_jkt: jwkThumbprint(key) };
+};
 
 /** The partner key's stored form: its SHA-256, hex. */
 export const partnerKeyHash = (partnerKey: string): string =>
@@ -102,6 +115,7 @@ export const createEndpoint = async (
     status: 'enabled',
     secret_ciphertext: await encryptSecrets(ctx, endpointId, { current: secret }),
     partner_key_sha256: partnerKeyHash(partnerKey),
+    ...(request.dpop_jwk !== undefined ? dpopChanges(request.dpop_jwk) : {}),
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   };
@@ -124,7 +138,7 @@ export const listEndpoints = async (
   return { items: page.items.map(endpointView), ...(page.cursor ? { cursor: page.cursor } : {}) };
 };
 
-/** `PATCH`: re-enabling clears the reason it was disabled. */
+/** `PATCH`: re-enabling clears the reason it was disabled; `dpop_jwk` sets (or, `null`, removes) the DPoP key. */
 export const updateEndpoint = async (
   ctx: Pick<WebhookContext, 'clock' | 'endpoints'>,
   endpointId: string,
@@ -140,6 +154,7 @@ export const updateEndpoint = async (
       ...(request.status !== undefined ? { status: request.status } : {}),
       ...(request.status === 'enabled' ? { disabled_reason: undefined } : {}),
       ...(request.status === 'disabled' ? { disabled_reason: 'disabled_by_operator' } : {}),
+      ...(request.dpop_jwk !== undefined ? dpopChanges(request.dpop_jwk) : {}),
     },
     ctx.clock.now().toISOString(),
   );

@@ -24,6 +24,16 @@ export const deliveryView = (delivery: DeliveryRecord) => ({
   ...(delivery.next_attempt_at ? { next_attempt_at: delivery.next_attempt_at } : {}),
   ...(delivery.replay_id ? { replay_id: delivery.replay_id } : {}),
   attempts: [...delivery.attempts].sort((a, b) => a.attempt - b.attempt),
+  // The partner's confirmation (POST /partner/confirmations), without the hash of its Idempotency-Key.
+  ...(delivery.confirmation
+    ? {
+        confirmation: {
+          outcome: delivery.confirmation.outcome,
+          reference: delivery.confirmation.reference,
+          confirmed_at: delivery.confirmation.confirmed_at,
+        },
+      }
+    : {}),
 });
 
 const envelopeOf = (item: OutboxItem): Envelope => renderEnvelope(item, LATEST_ENVELOPE_VERSION, 1);

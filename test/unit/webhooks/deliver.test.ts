@@ -97,6 +97,13 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         return record;
       },
       get: async (eventId, endpointId) => w.deliveries.get(key(eventId, endpointId)),
+      confirm: async (eventId, endpointId, confirmation) => {
+        const d = w.deliveries.get(key(eventId, endpointId));
+        if (!d) return { status: 'missing' };
+        if (d.confirmation) return { status: 'exists', confirmation: d.confirmation };
+        w.deliveries.set(key(eventId, endpointId), { ...d, confirmation });
+        return { status: 'confirmed', confirmation };
+      },
       forEvent: async (eventId) => [...w.deliveries.values()].filter((d) => d.event_id === eventId),
       claim: async (eventId, endpointId, attempt, now, leaseUntil) => {
         const d = w.deliveries.get(key(eventId, endpointId));
