@@ -1,4 +1,4 @@
-import type { DsseEnvelope } from '../domain/audit/dsse';
+import type { DsseEnvelope, ReleaseVersions } from '../domain/audit/dsse';
 import type { Approval, ChangeRequestStatus } from '../domain/change-control/approvals';
 import type { CatalogDiff } from '../domain/change-control/diff';
 import type { GuardrailFinding } from '../domain/change-control/guardrails';
@@ -45,11 +45,7 @@ export interface ChangeRequestRecord {
   /** Set once published: the revision and versions it put in force. */
   readonly publication?: {
     readonly revision: number;
-    readonly versions: {
-      readonly pricelist_version: number;
-      readonly fx_version: string;
-      readonly tax_rule_version: number;
-    };
+    readonly versions: ReleaseVersions;
     readonly effective_from: string;
     readonly published_at: string;
   };
