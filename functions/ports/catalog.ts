@@ -41,8 +41,8 @@ export interface PublishRequest {
  */
 export interface CatalogRepository {
   current(): Promise<Publication | undefined>;
-  /** Every publication, oldest first. */
-  publications(): Promise<Publication[]>;
+  /** Every publication, oldest first; with `afterRevision`, only those above it (publications are immutable). */
+  publications(options?: { readonly afterRevision?: number }): Promise<Publication[]>;
   part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined>;
   /** Highest version of a part ever written (published or not): new versions go above it. */
   latestPartVersion(kind: CatalogPartKind): Promise<number>;

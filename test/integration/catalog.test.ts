@@ -148,4 +148,18 @@ describe('catalog import and versions (DynamoDB Local)', () => {
     expect((await reader.current({ fresh: true })).publication.revision).toBe(2);
     expect((await reader.inForceAt(new Date('2026-11-30T00:00:00.000Z'))).revision).toBe(1);
   });
+
+  it('lists only the publications after a revision, in order', async () => {
+    for (const title of ['one', 'two', 'three']) {
+      await importCatalog(
+        { repository, clock },
+        minimalDocument({ products: minimalDocument().products.map((product) => ({ ...product, title })) }),
+      );
+    }
+    expect((await repository.publications()).map((entry) => entry.revision)).toEqual([1, 2, 3]);
+    expect((await repository.publications({ afterRevision: 1 })).map((entry) => entry.revision)).toEqual([
+      2, 3,
+    ]);
+    expect(await repository.publications({ afterRevision: 3 })).toEqual([]);
+  });
 });

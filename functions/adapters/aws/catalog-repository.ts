@@ -48,15 +48,19 @@ export class DynamoCatalogRepository implements CatalogRepository {
     return item ? (item.publication as Publication) : undefined;
   }
 
-  async publications(): Promise<Publication[]> {
+  async publications(options: { readonly afterRevision?: number } = {}): Promise<Publication[]> {
     const items: Publication[] = [];
     let exclusiveStartKey: Record<string, unknown> | undefined;
+    const after = options.afterRevision;
     do {
       const page = await this.documents.send(
         new QueryCommand({
           TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': PUBLICATIONS },
+          KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+          ExpressionAttributeValues: {
+            ':pk': PUBLICATIONS,
+            ...(after === undefined ? {} : { ':after': `r#${pad(after)}` }),
+          },
           ConsistentRead: true,
           ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
         }),

@@ -24,6 +24,8 @@ export class CatalogReader {
   private readonly parts = new Map<string, Promise<VersionedPart<unknown>>>();
   private readonly releases = new Map<string, Promise<CatalogRelease>>();
   private pointer: { publication: Publication | undefined; readAt: number } | undefined;
+  /** Publications read so far, oldest first: immutable, so only newer ones are ever read again. */
+  private history: Publication[] = [];
 
   constructor(
     private readonly repository: CatalogRepository,
@@ -83,12 +85,17 @@ export class CatalogReader {
     return { publication, release: await this.release(publication.versions) };
   }
 
-  /** The publication in force at a time: the latest `effective_from` not after it (ties: the later revision). */
+  /**
+   * The publication in force at a time: the latest `effective_from` not after it (ties: the later revision).
+   * Only publications newer than those already seen are read (a future-dated publication, such as a rate tick
+   * with a publication delay, sends every read here until it comes into force).
+   */
   async inForceAt(at: Date): Promise<Publication> {
     const instant = at.toISOString();
-    const candidates = (await this.repository.publications()).filter(
-      (entry) => entry.effective_from <= instant,
-    );
+    const known = this.history.at(-1)?.revision;
+    const newer = await this.repository.publications(known === undefined ? {} : { afterRevision: known });
+    if (newer.length > 0) this.history = [...this.history, ...newer];
+    const candidates = this.history.filter((entry) => entry.effective_from <= instant);
     const chosen = candidates.sort((a, b) =>
       a.effective_from === b.effective_from
         ? b.revision - a.revision

@@ -293,9 +293,9 @@ const publish = async (
   deps: ChangeRequestDependencies,
   record: ChangeRequestRecord,
 ): Promise<ChangeRequestRecord> => {
-  const existing = (await deps.repository.publications()).find(
-    (publication) => publication.change_request_id === record.cr_id,
-  );
+  const existing = (
+    await deps.repository.publications(record.base ? { afterRevision: record.base.revision } : {})
+  ).find((publication) => publication.change_request_id === record.cr_id);
   let publication: ChangeRequestRecord['publication'];
   if (existing) {
     publication = {

@@ -73,8 +73,8 @@ export class InMemoryCatalogRepository implements CatalogRepository {
     return this.history.at(-1);
   }
 
-  async publications(): Promise<Publication[]> {
-    return [...this.history];
+  async publications(options: { readonly afterRevision?: number } = {}): Promise<Publication[]> {
+    return this.history.filter((entry) => entry.revision > (options.afterRevision ?? 0));
   }
 
   async part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined> {
