@@ -8,7 +8,7 @@ import {
 } from '../../../functions/domain/change-control/diff';
 import { dec } from '../../../functions/domain/money/decimal';
 import { minimalDocument } from '../../support/catalog-document';
-import { diffableArb, edited, fxRate, itemOf, percentagePromotion } from './documents';
+import { diffableArb, edited, fxRate, itemOf, percentagePromotion, usdGameItem } from './documents';
 
 const EMPTY_DIFF: CatalogDiff = {
   sections_changed: [],
@@ -203,15 +203,7 @@ describe('diffCatalog: prices', () => {
       document.pricelists.push({
         pricelist_id: 'pl_usd',
         base_currency: 'USD',
-        items: [
-          {
-            sku_id: 'sku_game',
-            base_price: '64.99',
-            base_currency: 'USD',
-            tax_class: 'standard',
-            pricing_model: 'flat',
-          },
-        ],
+        items: [usdGameItem()],
       });
     });
     expect(diffCatalog(current, minimalDocument()).prices).toEqual({

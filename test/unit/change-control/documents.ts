@@ -20,6 +20,15 @@ export const edited = (
   return document;
 };
 
+/** `sku_game` at 64.99 USD: the item of a second (USD) price list. */
+export const usdGameItem = () => ({
+  sku_id: 'sku_game',
+  base_price: '64.99',
+  base_currency: 'USD',
+  tax_class: 'standard',
+  pricing_model: 'flat' as const,
+});
+
 export const percentagePromotion = (promo_id: string, percent = '10'): Promotion => ({
   kind: 'percentage',
   promo_id,

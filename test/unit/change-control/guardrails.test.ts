@@ -15,7 +15,7 @@ import {
 } from '../../../functions/domain/change-control/guardrails';
 import type { CatalogDocument } from '../../../functions/schemas/catalog-document';
 import { minimalDocument } from '../../support/catalog-document';
-import { edited, fxRate, itemOf } from './documents';
+import { edited, fxRate, itemOf, usdGameItem } from './documents';
 
 /** The findings of `proposed` against `current` (the minimal document unless given). */
 const findingsOf = (
@@ -113,13 +113,7 @@ describe('guardrailFindings', () => {
           pricelist_id: 'pl_usd',
           base_currency: 'USD',
           items: [
-            {
-              sku_id: 'sku_game',
-              base_price: '64.99',
-              base_currency: 'USD',
-              tax_class: 'standard',
-              pricing_model: 'flat',
-            },
+            usdGameItem(),
             {
               sku_id: 'sku_shirt',
               base_price: '9.99',
