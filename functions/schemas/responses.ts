@@ -196,6 +196,20 @@ export const receiptRefundSchema = z.object({
   created_at: isoTimestamp,
 });
 
+/** C10's signature fields of a signed document (a receipt or a refund): `key_id` is part of the payload. */
+const signatureFields = (document: string) => ({
+  hash: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/, 'sha256:<lowercase hex>')
+    .describe(
+      `\`sha256:\` + hex SHA-256 of the RFC 8785 bytes of the ${document} without \`hash\` and \`signature\`.`,
+    ),
+  signature: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64')
+    .describe('base64 DER ECDSA P-256 (ES256) signature over the same bytes; verify with the key `key_id`.'),
+});
+
 /** `POST /pricing/commit` (201) and `GET /receipts/{receipt_id}`: the signed receipt (C10). */
 export const receiptResponseSchema = z.object({
   receipt_id: receiptId,
@@ -227,17 +241,13 @@ export const receiptResponseSchema = z.object({
     .optional()
     .describe('`GET /receipts/{receipt_id}` only; not part of the signed payload.'),
   trace_id: z.string(),
-  hash: z
-    .string()
-    .regex(/^sha256:[0-9a-f]{64}$/, 'sha256:<lowercase hex>')
-    .describe('`sha256:` + hex SHA-256 of the RFC 8785 bytes of the receipt without `hash` and `signature`.'),
-  signature: z
-    .string()
-    .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64')
-    .describe('base64 DER ECDSA P-256 (ES256) signature over the same bytes; verify with the key `key_id`.'),
+  ...signatureFields('receipt'),
 });
 
-/** `POST /pricing/refund` (201): a return or chargeback recalculated with the receipt's versions (rule 13). */
+/**
+ * `POST /pricing/refund` (201): a return or chargeback recalculated with the receipt's versions (rule 13), signed
+ * like a receipt (C10) so the finance export's refund files verify on their own.
+ */
 export const refundResponseSchema = z.object({
   refund_id: z.string(),
   receipt_id: receiptId,
@@ -260,6 +270,8 @@ export const refundResponseSchema = z.object({
   fx_version: versionsSchema.shape.fx_version,
   tax_rule_version: versionsSchema.shape.tax_rule_version,
   created_at: isoTimestamp,
+  key_id: z.string().describe('The signing key: `kid` of a key listed at `GET /keys`.'),
+  ...signatureFields('refund'),
 });
 
 const base64Url = z.string().regex(/^[A-Za-z0-9_-]+$/, 'base64url');

@@ -116,6 +116,12 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
     });
     expect(refunded.status).toBe(201);
     documented(refundResponseSchema, refunded.body);
+    // A refund is signed like a receipt (C10), and what is signed cannot be changed unnoticed.
+    expect(verifyReceipt(refunded.body, keys)).toEqual({ valid: true });
+    expect(verifyReceipt({ ...refunded.body, net: '0' }, keys)).toEqual({
+      valid: false,
+      reason: 'hash_mismatch',
+    });
     expect(refunded.body.currency).toBe(currency);
     const decimals = String(quoted.body.total).split('.')[1]?.length ?? 0;
     expect(String(refunded.body.amount).split('.')[1]?.length ?? 0).toBe(decimals);

@@ -208,11 +208,7 @@ export class Checkout {
       quoted_at: payload.issued_at as Json,
       quote_signature: stored.signature,
     };
-    const receipt: JsonObject = {
-      ...receiptPayload,
-      hash: receiptHash(receiptPayload),
-      signature: Buffer.from(await this.deps.signer.sign(canonicalBytes(receiptPayload))).toString('base64'),
-    };
+    const receipt = await this.signed(receiptPayload);
     const outcome = await this.deps.repository.commit({
       receipt_id: receiptPayload.receipt_id as string,
       quote_id: quoteId,
@@ -316,7 +312,7 @@ export class Checkout {
       }
       const feeUnits =
         request.kind === 'return' ? this.refundFee(release, issuedAt, amountUnits, recomputed) : 0n;
-      const refund: JsonObject = {
+      const refund = await this.signed({
         refund_id: this.deps.newId('rfd'),
         receipt_id: request.receipt_id,
         kind: request.kind,
@@ -329,7 +325,8 @@ export class Checkout {
         fx_version: receipt.fx_version as Json,
         tax_rule_version: receipt.tax_rule_version as Json,
         created_at: this.deps.clock.now().toISOString(),
-      };
+        key_id: this.deps.signer.keyId,
+      });
       const everything = recomputed.items_priced.every((line) =>
         refundableUnits([line], line.sku_id, minorUnits).every(
           (candidate) => (refundedUnits.get(candidate.key) ?? 0n) >= candidate.units,
@@ -346,6 +343,18 @@ export class Checkout {
       if ((await this.deps.repository.updateRefunds(next, stored.revision)) === 'updated') return refund;
     }
     throw new CheckoutError('invalid_state', 'the receipt changed while refunding; retry');
+  }
+
+  /**
+   * A signed document (C10): the payload with its `hash` and the signature over its JCS bytes. Receipts and
+   * refunds (returns and chargebacks) are signed alike, so each file of the finance export verifies on its own.
+   */
+  private async signed(payload: JsonObject): Promise<JsonObject> {
+    return {
+      ...payload,
+      hash: receiptHash(payload),
+      signature: Buffer.from(await this.deps.signer.sign(canonicalBytes(payload))).toString('base64'),
+    };
   }
 
   /** The refund fee of the schedule in force on the transaction date, never more than the refund. */
