@@ -7,6 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { ConfigurationError, loadLocalConfig } from '../functions/adapters/local/config';
 import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
 import { PortInUseError } from '../functions/adapters/local/local-aws';
+import {
+  localRuntimeOf,
+  removeLocalRuntime,
+  writeLocalRuntime,
+} from '../functions/adapters/local/runtime-file';
 import { type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
 import { egressPolicyFromEnv, LOCAL_EGRESS, retryPolicyFromEnv } from '../functions/composition/webhooks';
 import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
@@ -20,7 +25,11 @@ const main = async (): Promise<void> => {
   const config = loadLocalConfig(process.env, process.cwd());
   const started = Date.now();
   let stack: LocalStack | undefined;
-  const signals = stopOnSignals(say, () => stack?.stop());
+  // The runtime file says where the running stack is (`npm run receipts` reads the bucket through it).
+  const signals = stopOnSignals(say, async () => {
+    if (config.dataDir) await removeLocalRuntime(config.dataDir);
+    await stack?.stop();
+  });
 
   const seedCatalog: unknown = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8'));
   stack = await startLocalStack({
@@ -34,14 +43,16 @@ const main = async (): Promise<void> => {
     environment: process.env,
     logLevel: config.logLevel,
     progress: say,
-    // WEBHOOK_BACKOFF_SECONDS, WEBHOOK_DAILY_RETRY_DAYS, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_ALLOWED_CIDRS and
-    // WEBHOOK_ALLOW_HTTP, read the same way as in AWS (defaults: the production schedule; loopback over http).
+    // WEBHOOK_BACKOFF_SECONDS, WEBHOOK_DAILY_RETRY_DAYS, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_ALLOWED_CIDRS,
+    // WEBHOOK_ALLOW_HTTP and WEBHOOK_CA_CERTS (a local TLS receiver's CA), read the same way as in AWS
+    // (defaults: the production schedule; loopback over http; the public roots).
     webhooks: {
       policy: retryPolicyFromEnv(process.env),
       egress: egressPolicyFromEnv(process.env, LOCAL_EGRESS),
     },
   });
   if (signals.stopping()) return;
+  if (config.dataDir) await writeLocalRuntime(config.dataDir, localRuntimeOf(stack));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   printBanner([
     `  Pricing service (local) is up in ${seconds}s`,

@@ -1,16 +1,20 @@
 import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
 import { createAwsClients, createKmsClient, createSchedulerClient } from '../adapters/aws/clients';
+import { CloudWatchObjectiveFigures, createCloudWatchClient } from '../adapters/aws/cloudwatch-objectives';
+import { emfServiceMetrics } from '../adapters/aws/emf-metrics';
 import { EventBridgeOneTimeScheduler } from '../adapters/aws/eventbridge-scheduler';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
 import { DynamoJournalStore, S3JournalMirror } from '../adapters/aws/journal-store';
 import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../adapters/aws/kms-signing';
+import { S3ObjectStore } from '../adapters/aws/object-store';
 import { DynamoPriceCacheStore } from '../adapters/aws/price-cache-store';
 import { DynamoRateStateStore } from '../adapters/aws/rate-state-store';
 import { SqsMessageQueue } from '../adapters/aws/sqs-queue';
 import {
   BUCKETS,
   type BucketId,
+  type FunctionId,
   KEYS,
   QUEUES,
   type QueueId,
@@ -18,12 +22,15 @@ import {
   serviceTables,
   type TableDefinition,
 } from '../definitions';
+import { API_NAME_ENV_VAR, METRICS_NAMESPACE_ENV_VAR, serviceNameOf } from '../definitions/objectives';
+import type { ServiceMetrics } from '../ports/metrics';
 import { systemClock } from '../shared/clock';
 import { createLogger } from '../shared/logger';
 import { Journal } from '../usecases/audit/journal';
 import { guardrailsFromEnv } from './change-requests';
 import type { ServiceDependencies, ServiceTableId } from './dependencies';
 import { JOURNAL_LOG_ID, journalSlicing } from './journal';
+import { receiptExportSettings } from './receipts';
 import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookDependencies } from './webhooks';
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -73,6 +80,9 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
   ) as Record<QueueId, string>;
   const groupName = required(env, SCHEDULER.groupEnvVar);
   const roleArn = required(env, SCHEDULER.roleEnvVar);
+  const metricsNamespace = required(env, METRICS_NAMESPACE_ENV_VAR);
+  const apiName = env[API_NAME_ENV_VAR];
+  const recorders = new Map<FunctionId, ServiceMetrics>();
   const keyIds = {
     receipt: required(env, KEYS.receiptSigning.envVar),
     quote: required(env, KEYS.quoteMac.envVar),
@@ -121,6 +131,27 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
       logId: JOURNAL_LOG_ID,
       ...journalSlicing(env),
     }),
+    receiptExport: {
+      objects: new S3ObjectStore(clients.s3, bucketNames.receipts),
+      settings: receiptExportSettings(env),
+    },
+    metrics: {
+      recorder: (functionId) => {
+        let recorder = recorders.get(functionId);
+        if (!recorder) {
+          recorder = emfServiceMetrics({
+            namespace: metricsNamespace,
+            serviceName: serviceNameOf(functionId),
+          });
+          recorders.set(functionId, recorder);
+        }
+        return recorder;
+      },
+      figures: new CloudWatchObjectiveFigures(createCloudWatchClient(region), systemClock, {
+        namespace: metricsNamespace,
+        ...(apiName ? { apiName } : {}),
+      }),
+    },
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),
       sqsProbe(clients.sqs, queueUrls.delivery),

@@ -8,13 +8,16 @@ import type { CatalogRepository } from '../ports/catalog';
 import type { ChangeRequestStore } from '../ports/change-requests';
 import type { Clock } from '../ports/clock';
 import type { HealthProbe } from '../ports/health';
-import type { MessageQueue } from '../ports/queue';
+import type { ObjectiveFiguresReader, ServiceMetrics } from '../ports/metrics';
+import type { ObjectStore } from '../ports/object-store';
+import type { MessageQueue, QueueDepths } from '../ports/queue';
 import type { OneTimeScheduler } from '../ports/scheduler';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
 import type { WebhookHttpClient } from '../ports/webhook-http';
 import type { DeliveryRepository, EndpointRepository, EventStore, ReplayRepository } from '../ports/webhooks';
 import type { Journal } from '../usecases/audit/journal';
 import type { PriceCacheStore } from '../usecases/catalog/price-cache';
+import type { ReceiptExportSettings } from '../usecases/receipts/export';
 import type { WebhookSettings } from '../usecases/webhooks/context';
 import type { RateIngestionDependencies } from './rates';
 
@@ -35,7 +38,7 @@ export interface ServiceDependencies {
   readonly documents: DynamoDBDocumentClient;
   readonly tableNames: Readonly<Record<ServiceTableId, string>>;
   readonly bucketNames: Readonly<Record<BucketId, string>>;
-  readonly queue: MessageQueue;
+  readonly queue: MessageQueue & QueueDepths;
   readonly queueUrls: Readonly<Record<QueueId, string>>;
   readonly scheduler: OneTimeScheduler;
   readonly receiptSigner: ReceiptSigner;
@@ -55,6 +58,22 @@ export interface ServiceDependencies {
   readonly rates: RateIngestionDependencies;
   /** Webhook delivery: the outbox and its records, the guarded HTTP client, the retry policy, lifetimes. */
   readonly webhooks: WebhookDependencies;
+  /** The finance export: the receipts bucket's write-once objects and when daily manifests are built. */
+  readonly receiptExport: ReceiptExportResources;
+  /** The service-level objectives: where functions record their measurements, and where they are read back. */
+  readonly metrics: MetricsDependencies;
+}
+
+export interface MetricsDependencies {
+  /** A function's recorder (EMF with its `service` dimension in AWS; one shared in-process recorder locally). */
+  readonly recorder: (functionId: FunctionId) => ServiceMetrics;
+  /** The measured figures: CloudWatch's last 24 h in AWS, the in-process counters locally. */
+  readonly figures: ObjectiveFiguresReader;
+}
+
+export interface ReceiptExportResources {
+  readonly objects: ObjectStore;
+  readonly settings: ReceiptExportSettings;
 }
 
 export interface WebhookDependencies {

@@ -5,6 +5,7 @@ import { createApiHandler } from '../handlers/api';
 import { createCatalogHandler } from '../handlers/catalog';
 import { createCheckoutHandler } from '../handlers/checkout';
 import { createDeliverHandler, type QueueHandler } from '../handlers/deliver';
+import { createExporterHandler, type ExporterHandler } from '../handlers/exporter';
 import { createFanoutHandler, type StreamHandler } from '../handlers/fanout';
 import { createRatesHandler, type RatesHandler } from '../handlers/rates';
 import { createReplayHandler, type ReplayHandler } from '../handlers/replay';
@@ -29,4 +30,5 @@ export const FUNCTION_FACTORIES = {
   sweeper: (deps: ServiceDependencies): SweeperHandler => createSweeperHandler(deps),
   replay: (deps: ServiceDependencies): ReplayHandler => createReplayHandler(deps),
   rates: (deps: ServiceDependencies): RatesHandler => createRatesHandler(deps),
+  exporter: (deps: ServiceDependencies): ExporterHandler => createExporterHandler(deps),
 } as const satisfies Record<FunctionId, (deps: ServiceDependencies) => unknown>;

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
@@ -43,16 +44,52 @@ export const retryPolicyFromEnv = (env: Environment): RetryPolicy =>
     ...(env.WEBHOOK_ATTEMPT_TIMEOUT_MS ? { attemptTimeoutMs: Number(env.WEBHOOK_ATTEMPT_TIMEOUT_MS) } : {}),
   });
 
-/** Egress from configuration: `WEBHOOK_ALLOWED_CIDRS` (comma-separated), `WEBHOOK_ALLOW_HTTP=true`. */
-export const egressPolicyFromEnv = (env: Environment, defaults: EgressPolicy): EgressPolicy => ({
-  allowHttp: env.WEBHOOK_ALLOW_HTTP === undefined ? defaults.allowHttp : env.WEBHOOK_ALLOW_HTTP === 'true',
-  allowedCidrs:
-    env.WEBHOOK_ALLOWED_CIDRS === undefined
-      ? defaults.allowedCidrs
-      : env.WEBHOOK_ALLOWED_CIDRS.split(',')
-          .map((cidr) => cidr.trim())
-          .filter(Boolean),
-});
+/**
+ * The PEM certificates of the file `WEBHOOK_CA_CERTS` names, checked to be certificates (the error names the
+ * file, never its content).
+ */
+export const trustedCaCertificatesFrom = (file: string): string => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`WEBHOOK_CA_CERTS: cannot read ${file}`, { cause: error });
+  }
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new Error(`WEBHOOK_CA_CERTS: ${file} holds no PEM certificate`);
+  blocks.forEach((block, index) => {
+    try {
+      new X509Certificate(block);
+    } catch (error) {
+      throw new Error(`WEBHOOK_CA_CERTS: certificate ${index + 1} in ${file} does not parse`, {
+        cause: error,
+      });
+    }
+  });
+  return blocks.join('\n');
+};
+
+/**
+ * Egress from configuration: `WEBHOOK_ALLOWED_CIDRS` (comma-separated), `WEBHOOK_ALLOW_HTTP=true`, and
+ * `WEBHOOK_CA_CERTS` (a PEM file of CA certificates trusted besides the public roots: a local TLS receiver).
+ */
+export const egressPolicyFromEnv = (env: Environment, defaults: EgressPolicy): EgressPolicy => {
+  const trusted = env.WEBHOOK_CA_CERTS ? trustedCaCertificatesFrom(env.WEBHOOK_CA_CERTS) : undefined;
+  return {
+    allowHttp: env.WEBHOOK_ALLOW_HTTP === undefined ? defaults.allowHttp : env.WEBHOOK_ALLOW_HTTP === 'true',
+    allowedCidrs:
+      env.WEBHOOK_ALLOWED_CIDRS === undefined
+        ? defaults.allowedCidrs
+        : env.WEBHOOK_ALLOWED_CIDRS.split(',')
+            .map((cidr) => cidr.trim())
+            .filter(Boolean),
+    ...(trusted !== undefined
+      ? { trustedCaCertificates: trusted }
+      : defaults.trustedCaCertificates !== undefined
+        ? { trustedCaCertificates: defaults.trustedCaCertificates }
+        : {}),
+  };
+};
 
 /** AWS: https only, public unicast only (C17). */
 export const AWS_EGRESS: EgressPolicy = { allowHttp: false, allowedCidrs: [] };

@@ -14,7 +14,8 @@ export type FunctionId =
   | 'deliver'
   | 'sweeper'
   | 'replay'
-  | 'rates';
+  | 'rates'
+  | 'exporter';
 
 export interface FunctionDefinition {
   readonly id: FunctionId;
@@ -100,6 +101,14 @@ export const FUNCTIONS = {
     timeoutSeconds: 60,
     memoryMb: 512,
   },
+  exporter: {
+    id: 'exporter',
+    description:
+      'Finance export: receipts stream to signed documents in the receipts bucket; hourly, the manifests of closed days (Merkle root, totals, CSV, journal entry).',
+    entry: 'functions/handlers/exporter.ts',
+    timeoutSeconds: 900,
+    memoryMb: 1024,
+  },
 } as const satisfies Record<FunctionId, FunctionDefinition>;
 
 /**
@@ -110,6 +119,12 @@ export const RATES_RATE_MINUTES = 1;
 
 /** How often the outbox sweeper runs (an EventBridge Scheduler rate schedule in AWS, a timer locally). */
 export const SWEEPER_RATE_MINUTES = 1;
+
+/**
+ * How often the exporter looks for closed days without a manifest (an EventBridge Scheduler rate schedule in
+ * AWS, a timer locally): a day's manifest is written within the hour after the day closes.
+ */
+export const EXPORTER_RATE_MINUTES = 60;
 
 /** SQS visibility must cover a whole batch plus Lambda's own retries: AWS recommends at least 6 × timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
@@ -153,6 +168,19 @@ export const EVENT_SOURCE_MAPPINGS = {
     bisectBatchOnError: true,
     maxRetryAttempts: 5,
     onFailureQueue: 'eventsStreamFailures',
+    reportBatchItemFailures: true,
+  },
+  receiptsToExporter: {
+    kind: 'dynamodb-stream',
+    id: 'receipts-to-exporter',
+    table: 'receipts',
+    function: 'exporter',
+    batchSize: 100,
+    maxBatchingWindowSeconds: 0,
+    startingPosition: 'TRIM_HORIZON',
+    bisectBatchOnError: true,
+    maxRetryAttempts: 10,
+    onFailureQueue: 'receiptsStreamFailures',
     reportBatchItemFailures: true,
   },
   deliveryToDeliver: {

@@ -253,13 +253,24 @@ export const QUEUES = {
     terminal: true,
     retentionDays: 14,
   },
+  receiptsStreamFailures: {
+    id: 'receipts-stream-failures',
+    description:
+      'On-failure destination of the receipts stream mapping (finance export): batch metadata after retries.',
+    envVar: 'RECEIPTS_STREAM_FAILURES_QUEUE_URL',
+    terminal: true,
+    retentionDays: 14,
+  },
 } as const satisfies Record<string, QueueDefinition>;
 
 export const BUCKETS = {
   receipts: {
     id: 'receipts',
-    description: 'Signed receipts exported for finance.',
+    description:
+      'Finance export: each signed receipt, return and chargeback as its own JSON object by UTC day, daily ' +
+      'signed manifests (Merkle root, totals) and CSV summaries; write-once for 7 years (compliance mode).',
     envVar: 'RECEIPTS_BUCKET_NAME',
+    objectLock: { mode: 'COMPLIANCE', retentionDays: 2557 },
   },
   journal: {
     id: 'journal',

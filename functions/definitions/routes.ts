@@ -222,6 +222,15 @@ export const ROUTES = [
     summary: 'Precompute cached prices for categories, currencies and regions before a campaign.',
   },
   {
+    method: 'GET',
+    path: '/admin/slo',
+    function: 'admin',
+    operation: 'getServiceObjectives',
+    auth: 'admin',
+    summary:
+      'Service-level objectives (rule 18, Limits): target, measured value, samples and status of each.',
+  },
+  {
     method: 'POST',
     path: '/webhooks/endpoints',
     function: 'webhooks',

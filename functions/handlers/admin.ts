@@ -21,6 +21,7 @@ import {
   listChangeRequestsOperation,
   rejectChangeRequestOperation,
 } from './operations/change-requests';
+import { getServiceObjectivesOperation } from './operations/objectives';
 
 /** The `admin` function: operator routes (IAM in AWS, the admin tokens locally): catalog changes, cache, audit. */
 export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
@@ -33,6 +34,7 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
   return createHttpApi({
     functionId: 'admin',
     logger,
+    metrics: deps.metrics.recorder('admin'),
     operations: {
       importCatalog: idempotent(importCatalogOperation(changes), idempotency),
       createChangeRequest: idempotent(createChangeRequestOperation(changes), idempotency),
@@ -48,6 +50,12 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
       exportCatalog: exportCatalogOperation(deps.catalogRepository, reader),
       invalidateCache: idempotent(invalidateCacheOperation(priceCache), idempotency),
       warmCache: idempotent(warmCacheOperation(reader, priceCache, deps.clock), idempotency),
+      getServiceObjectives: getServiceObjectivesOperation({
+        figures: deps.metrics.figures,
+        queue: deps.queue,
+        rateState: deps.rates.state,
+        catalog: deps.catalogRepository,
+      }),
     },
   });
 };

@@ -12,6 +12,7 @@ export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
   createHttpApi({
     functionId: 'api',
     logger: deps.createLogger('api'),
+    metrics: deps.metrics.recorder('api'),
     operations: {
       health: healthOperation(deps.healthProbes),
       getKeys: keysOperation(deps.receiptSigner),

@@ -12,6 +12,7 @@ export const createCatalogHandler = (deps: ServiceDependencies): HttpHandler => 
   return createHttpApi({
     functionId: 'catalog',
     logger,
+    metrics: deps.metrics.recorder('catalog'),
     operations: {
       getPrice: getPriceOperation(reader, deps.clock, priceCacheFor(deps, logger)),
       getLimits: getLimitsOperation(reader, deps.clock),

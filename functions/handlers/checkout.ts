@@ -11,6 +11,7 @@ import { commitOperation, getReceiptOperation, quoteOperation, refundOperation }
 
 /** The `checkout` function: quotes, commits, receipts and refunds. Checkout paths always read fresh data. */
 export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler => {
+  const metrics = deps.metrics.recorder('checkout');
   const checkout = new Checkout({
     reader: new CatalogReader(deps.catalogRepository, deps.clock),
     repository: new DynamoCheckoutRepository(deps.documents, {
@@ -21,12 +22,14 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
     signer: deps.receiptSigner,
     clock: deps.clock,
     newId: (prefix) => newId(prefix, deps.clock.now()),
+    metrics,
   });
   // C8: every POST honours Idempotency-Key.
   const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
   return createHttpApi({
     functionId: 'checkout',
     logger: deps.createLogger('checkout'),
+    metrics,
     operations: {
       quote: idempotent(quoteOperation(checkout), idempotency),
       commit: idempotent(commitOperation(checkout), idempotency),

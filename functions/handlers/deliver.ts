@@ -2,9 +2,12 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
 import { webhookContext } from '../composition/webhooks';
+import type { AttemptRecord } from '../ports/webhooks';
 import { type DeliveryMessage, deliveryMessageSchema } from '../schemas/envelope';
+import { deliveryAttemptOutcome } from '../usecases/objectives/delivery-outcome';
 import { DeliveryBusyError, deliverAttempt } from '../usecases/webhooks/deliver';
 import { lazyHandler } from './lazy';
+import { causeOf } from './middleware/http';
 
 export type QueueHandler = (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>;
 
@@ -38,6 +41,16 @@ const parseMessage = (record: SQSRecord): DeliveryMessage => {
 export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler => {
   const logger = deps.createLogger('deliver');
   const ctx = webhookContext(deps, logger);
+  const metrics = deps.metrics.recorder('deliver');
+
+  /** The attempt's part in the delivery objectives; a failure to measure never fails the delivery. */
+  const measure = async (message: DeliveryMessage, attempt: AttemptRecord): Promise<void> => {
+    try {
+      metrics.deliveryAttempted(await deliveryAttemptOutcome(deps.webhooks.deliveries, message, attempt));
+    } catch (error) {
+      logger.warn('delivery attempt not measured', causeOf(error));
+    }
+  };
 
   const handle = async (record: SQSRecord): Promise<void> => {
     const message = parseMessage(record);
@@ -56,6 +69,7 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
       ...(result.attempt.reason !== undefined ? { reason: result.attempt.reason } : {}),
       duration_ms: result.attempt.duration_ms,
     });
+    await measure(message, result.attempt);
   };
 
   return async (event) => {
@@ -72,6 +86,7 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
       });
       batchItemFailures.push({ itemIdentifier: record.messageId });
     });
+    metrics.flush();
     return { batchItemFailures };
   };
 };

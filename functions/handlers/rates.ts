@@ -4,6 +4,7 @@ import type { ServiceDependencies } from '../composition/dependencies';
 import { rateIngestion } from '../composition/rates';
 import { newId } from '../shared/ids';
 import { completePendingChangeRequests } from '../usecases/change-requests/change-requests';
+import { readBreakers } from '../usecases/objectives/report';
 import { type IngestReport, RateIngestionError } from '../usecases/rates/ingest';
 import { lazyHandler } from './lazy';
 import { causeOf } from './middleware/http';
@@ -35,6 +36,7 @@ export const createRatesHandler = (deps: ServiceDependencies): RatesHandler => {
   const logger = deps.createLogger('rates');
   const changes = changeRequestDependencies(deps);
   const ingest = rateIngestion(deps);
+  const metrics = deps.metrics.recorder('rates');
   return async (_event, context) => {
     let completed = 0;
     let closed: number | undefined;
@@ -53,6 +55,19 @@ export const createRatesHandler = (deps: ServiceDependencies): RatesHandler => {
         ...causeOf(error),
         ...(ingestion ? { report: JSON.stringify(ingestion) } : {}),
       });
+    }
+    if (ingestion) {
+      // The breakers of every pair of the policy after this run (the rate state, read back).
+      try {
+        const breakers = await readBreakers(
+          deps.rates.state,
+          ingestion.pairs.map((pair) => pair.pair),
+        );
+        metrics.breakerStates({ pairs: breakers.pairs, open: breakers.open.length });
+        metrics.flush();
+      } catch (error) {
+        logger.warn('breaker states not measured', causeOf(error));
+      }
     }
     try {
       completed = await completePendingChangeRequests(changes);

@@ -41,6 +41,7 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
   return createHttpApi({
     functionId: 'webhooks',
     logger,
+    metrics: deps.metrics.recorder('webhooks'),
     operations: {
       createEndpoint: idempotent(createEndpointOperation(ctx), sealed),
       listEndpoints: listEndpointsOperation(ctx),

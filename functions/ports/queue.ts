@@ -9,3 +9,8 @@ export interface SendOptions {
 export interface MessageQueue {
   send(queue: QueueId, body: string, options?: SendOptions): Promise<{ messageId: string }>;
 }
+
+/** How many messages wait in a queue: SQS `ApproximateNumberOfMessages` (visible, not in flight). */
+export interface QueueDepths {
+  depth(queue: QueueId): Promise<number>;
+}

@@ -10,6 +10,14 @@ export interface WebhookRequest {
   readonly body: Uint8Array;
   /** The whole attempt: DNS + connect + TLS + response headers + reading the excerpt. */
   readonly timeoutMs: number;
+  /** A client certificate (PEM chain, leaf first) and its private key (PEM) presented in the TLS handshake (mTLS). */
+  readonly clientCertificate?: ClientCertificate;
+}
+
+/** PEM texts; the key is a secret: never logged, never in an error message. */
+export interface ClientCertificate {
+  readonly cert: string;
+  readonly key: string;
 }
 
 /**

@@ -21,10 +21,38 @@ export interface EventStore {
   byDay(day: string, from: string, to: string, limit: number, cursor?: string): Promise<Page<OutboxItem>>;
 }
 
-/** An endpoint's signing secrets: the current one and, during a rotation, the previous one until it expires. */
+/** A rotated-out signing secret and when it stops being sent. */
+export interface RetiringSecret {
+  readonly secret: string;
+  readonly expires_at: string;
+}
+
+/**
+ * An endpoint's signing secrets: the current one and, during a rotation, the previous one until it expires;
+ * `earlier` holds secrets rotated out before `previous` whose overlap has not ended yet (rotations in quick
+ * succession), so each rotated-out secret is sent for its whole overlap.
+ */
 export interface EndpointSecrets {
   readonly current: string;
-  readonly previous?: { readonly secret: string; readonly expires_at: string };
+  readonly previous?: RetiringSecret;
+  readonly earlier?: readonly RetiringSecret[];
+}
+
+/**
+ * The client certificate an endpoint's deliveries present in the TLS handshake (mTLS). The certificate chain is
+ * public and kept as PEM; the private key only as `key_ciphertext`: its PKCS #8 DER encrypted with the data key
+ * (context: the endpoint and `certificate_sha256`, so a key never decrypts beside another certificate).
+ */
+export interface EndpointMtls {
+  /** The leaf certificate first, then any intermediates, as PEM. */
+  readonly certificate_chain: string;
+  readonly key_ciphertext: string;
+  /** SHA-256 (hex) of the leaf certificate's DER. */
+  readonly certificate_sha256: string;
+  readonly subject: string;
+  readonly issuer: string;
+  readonly not_before: string;
+  readonly not_after: string;
 }
 
 /** An endpoint as stored; `secret_ciphertext` decrypts (data key, context `endpoint_id`) to `EndpointSecrets`. */
@@ -46,6 +74,8 @@ export interface EndpointRecord {
   readonly dpop_jwk?: DpopPublicJwk;
   /** RFC 7638 thumbprint (SHA-256, base64url) of `dpop_jwk`. */
   readonly dpop_jkt?: string;
+  /** The client certificate presented to this endpoint (mTLS); absent: none is presented. */
+  readonly mtls?: EndpointMtls;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -63,6 +93,7 @@ export type EndpointChanges = Partial<
     | 'previous_secret_expires_at'
     | 'dpop_jwk'
     | 'dpop_jkt'
+    | 'mtls'
   >
 >;
 

@@ -46,6 +46,7 @@ import {
   quoteResponseSchema,
   receiptResponseSchema,
   refundResponseSchema,
+  serviceObjectivesResponseSchema,
 } from './responses';
 import {
   catalogSnapshotQuerySchema,
@@ -339,6 +340,21 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     errors: [400, 503],
     idempotent: true,
     example: { categories: ['games'], currencies: ['EUR', 'USD'], regions: ['DE', 'US'] },
+  },
+  getServiceObjectives: {
+    summary: 'Service-level objectives: target, measured value, samples and status of each.',
+    description:
+      'The objectives of rule 18 and "Limits": committed total = quoted total, commits inside the rate lock, ' +
+      'signed receipts with their versions, p95 latency of price reads and quotes, webhook first-attempt ' +
+      'success and latency to 2xx, the delivery DLQ depth, open FX breakers, and availability. Window figures ' +
+      'come from CloudWatch (last 24 h) in AWS and from the in-process counters locally; the DLQ depth and the ' +
+      'breakers are read live. Each has the same alarm in CloudWatch.',
+    response: {
+      status: 200,
+      schema: serviceObjectivesResponseSchema,
+      description: 'Every objective with its status.',
+    },
+    errors: [503],
   },
   quote: {
     summary: 'Quote a basket: a signed price locked to its versions for `lock_ttl` seconds.',

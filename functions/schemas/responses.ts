@@ -5,6 +5,7 @@
  * must ignore fields it does not know.
  */
 import { z } from 'zod';
+import { OBJECTIVES, type ObjectiveId } from '../definitions/objectives';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
 import { currencyCode, decimalString, identifier, regionCode } from './catalog-document';
 import { commitRequestSchema, LOCK_TTL_SECONDS, quoteSignature, refundRequestSchema } from './checkout';
@@ -320,6 +321,50 @@ export const cacheWarmResponseSchema = z.object({
     .min(0)
     .optional()
     .describe('Combinations with no price (unknown or not sellable).'),
+});
+
+/** One objective of `GET /admin/slo`. */
+export const objectiveReportSchema = z.object({
+  description: z.string(),
+  target: z.number().describe('Ratios as fractions (0.9999 is 99.99 %), latencies in ms, counts as numbers.'),
+  comparison: z
+    .enum(['at_least', 'at_most', 'below'])
+    .describe('Met when measured ≥ target (`at_least`), ≤ target (`at_most`) or < target (`below`).'),
+  unit: z.enum(['ratio', 'ms', 'messages', 'breakers']),
+  measured: z.number().nullable().describe('The measured value; null without samples.'),
+  samples: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      'What was measured: receipts, commits decided, requests or first attempts over the window; for a live ' +
+        'reading, the queues or pairs read.',
+    ),
+  status: z.enum(['met', 'not_met', 'no_data']),
+  basis: z
+    .enum(['window', 'live'])
+    .describe('`window`: over `window_start`..`window_end`; `live`: read when the report was made.'),
+});
+
+const objectiveIds = Object.keys(OBJECTIVES) as ObjectiveId[];
+
+/** `GET /admin/slo`. */
+export const serviceObjectivesResponseSchema = z.object({
+  window_start: isoTimestamp.describe(
+    'Start of the window: 24 h before `window_end` in AWS (CloudWatch), the start of the process locally.',
+  ),
+  window_end: isoTimestamp,
+  source: z
+    .enum(['cloudwatch', 'in_process'])
+    .describe('Where the window figures come from: CloudWatch in AWS, the counters of the local stack.'),
+  objectives: z.object(
+    Object.fromEntries(
+      objectiveIds.map((id) => [id, objectiveReportSchema.describe(OBJECTIVES[id].description)]),
+    ) as Record<ObjectiveId, typeof objectiveReportSchema>,
+  ),
+  open_breakers: z
+    .array(z.object({ pair: z.string(), opened_at: isoTimestamp }))
+    .describe('Pairs of the rate policy whose FX circuit breaker is open.'),
 });
 
 /** C6: every error of every HTTP API. */

@@ -57,6 +57,32 @@ export const dpopJwkSchema = z
   });
 export type DpopJwkInput = z.infer<typeof dpopJwkSchema>;
 
+/**
+ * A client certificate the deliveries present to the endpoint (mTLS): the certificate chain (leaf first) and
+ * its unencrypted private key (RSA 2048–4096, EC P-256/384/521 or Ed25519), both PEM. The key is stored
+ * encrypted with the data key and never shown again; answers show a summary of the certificate only.
+ */
+export const mtlsInputSchema = z
+  .strictObject({
+    client_certificate: z
+      .string()
+      .min(1)
+      .max(16_384)
+      .describe(
+        'PEM: the certificate, then any intermediates; valid now and allowed for client authentication.',
+      ),
+    client_key: z
+      .string()
+      .min(1)
+      .max(8_192)
+      .describe(
+        'PEM, unencrypted: RSA 2048–4096 bits, EC P-256/P-384/P-521 or Ed25519, matching the certificate.',
+      ),
+  })
+  .describe(
+    'A client certificate deliveries present in the TLS handshake (mTLS); the key is never shown again.',
+  );
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
@@ -66,12 +92,15 @@ export const createEndpointSchema = z.strictObject({
   version: z.enum(ENVELOPE_VERSIONS).optional(),
   /** When given, the partner's callbacks (`POST /partner/confirmations`) need a DPoP proof made with it. */
   dpop_jwk: dpopJwkSchema.optional(),
+  /** When given, deliveries present this client certificate in the TLS handshake. */
+  mtls: mtlsInputSchema.optional(),
 });
 export type CreateEndpointRequest = z.infer<typeof createEndpointSchema>;
 
 /**
  * `PATCH /webhooks/endpoints/{endpoint_id}`: any of the fields; `status` re-enables a disabled endpoint;
- * `dpop_jwk` sets the DPoP key (`null` removes it: callbacks no longer need a proof).
+ * `dpop_jwk` sets the DPoP key (`null` removes it: callbacks no longer need a proof); `mtls` replaces the client
+ * certificate (`null` removes it: deliveries present none).
  */
 export const updateEndpointSchema = z
   .strictObject({
@@ -81,6 +110,10 @@ export const updateEndpointSchema = z
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
     dpop_jwk: dpopJwkSchema.nullable().optional(),
+    mtls: mtlsInputSchema
+      .nullable()
+      .optional()
+      .describe('Replaces the client certificate; null removes it (deliveries present none).'),
   })
   .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' });
 export type UpdateEndpointRequest = z.infer<typeof updateEndpointSchema>;
@@ -178,6 +211,17 @@ export const endpointResponseSchema = z.object({
     })
     .optional(),
   dpop_jkt: z.string().optional(),
+  /** The client certificate deliveries present (mTLS): a summary, never the key nor the PEM. */
+  mtls: z
+    .object({
+      certificate_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      subject: z.string(),
+      issuer: z.string(),
+      not_before: isoTimestamp,
+      not_after: isoTimestamp,
+    })
+    .optional()
+    .describe('The client certificate deliveries present (mTLS): a summary, never the key nor the PEM.'),
   created_at: isoTimestamp,
   updated_at: isoTimestamp,
 });

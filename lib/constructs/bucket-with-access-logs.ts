@@ -18,11 +18,17 @@ export interface BucketWithAccessLogsProps {
    */
   readonly accessLogBucket?: s3.IBucket;
   /**
-   * Enable S3 Object Lock so objects (signed receipts) can be made immutable. No default retention is set
-   * here: the exporter sets per-object retention.
+   * Enable S3 Object Lock so objects can be made immutable. Buckets whose definition has `objectLock` get its
+   * default retention in compliance mode: every object is write-once for that long.
    * @default true
    */
   readonly objectLock?: boolean;
+  /**
+   * Default retention in days, instead of the definition's `objectLock.retentionDays` (a deployment may keep
+   * longer than the definition's minimum, e.g. receipts 7 to 10 years).
+   * @default the definition's
+   */
+  readonly objectLockRetentionDays?: number;
   /** @default SECURE_DEFAULTS.statefulRemovalPolicy (RETAIN) */
   readonly removalPolicy?: RemovalPolicy;
 }
@@ -45,11 +51,11 @@ export class BucketWithAccessLogs extends Construct {
       bucketKeyEnabled: true,
       versioned: true,
       objectLockEnabled: props.objectLock ?? true,
-      // Write-once buckets (the audit journal): every object is under compliance-mode retention by default.
+      // Write-once buckets (receipts, the audit journal): every object is under compliance-mode retention.
       ...(props.definition.objectLock
         ? {
             objectLockDefaultRetention: s3.ObjectLockRetention.compliance(
-              Duration.days(props.definition.objectLock.retentionDays),
+              Duration.days(props.objectLockRetentionDays ?? props.definition.objectLock.retentionDays),
             ),
           }
         : {}),

@@ -42,6 +42,12 @@ export interface ServiceApiProps {
   readonly handlers: Readonly<Record<FunctionId, lambda.IFunction>>;
   /** @default 'v1' */
   readonly stageName?: string;
+  /**
+   * The REST API's name: API Gateway's metrics (the availability objective) are dimensioned by it, so it must
+   * be unique per account and region.
+   * @default the construct's path (unique within the app)
+   */
+  readonly restApiName?: string;
   /** @default CATALOG_RATE_LIMIT.requestsPerSecond (100, functions/definitions/limits.ts) */
   readonly rateLimitRequestsPerSecond?: number;
   /** @default CATALOG_RATE_LIMIT.burst (200, functions/definitions/limits.ts) */
@@ -76,6 +82,7 @@ export class ServiceApi extends Construct {
     });
     const manageLoggingRole = props.manageAccountLoggingRole ?? true;
     this.api = new apigateway.RestApi(this, 'Api', {
+      restApiName: props.restApiName ?? this.node.path.replaceAll('/', '-'),
       description: 'Pricing service: catalog, quotes, receipts, webhooks and operations',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       cloudWatchRole: manageLoggingRole,

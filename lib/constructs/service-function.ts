@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { Duration, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambdaNodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -52,6 +53,13 @@ export interface TableGrantOptions {
   readonly scan?: boolean;
 }
 
+/** Where a function in a VPC runs: its subnets and security groups (see `StaticEgress`). */
+export interface FunctionNetwork {
+  readonly vpc: ec2.IVpc;
+  readonly subnets: ec2.SubnetSelection;
+  readonly securityGroups: readonly ec2.ISecurityGroup[];
+}
+
 export interface ServiceFunctionProps {
   /** The function's definition from `functions/definitions`: entry, timeout, memory and description. */
   readonly definition: FunctionDefinition;
@@ -64,6 +72,11 @@ export interface ServiceFunctionProps {
    * @default PROJECT_ROOT (the repository root)
    */
   readonly projectRoot?: string;
+  /**
+   * Runs the function in these subnets; its role then needs the network-interface actions
+   * (`StaticEgress.grantNetworkInterfaces`). @default not in a VPC
+   */
+  readonly network?: FunctionNetwork;
 }
 
 /**
@@ -111,6 +124,13 @@ export class ServiceFunction extends Construct {
       role: this.role,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       bundling: functionBundling(),
+      ...(props.network
+        ? {
+            vpc: props.network.vpc,
+            vpcSubnets: props.network.subnets,
+            securityGroups: [...props.network.securityGroups],
+          }
+        : {}),
     });
     this.function.node.addDependency(this.role);
 

@@ -10,6 +10,7 @@ import {
   type BucketId,
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
+  EXPORTER_RATE_MINUTES,
   FUNCTIONS,
   type FunctionDefinition,
   type FunctionId,
@@ -22,6 +23,7 @@ import {
   SWEEPER_RATE_MINUTES,
   type TABLES,
 } from '../../functions/definitions';
+import { METRICS_NAMESPACE_ENV_VAR, metricsNamespace } from '../../functions/definitions/objectives';
 import { ApiFirewall } from '../constructs/api-firewall';
 import { DeadLetterAlarm } from '../constructs/dead-letter-alarm';
 import { EncryptedQueue } from '../constructs/encrypted-queue';
@@ -31,6 +33,8 @@ import { RateScheduleToFunction } from '../constructs/rate-schedule-to-function'
 import { SchedulerToQueue } from '../constructs/scheduler-to-queue';
 import { ServiceApi } from '../constructs/service-api';
 import { ServiceFunction, type TableAccess } from '../constructs/service-function';
+import { ServiceObjectives } from '../constructs/service-objectives';
+import { StaticEgress, type StaticEgressProps } from '../constructs/static-egress';
 import { StreamToFunction } from '../constructs/stream-to-function';
 import {
   bucketEntries,
@@ -71,6 +75,8 @@ interface FunctionAccess {
   readonly probesBuckets: readonly BucketId[];
   /** Buckets it writes new objects to (the journal mirror), through the bucket's writer policy. */
   readonly writesBuckets: readonly BucketId[];
+  /** Buckets it lists and reads (ListBucket, GetObject), through the bucket's reader policy. */
+  readonly readsBuckets: readonly BucketId[];
 }
 
 const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
@@ -83,6 +89,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: ['receipts'],
     writesBuckets: [],
+    readsBuckets: [],
   },
   catalog: {
     tables: { catalog: 'read', priceCache: 'readWrite' },
@@ -93,6 +100,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
+    readsBuckets: [],
   },
   checkout: {
     tables: { catalog: 'read', quotes: 'readWrite', receipts: 'readWrite', idempotency: 'readWrite' },
@@ -103,6 +111,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
+    readsBuckets: [],
   },
   admin: {
     // A publication writes its catalog events to the outbox in the same transaction as the pointer; change
@@ -114,6 +123,8 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       events: 'readWrite',
       changeRequests: 'readWrite',
       journal: 'readWrite',
+      // GET /admin/slo reads the FX breakers.
+      rateState: 'read',
     },
     queriesIndexes: { changeRequests: ['by-created'] },
     scans: [],
@@ -122,6 +133,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['journal'],
+    readsBuckets: [],
   },
   webhooks: {
     tables: {
@@ -146,6 +158,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
+    readsBuckets: [],
   },
   fanout: {
     tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
@@ -157,6 +170,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
+    readsBuckets: [],
   },
   deliver: {
     // A 410 Gone disables the endpoint.
@@ -169,6 +183,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: true,
     probesBuckets: [],
     writesBuckets: [],
+    readsBuckets: [],
   },
   sweeper: {
     tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
@@ -180,6 +195,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
+    readsBuckets: [],
   },
   replay: {
     // Selects deliveries through the events (by id or by day), never through the endpoints.
@@ -191,6 +207,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
+    readsBuckets: [],
   },
   rates: {
     // Publishes rate ticks (catalog + outbox), opens change requests for held ticks, finishes approved
@@ -209,6 +226,21 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['journal'],
+    readsBuckets: [],
+  },
+  exporter: {
+    // Reads the receipts stream (granted by its event source mapping); writes each signed document, the daily
+    // manifests and summaries (PutObject only: Object Lock keeps them) and reads a day back to hash it; journals
+    // each manifest, closing slices with heads signed by the receipt key and copying them to the mirror.
+    tables: { journal: 'readWrite' },
+    queriesIndexes: {},
+    scans: [],
+    sendsTo: [],
+    usesKeys: ['receiptSigning'],
+    schedulesRetries: false,
+    probesBuckets: [],
+    writesBuckets: ['receipts', 'journal'],
+    readsBuckets: ['receipts'],
   },
 };
 
@@ -222,12 +254,21 @@ export interface PricingServiceStackProps extends StackProps {
   readonly buckets: Readonly<Record<BucketId, s3.IBucket>>;
   /** From the stateful stack: per bucket, the managed policy that writes new objects into it. */
   readonly bucketWriters: Readonly<Record<BucketId, iam.IManagedPolicy>>;
+  /** From the stateful stack: per bucket, the managed policy that lists and reads its objects. */
+  readonly bucketReaders: Readonly<Record<BucketId, iam.IManagedPolicy>>;
   /**
    * Private ranges the deliver function may POST to besides public unicast addresses (`WEBHOOK_ALLOWED_CIDRS`,
    * e.g. a partner reached over a peering). Set on the deliver function only.
    * @default unset: public unicast only (C17)
    */
   readonly webhookAllowedCidrs?: readonly string[];
+  /**
+   * Deliveries from known, stable addresses: the deliver function (the only one that calls partners) runs in
+   * the private subnets of a VPC whose NAT gateways, one per zone, have Elastic IPs this stack allocates
+   * (output `DeliveryEgressIps`). NAT gateways and addresses are billed by the hour.
+   * @default unset: the deliver function runs outside any VPC, from AWS-managed, changing addresses
+   */
+  readonly staticEgress?: StaticEgressProps;
 }
 
 /** Environment variables set on one function only, on top of the shared environment. */
@@ -252,13 +293,21 @@ const functionOnlyEnvironment = (
 export class PricingServiceStack extends Stack {
   readonly queues: Readonly<Record<QueueId, EncryptedQueue>>;
   readonly functions: Readonly<Record<FunctionId, ServiceFunction>>;
+  /** The deliver function's VPC with stack-allocated NAT addresses, when `staticEgress` is set. */
+  readonly staticEgress: StaticEgress | undefined;
   readonly scheduler: SchedulerToQueue;
   readonly sweeperSchedule: RateScheduleToFunction;
   readonly ratesSchedule: RateScheduleToFunction;
+  /** The exporter's hourly run: manifests of closed days. */
+  readonly exporterSchedule: RateScheduleToFunction;
   readonly api: ServiceApi;
   readonly alarms: Readonly<Partial<Record<QueueId, DeadLetterAlarm>>>;
   /** Alarms on signals the functions log (`{ "alarm": "<signal>" }`), by signal. */
-  readonly signalAlarms: Readonly<Record<'DeliveryDead', LogSignalAlarm>>;
+  readonly signalAlarms: Readonly<
+    Record<'DeliveryDead' | 'ReceiptExportFailed' | 'ReceiptExportLate', LogSignalAlarm>
+  >;
+  /** An alarm per service-level objective and their dashboard. */
+  readonly objectives: ServiceObjectives;
 
   constructor(scope: Construct, id: string, props: PricingServiceStackProps) {
     super(scope, id, props);
@@ -274,14 +323,20 @@ export class PricingServiceStack extends Stack {
     });
 
     const environment = this.functionEnvironment(props);
+    const egress = props.staticEgress
+      ? new StaticEgress(this, 'DeliveryEgress', props.staticEgress)
+      : undefined;
+    this.staticEgress = egress;
     this.functions = mapRecord<FunctionId, FunctionDefinition, ServiceFunction>(
       FUNCTIONS,
       (definition, functionId) =>
         new ServiceFunction(this, `${functionId}Function`, {
           definition,
           environment: { ...environment, ...functionOnlyEnvironment(functionId, props) },
+          ...(functionId === 'deliver' && egress ? { network: egress.network } : {}),
         }),
     );
+    egress?.grantNetworkInterfaces(this.functions.deliver);
     for (const [functionId, fn] of Object.entries(this.functions) as [FunctionId, ServiceFunction][]) {
       this.grantAccess(fn, FUNCTION_ACCESS[functionId], props);
     }
@@ -307,6 +362,7 @@ export class PricingServiceStack extends Stack {
     }
 
     this.api = new ServiceApi(this, 'Api', {
+      restApiName: `${this.stackName}-api`,
       routes: ROUTES,
       handlers: mapRecord<FunctionId, ServiceFunction, lambda.IFunction>(this.functions, (fn) => fn.function),
     });
@@ -324,6 +380,12 @@ export class PricingServiceStack extends Stack {
       rateMinutes: RATES_RATE_MINUTES,
       scheduleName: `${this.stackName}-rates`,
     });
+    // The finance export's daily manifests: every hour, the closed days of the lookback window without one.
+    this.exporterSchedule = new RateScheduleToFunction(this, 'ExporterSchedule', {
+      target: this.functions.exporter,
+      rateMinutes: EXPORTER_RATE_MINUTES,
+      scheduleName: `${this.stackName}-exporter`,
+    });
 
     this.alarms = Object.fromEntries(
       queueEntries()
@@ -337,11 +399,34 @@ export class PricingServiceStack extends Stack {
       DeliveryDead: new LogSignalAlarm(this, 'DeliveryDeadAlarm', {
         source: this.functions.deliver,
         signal: 'DeliveryDead',
-        namespace: `Pricing/${props.stage}`,
+        namespace: metricsNamespace(props.stage),
         description:
           'a delivery exhausted its retries (or was refused for good) and went to the delivery DLQ.',
       }),
+      ReceiptExportFailed: new LogSignalAlarm(this, 'ReceiptExportFailedAlarm', {
+        source: this.functions.exporter,
+        signal: 'ReceiptExportFailed',
+        namespace: metricsNamespace(props.stage),
+        description:
+          'a receipt or refund could not be exported (retried from the stream) or a manifest could not be built.',
+      }),
+      ReceiptExportLate: new LogSignalAlarm(this, 'ReceiptExportLateAlarm', {
+        source: this.functions.exporter,
+        signal: 'ReceiptExportLate',
+        namespace: metricsNamespace(props.stage),
+        description:
+          "a document was exported after its day's manifest was written: the manifest does not list it.",
+      }),
     };
+    const deliveryDlqAlarm = this.alarms.deliveryDlq;
+    if (!deliveryDlqAlarm) throw new Error('the delivery DLQ is a terminal queue and has a depth alarm');
+    this.objectives = new ServiceObjectives(this, 'Objectives', {
+      namespace: metricsNamespace(props.stage),
+      api: this.api.api,
+      deliveryDlq: this.queues.deliveryDlq,
+      deliveryDlqAlarm,
+      reader: this.functions.admin,
+    });
   }
 
   /** Terminal queues first, then the work queues that redrive into them. */
@@ -389,6 +474,7 @@ export class PricingServiceStack extends Stack {
       ),
       [SCHEDULER.groupEnvVar]: this.scheduler.groupName,
       [SCHEDULER.roleEnvVar]: this.scheduler.role.roleArn,
+      [METRICS_NAMESPACE_ENV_VAR]: metricsNamespace(props.stage),
     };
   }
 
@@ -410,6 +496,7 @@ export class PricingServiceStack extends Stack {
     for (const keyId of access.usesKeys) fn.grantKeyUse(props.keys[keyId], KEYS[keyId].kind);
     for (const bucketId of access.probesBuckets) fn.grantBucketProbe(props.buckets[bucketId]);
     for (const bucketId of access.writesBuckets) fn.role.addManagedPolicy(props.bucketWriters[bucketId]);
+    for (const bucketId of access.readsBuckets) fn.role.addManagedPolicy(props.bucketReaders[bucketId]);
     if (access.schedulesRetries) this.scheduler.grantManageSchedules(fn);
   }
 }

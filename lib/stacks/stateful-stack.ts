@@ -7,6 +7,7 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import type { BucketId, KeyId } from '../../functions/definitions';
 import { BucketWithAccessLogs } from '../constructs/bucket-with-access-logs';
+import { ReceiptsAnalytics } from '../constructs/receipts-analytics';
 import { ServiceKeys } from '../constructs/service-keys';
 import { ServiceTable } from '../constructs/service-table';
 import { bucketEntries, type ServiceTableId, serviceTableEntries } from '../definition-entries';
@@ -14,7 +15,34 @@ import { bucketEntries, type ServiceTableId, serviceTableEntries } from '../defi
 export interface PricingStatefulStackProps extends StackProps {
   /** Deployment stage (`dev`, `prod`…): part of key aliases. */
   readonly stage: string;
+  /**
+   * Years every exported receipt, refund and manifest stays write-once (the receipts bucket's Object Lock default
+   * retention, compliance mode): a whole number from 7 to 10.
+   * @default 7
+   */
+  readonly receiptRetentionYears?: number;
 }
+
+/** The receipts bucket's retention, in years: finance keeps records 7 years, some jurisdictions up to 10. */
+export const RECEIPT_RETENTION_YEARS = { min: 7, max: 10, default: 7 } as const;
+
+/**
+ * Days of compliance-mode retention for whole years, 365.25 days each, rounded up (7 years: 2557 days, 10 years:
+ * 3653), so a leap year never shortens it. Anything but a whole number from 7 to 10 is refused.
+ */
+export const receiptRetentionDays = (years: number): number => {
+  if (
+    !Number.isInteger(years) ||
+    years < RECEIPT_RETENTION_YEARS.min ||
+    years > RECEIPT_RETENTION_YEARS.max
+  ) {
+    throw new Error(
+      `receiptRetentionYears must be a whole number of years from ${RECEIPT_RETENTION_YEARS.min} to ` +
+        `${RECEIPT_RETENTION_YEARS.max}, got ${String(years)}`,
+    );
+  }
+  return Math.ceil(years * 365.25);
+};
 
 /**
  * Everything that holds data and must outlive deployments (ARCHITECTURE §5.7): the KMS keys, the DynamoDB
@@ -30,6 +58,10 @@ export class PricingStatefulStack extends Stack {
    * itself rather than a cross-stack import.
    */
   readonly bucketWriters: Readonly<Record<BucketId, iam.ManagedPolicy>>;
+  /** Per bucket, the managed policy that lists and reads its objects (and decrypts them through S3 only). */
+  readonly bucketReaders: Readonly<Record<BucketId, iam.ManagedPolicy>>;
+  /** Glue table and Athena workgroup over the receipts export. */
+  readonly receiptsAnalytics: ReceiptsAnalytics;
 
   constructor(scope: Construct, id: string, props: PricingStatefulStackProps) {
     super(scope, id, props);
@@ -38,6 +70,9 @@ export class PricingStatefulStack extends Stack {
 
     this.keys = new ServiceKeys(this, 'Keys', { aliasPrefix: `pricing/${props.stage}` }).keys;
     const dataKey = this.keys.data;
+    const receiptRetention = receiptRetentionDays(
+      props.receiptRetentionYears ?? RECEIPT_RETENTION_YEARS.default,
+    );
 
     this.tables = Object.fromEntries(
       serviceTableEntries().map(([tableId, definition]) => [
@@ -54,6 +89,7 @@ export class PricingStatefulStack extends Stack {
           definition,
           encryptionKey: dataKey,
           ...(accessLogBucket ? { accessLogBucket } : {}),
+          ...(bucketId === 'receipts' ? { objectLockRetentionDays: receiptRetention } : {}),
         });
         accessLogBucket = bucket.accessLogBucket;
         return [bucketId, bucket.bucket];
@@ -84,5 +120,39 @@ export class PricingStatefulStack extends Stack {
         return [bucketId, policy];
       }),
     ) as Record<BucketId, iam.ManagedPolicy>;
+
+    this.bucketReaders = Object.fromEntries(
+      bucketEntries().map(([bucketId, definition]) => {
+        const bucket = this.buckets[bucketId];
+        const policy = new iam.ManagedPolicy(this, `${bucketId}ReaderPolicy`, {
+          description: `Lists and reads the objects of the ${definition.id} bucket (never writes, never deletes).`,
+          statements: [
+            // ListBucket also makes a HeadObject of a missing key answer 404 rather than 403.
+            new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+            new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects('*')] }),
+            new iam.PolicyStatement({
+              actions: ['kms:Decrypt'],
+              resources: [dataKey.keyArn],
+              conditions: { StringEquals: { 'kms:ViaService': `s3.${this.region}.amazonaws.com` } },
+            }),
+          ],
+        });
+        const bucketLogicalId = this.getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
+        Validations.of(policy).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
+          reason:
+            `Readers of the ${definition.id} bucket read objects by names they find by listing (one per document or ` +
+            'entry, named as written); GetObject only, on this bucket only, decrypting through S3 only.',
+        });
+        return [bucketId, policy];
+      }),
+    ) as Record<BucketId, iam.ManagedPolicy>;
+
+    this.receiptsAnalytics = new ReceiptsAnalytics(this, 'ReceiptsAnalytics', {
+      stage: props.stage,
+      receiptsBucket: this.buckets.receipts,
+      encryptionKey: dataKey,
+      accessLogBucket: accessLogBucket as s3.IBucket,
+    });
   }
 }

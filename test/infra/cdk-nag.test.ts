@@ -5,6 +5,7 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addPricingStacks } from '../../lib/pricing-app';
 import { type PricingAppFixture, pricingApp } from './fixture';
 
 interface ValidationReport {
@@ -34,6 +35,25 @@ describe('cdk-nag (AWS Solutions)', () => {
       readFileSync(join(fixture.outdir, 'validation-report.json'), 'utf8'),
     ) as ValidationReport;
     expect(report.pluginReports.flatMap((plugin) => plugin.violations ?? [])).toEqual([]);
+  });
+
+  it('stays clean with the static egress on (VPC, NAT gateways, flow logs, deliver function in the VPC)', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'pricing-nag-egress-'));
+    try {
+      const app = new App({
+        outdir,
+        context: { 'aws:cdk:bundling-stacks': [], staticEgress: 'true', staticEgressAzs: '2' },
+      });
+      const stacks = addPricingStacks(app, { stage: 'test', nag: true });
+      expect(stacks.service.staticEgress).toBeDefined();
+      expect(() => app.synth()).not.toThrow();
+      const report = JSON.parse(
+        readFileSync(join(outdir, 'validation-report.json'), 'utf8'),
+      ) as ValidationReport;
+      expect(report.pluginReports.flatMap((plugin) => plugin.violations ?? [])).toEqual([]);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
   });
 
   it('fails synthesis on a finding (the checks are live)', () => {

@@ -113,7 +113,7 @@ describe('the journal bucket', () => {
     });
   });
 
-  it('is written only by the functions that journal (admin, rates)', () => {
+  it('is written only by the functions that journal (admin, exporter, rates)', () => {
     const writers = (Object.keys(FUNCTIONS) as FunctionId[]).filter((functionId) => {
       const role = resourceIn(app.service(), roleOf(functionId)).Properties as {
         ManagedPolicyArns?: unknown[];
@@ -121,7 +121,7 @@ describe('the journal bucket', () => {
       const writer = logicalIdOf(app.fixture().stacks.stateful.bucketWriters.journal);
       return (role.ManagedPolicyArns ?? []).some((arn) => JSON.stringify(arn).includes(writer));
     });
-    expect(writers.sort()).toEqual(['admin', 'rates']);
+    expect(writers.sort()).toEqual(['admin', 'exporter', 'rates']);
   });
 });
 

@@ -555,6 +555,7 @@ describe('webhookAllowedCidrs', () => {
       keys: data.keys,
       buckets: data.buckets,
       bucketWriters: data.bucketWriters,
+      bucketReaders: data.bucketReaders,
       webhookAllowedCidrs,
     });
   };

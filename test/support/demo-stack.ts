@@ -31,6 +31,8 @@ export const startDemoStack = (credentials: {
   readonly environment?: Readonly<Record<string, string>>;
   readonly ratesIntervalMs?: number;
   readonly streamPollIntervalMs?: number;
+  /** How often the exporter's scheduled run looks for closed days without a manifest. */
+  readonly exportIntervalMs?: number;
 }): Promise<LocalStack> =>
   startLocalStack({
     port: 0,
@@ -43,5 +45,6 @@ export const startDemoStack = (credentials: {
     ...(credentials.environment ? { environment: credentials.environment } : {}),
     ...(credentials.ratesIntervalMs ? { ratesIntervalMs: credentials.ratesIntervalMs } : {}),
     ...(credentials.streamPollIntervalMs ? { streamPollIntervalMs: credentials.streamPollIntervalMs } : {}),
+    ...(credentials.exportIntervalMs ? { exportIntervalMs: credentials.exportIntervalMs } : {}),
     rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
   });

@@ -21,7 +21,7 @@
  * made. fauxqs accepts the header without enforcing it, so locally a put replaces the object; the journal only
  * ever puts the same bytes under a key.
  */
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -44,6 +44,7 @@ import {
   type StoredEntryRecord,
 } from '../../ports/journal';
 import { conditionalFailure } from './dynamo-errors';
+import { putIfNoneMatch } from './object-store';
 
 const ENTRY = 'entry';
 const HEAD = 'head';
@@ -278,12 +279,6 @@ export class MirrorConflictError extends Error {
   }
 }
 
-const preconditionFailed = (error: unknown): boolean => {
-  const name = (error as Error).name;
-  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  return name === 'PreconditionFailed' || status === 412;
-};
-
 /** The journal's write-once copy on S3. */
 export class S3JournalMirror implements JournalMirror {
   constructor(
@@ -300,22 +295,15 @@ export class S3JournalMirror implements JournalMirror {
   }
 
   private async put(key: string, body: string): Promise<MirrorOutcome> {
-    try {
-      await this.s3.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          ContentType: 'application/json',
-          IfNoneMatch: '*',
-        }),
-      );
-      return 'created';
-    } catch (error) {
-      if (!preconditionFailed(error)) throw error;
-    }
-    const existing = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-    if ((await existing.Body?.transformToString('utf8')) !== body) throw new MirrorConflictError(key);
-    return 'exists';
+    const outcome = await putIfNoneMatch(
+      this.s3,
+      { Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' },
+      async () => {
+        const existing = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+        return (await existing.Body?.transformToString('utf8')) === body;
+      },
+    );
+    if (outcome === 'conflict') throw new MirrorConflictError(key);
+    return outcome;
   }
 }

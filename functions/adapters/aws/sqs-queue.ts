@@ -1,9 +1,9 @@
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type QueueId, SCHEDULER } from '../../definitions';
-import type { MessageQueue, SendOptions } from '../../ports/queue';
+import type { MessageQueue, QueueDepths, SendOptions } from '../../ports/queue';
 
 /** The SQS adapter of the queue port; the same code talks to SQS in AWS and to fauxqs locally. */
-export class SqsMessageQueue implements MessageQueue {
+export class SqsMessageQueue implements MessageQueue, QueueDepths {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrls: Readonly<Record<QueueId, string>>,
@@ -26,5 +26,17 @@ export class SqsMessageQueue implements MessageQueue {
       }),
     );
     return { messageId: result.MessageId ?? '' };
+  }
+
+  async depth(queue: QueueId): Promise<number> {
+    const result = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: this.queueUrls[queue],
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    const depth = Number(result.Attributes?.ApproximateNumberOfMessages);
+    if (!Number.isInteger(depth) || depth < 0) throw new Error(`queue ${queue} reported no message count`);
+    return depth;
   }
 }

@@ -154,6 +154,7 @@ const ENDPOINT_FIELDS = [
   'previous_secret_expires_at',
   'dpop_jwk',
   'dpop_jkt',
+  'mtls',
 ] as const satisfies readonly (keyof EndpointChanges)[];
 
 export class DynamoEndpointRepository implements EndpointRepository {

@@ -9,6 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import type {
+  ClientCertificate,
   WebhookHttpClient,
   WebhookNetworkError,
   WebhookRequest,
@@ -24,6 +25,8 @@ export interface EgressPolicy {
   readonly allowHttp: boolean;
   /** CIDRs that may be reached although not public unicast (e.g. ['127.0.0.0/8', '::1/128'] for the local stack). Empty by default. */
   readonly allowedCidrs: readonly string[];
+  /** CA certificates (PEM) trusted besides the public roots (`WEBHOOK_CA_CERTS`: a local TLS receiver's CA). */
+  readonly trustedCaCertificates?: string;
 }
 
 /** DNS resolution: every address the name resolves to. */
@@ -33,9 +36,12 @@ export interface GuardedHttpClientOptions {
   readonly policy: EgressPolicy;
   /** DNS resolution; default node:dns lookup with { all: true }. Tests inject stub resolvers. */
   readonly resolve?: Resolver;
-  /** Optional client certificate for mTLS (PEM strings). */
-  readonly clientCertificate?: { readonly cert: string; readonly key: string };
-  /** Extra CA certificates (PEM) trusted for https, for tests with self-signed receivers. */
+  /** A client certificate for mTLS (PEM strings) presented to every receiver; a request's own one wins. */
+  readonly clientCertificate?: ClientCertificate;
+  /**
+   * Extra CA certificates (PEM) trusted for https besides the public roots (`policy.trustedCaCertificates` when
+   * not given), e.g. a local TLS receiver's CA. Verification is never turned off.
+   */
   readonly ca?: string;
 }
 
@@ -297,7 +303,7 @@ const checkUrl = (rawUrl: string, policy: EgressPolicy, isAllowed: (address: str
 interface Transport {
   readonly lookup: LookupFunction;
   readonly ca: readonly string[] | undefined;
-  readonly clientCertificate: { readonly cert: string; readonly key: string } | undefined;
+  readonly clientCertificate: ClientCertificate | undefined;
 }
 
 const openRequest = (url: URL, request: WebhookRequest, transport: Transport): ClientRequest => {
@@ -314,6 +320,8 @@ const openRequest = (url: URL, request: WebhookRequest, transport: Transport): C
     setHost: true,
     insecureHTTPParser: false,
   };
+  // The request's own certificate (the endpoint's mTLS) wins over the client's; never sent over plain http.
+  const clientCertificate = request.clientCertificate ?? transport.clientCertificate;
   const clientRequest =
     url.protocol === 'https:'
       ? httpsRequest({
@@ -321,9 +329,9 @@ const openRequest = (url: URL, request: WebhookRequest, transport: Transport): C
           rejectUnauthorized: true,
           minVersion: 'TLSv1.2',
           ...(transport.ca === undefined ? {} : { ca: [...transport.ca] }),
-          ...(transport.clientCertificate === undefined
+          ...(clientCertificate === undefined
             ? {}
-            : { cert: transport.clientCertificate.cert, key: transport.clientCertificate.key }),
+            : { cert: clientCertificate.cert, key: clientCertificate.key }),
         })
       : httpRequest(requestOptions);
   clientRequest.end(body);
@@ -418,6 +426,10 @@ const runAttempt = (
  * - `timeoutMs` bounds the whole attempt; the socket is destroyed when it expires (→ `timeout`).
  * - At most `RESPONSE_BODY_READ_MAX_BYTES` of the body are read. A body cut off by the receiver after the
  *   headers is a network error (`connection_reset`), not a response.
+ * - The receiver's certificate is always verified (the public roots, plus `policy.trustedCaCertificates`); a
+ *   request's `clientCertificate` (an endpoint's mTLS) is presented in the handshake. A receiver that refuses
+ *   it fails the attempt with `tls_error`, or `connection_reset` when (TLS 1.3) its alert loses the race
+ *   against the reset of the request already written.
  *
  * Throws `EgressPolicyError` at creation when an allow-list entry is not a CIDR; `post` never throws.
  */
@@ -425,9 +437,10 @@ export const createGuardedHttpClient = (options: GuardedHttpClientOptions): Webh
   const { policy } = options;
   const allowedRanges = parseAllowedCidrs(policy.allowedCidrs);
   const isAllowed = (address: string): boolean => isParsedAddressAllowed(address, allowedRanges);
+  const extraCa = options.ca ?? policy.trustedCaCertificates;
   const transport: Transport = {
     lookup: guardedLookup(options.resolve ?? systemResolver, isAllowed),
-    ca: options.ca === undefined ? undefined : [...rootCertificates, options.ca],
+    ca: extraCa === undefined ? undefined : [...rootCertificates, extraCa],
     clientCertificate: options.clientCertificate,
   };
 

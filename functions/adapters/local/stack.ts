@@ -3,16 +3,24 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import type {
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  DynamoDBBatchResponse,
+  DynamoDBStreamEvent,
+  SQSEvent,
+} from 'aws-lambda';
 import { changeRequestDependencies, guardrailsFromEnv } from '../../composition/change-requests';
 import type { ServiceDependencies, ServiceTableId } from '../../composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../composition/functions';
 import { JOURNAL_LOG_ID, journalSlicing } from '../../composition/journal';
 import { fxTickSecondsFromEnv } from '../../composition/rates';
+import { receiptExportSettings } from '../../composition/receipts';
 import { LOCAL_EGRESS, webhookDependencies } from '../../composition/webhooks';
 import {
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
+  EXPORTER_RATE_MINUTES,
   FUNCTIONS,
   type FunctionId,
   RATES_RATE_MINUTES,
@@ -23,6 +31,7 @@ import {
   type TableId,
 } from '../../definitions';
 import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
+import type { ExporterResult } from '../../handlers/exporter';
 import type { RatesRunReport } from '../../handlers/rates';
 import type { Clock } from '../../ports/clock';
 import type { HealthProbe } from '../../ports/health';
@@ -36,6 +45,7 @@ import { DynamoChangeRequestStore } from '../aws/change-request-store';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
 import { DynamoJournalStore, S3JournalMirror } from '../aws/journal-store';
+import { S3ObjectStore } from '../aws/object-store';
 import { DynamoPriceCacheStore } from '../aws/price-cache-store';
 import { DynamoRateStateStore } from '../aws/rate-state-store';
 import { SqsMessageQueue } from '../aws/sqs-queue';
@@ -45,6 +55,7 @@ import { type DynamoDbLocalProcess, startDynamoDbLocal } from './dynamodb-local'
 import { type FauxqsServer, startFauxqsServer } from './fauxqs';
 import { FunctionPool, type LambdaHandler } from './function-pool';
 import { type HttpFunctionPool, startGateway } from './gateway';
+import { InProcessMetrics } from './in-process-metrics';
 import { assertPortFree, freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from './local-aws';
 import { loadOrCreateLocalKeys } from './local-signing';
 import { LocalOneTimeScheduler, ScheduleDispatcher } from './scheduler';
@@ -74,6 +85,11 @@ export interface LocalStackOptions {
   readonly seedCatalog?: unknown;
   /** How often the `rates` function runs (default: `FX_TICK_SECONDS`, else every minute as in AWS). */
   readonly ratesIntervalMs?: number;
+  /**
+   * How often the exporter's scheduled run builds the missing manifests of closed days (EventBridge Scheduler's
+   * rate in AWS). Default EXPORTER_RATE_MINUTES (hourly).
+   */
+  readonly exportIntervalMs?: number;
   /** Settings read from the environment in AWS (guardrails, journal slices, rate ingestion). */
   readonly environment?: Readonly<Record<string, string | undefined>>;
   /** Progress lines while starting and stopping. */
@@ -98,8 +114,16 @@ export interface LocalStack {
   readonly resources: ProvisionedResources;
   readonly deps: ServiceDependencies;
   readonly clients: AwsClients;
+  /**
+   * Invokes a function that is not behind the gateway as `aws lambda invoke` would (e.g. the exporter with
+   * `{ "manifest_date": "YYYY-MM-DD" }`): through its pool, with its timeout.
+   */
+  invoke(functionId: InvocableFunctionId, event: unknown): Promise<unknown>;
   stop(): Promise<void>;
 }
+
+/** Functions the local stack runs outside the gateway: schedules, stream and queue consumers. */
+export type InvocableFunctionId = 'sweeper' | 'rates' | 'fanout' | 'deliver' | 'exporter';
 
 type Stoppable = { stop(): Promise<void> };
 
@@ -189,6 +213,8 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         .filter(([, table]) => table.scope === 'service')
         .map(([id]) => [id, resources.tableNames[id]]),
     ) as Record<ServiceTableId, string>;
+    // One recorder for every function instance of the stack, read back by GET /admin/slo.
+    const metrics = new InProcessMetrics(clock);
     const deps: ServiceDependencies = {
       clock,
       createLogger: (functionId) =>
@@ -232,6 +258,11 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         logId: JOURNAL_LOG_ID,
         ...journalSlicing(options.environment ?? {}),
       }),
+      receiptExport: {
+        objects: new S3ObjectStore(clients.s3, resources.bucketNames.receipts),
+        settings: receiptExportSettings(options.environment ?? {}),
+      },
+      metrics: { recorder: () => metrics, figures: metrics },
       healthProbes: [
         dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
         sqsProbe(clients.sqs, resources.queueUrls.delivery),
@@ -266,11 +297,28 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       'deliver',
       () => FUNCTION_FACTORIES.deliver(deps),
     );
+    const exporterPool = pool<unknown, ExporterResult>('exporter', () => FUNCTION_FACTORIES.exporter(deps));
+    const invocable: Record<InvocableFunctionId, { invoke(event: never): Promise<unknown> }> = {
+      sweeper: sweeperPool,
+      rates: ratesPool,
+      fanout: fanoutPool,
+      deliver: deliverPool,
+      exporter: exporterPool,
+    };
+    // Each stream mapping hands its batches to its own function.
+    const streamConsumers: Partial<
+      Record<FunctionId, (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>>
+    > = {
+      fanout: (event) => fanoutPool.invoke(event),
+      exporter: async (event) => (await exporterPool.invoke(event)) as DynamoDBBatchResponse,
+    };
 
     for (const mapping of Object.values(EVENT_SOURCE_MAPPINGS) as EventSourceMappingDefinition[]) {
       if (mapping.kind === 'dynamodb-stream') {
         const streamArn = resources.streamArns[mapping.table];
         if (!streamArn) throw new Error(`table ${mapping.table} has no stream`);
+        const consumer = streamConsumers[mapping.function];
+        if (!consumer) throw new Error(`mapping ${mapping.id}: no local consumer for ${mapping.function}`);
         pollers.push(
           new StreamPoller({
             mapping,
@@ -278,7 +326,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
             streams: clients.streams,
             documents: clients.documents,
             checkpointTable: resources.tableNames.localStreamCheckpoints,
-            invoke: (event) => fanoutPool.invoke(event),
+            invoke: consumer,
             sendToOnFailure: async (body) => {
               await queue.send(mapping.onFailureQueue, body);
             },
@@ -316,6 +364,18 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     );
     sweeper.start();
     stopStack.push(sweeper);
+    // The finance export's manifests of closed days (EventBridge Scheduler's hourly rate in AWS).
+    const exporter = new IntervalTask(
+      async () => {
+        await exporterPool.invoke({});
+      },
+      options.exportIntervalMs ?? EXPORTER_RATE_MINUTES * 60_000,
+      (error) => stackLogger.error('receipts manifest run failed', { error: error as Error }),
+    );
+    exporter.start();
+    stopStack.push(exporter);
+    // Also once now: days that closed while the stack was stopped get their manifests without waiting an hour.
+    exporter.runNow();
 
     // FX ingestion, journal slices and unfinished approved changes (EventBridge Scheduler's rate in AWS): once
     // now, so governed rates are fresh before the first request, then every FX_TICK_SECONDS (default a minute).
@@ -373,6 +433,8 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       resources,
       deps,
       clients,
+      invoke: (functionId, event) =>
+        (invocable[functionId].invoke as (event: unknown) => Promise<unknown>)(event),
       stop: async () => {
         progress('stopping');
         await stopAll();
@@ -396,15 +458,18 @@ class IntervalTask {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.task()
-        .catch(this.onError)
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.intervalMs);
+    this.timer = setInterval(() => this.runNow(), this.intervalMs);
     this.timer.unref();
+  }
+
+  /** Starts a run now unless one is in progress (`stop()` waits for it). */
+  runNow(): void {
+    if (this.running) return;
+    this.running = this.task()
+      .catch(this.onError)
+      .finally(() => {
+        this.running = undefined;
+      });
   }
 
   async stop(): Promise<void> {

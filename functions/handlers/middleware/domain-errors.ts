@@ -9,6 +9,7 @@ import { CheckoutError } from '../../usecases/checkout/checkout';
 import { EndpointNotFoundError } from '../../usecases/webhooks/endpoints';
 import { EventRefusedError } from '../../usecases/webhooks/events';
 import { EventNotFoundError, InvalidListingError } from '../../usecases/webhooks/history';
+import { EndpointValidationError } from '../../usecases/webhooks/mtls';
 import { PartnerUnauthorizedError } from '../../usecases/webhooks/partner';
 import { ReplayRefusedError } from '../../usecases/webhooks/replay';
 import { HttpError } from './errors';
@@ -22,6 +23,9 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
       .map((problem) => `${problem.path}: ${problem.message}`)
       .join('; ');
     return new HttpError('invalid_request', summary, { details: { problems: error.problems } });
+  }
+  if (error instanceof EndpointValidationError) {
+    return new HttpError('invalid_request', error.message, { details: { problems: error.problems } });
   }
   if (error instanceof PricingError) {
     if (error.code === 'unknown_sku') return new HttpError('not_found', error.message);

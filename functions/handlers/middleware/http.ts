@@ -3,6 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type FunctionId, ROUTES, type RouteDefinition, routeKey } from '../../definitions';
+import type { ServiceMetrics } from '../../ports/metrics';
 import { newId } from '../../shared/ids';
 import { toHttpError } from './domain-errors';
 import { errorBody, HttpError } from './errors';
@@ -110,11 +111,50 @@ const traceMiddleware = (
   },
 });
 
+/**
+ * Measures each request for the objectives: the operation's duration (from before the dispatch to the answer,
+ * errors included) and the status answered, then flushes the invocation's metrics. It runs outside the trace
+ * middleware, so on an error it sees the C6 answer that middleware made. In-memory work only.
+ */
+const servedMiddleware = (
+  metrics: ServiceMetrics,
+  now: () => number,
+  operationOf: (event: APIGatewayProxyEvent) => string | undefined,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => {
+  const started = new WeakMap<APIGatewayProxyEvent, number>();
+  const served = (request: { event: APIGatewayProxyEvent; response?: APIGatewayProxyResult | null }) => {
+    const start = started.get(request.event);
+    const operation = operationOf(request.event);
+    try {
+      if (start !== undefined && operation !== undefined) {
+        metrics.requestServed(operation, {
+          durationMs: now() - start,
+          statusCode: request.response?.statusCode ?? 500,
+        });
+      }
+    } catch {
+      // A measurement never changes the answer.
+    }
+    metrics.flush();
+  };
+  return {
+    before: (request) => {
+      started.set(request.event, now());
+    },
+    after: served,
+    onError: served,
+  };
+};
+
 export interface HttpApiOptions {
   readonly functionId: FunctionId;
   readonly logger: Logger;
   readonly operations: Readonly<Record<string, Operation>>;
   readonly routes?: readonly RouteDefinition[];
+  /** Where each request's duration and status go (the objectives); unmeasured without it. */
+  readonly metrics?: ServiceMetrics;
+  /** Milliseconds of a monotonic clock, for durations. @default performance.now */
+  readonly now?: () => number;
 }
 
 /**
@@ -141,8 +181,18 @@ export const createHttpApi = (options: HttpApiOptions): HttpHandler => {
     return jsonResult(result.statusCode, result.body, traceId, result.headers);
   };
 
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
-    .use(injectLambdaContext(options.logger, { resetKeys: true }))
-    .use(traceMiddleware(options.logger, traceIds))
-    .handler(dispatch);
+  const api = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>().use(
+    injectLambdaContext(options.logger, { resetKeys: true }),
+  );
+  if (options.metrics) {
+    const now = options.now ?? (() => performance.now());
+    api.use(
+      servedMiddleware(
+        options.metrics,
+        now,
+        (event) => byKey.get(routeKey(event.httpMethod, event.resource))?.operation,
+      ),
+    );
+  }
+  return api.use(traceMiddleware(options.logger, traceIds)).handler(dispatch);
 };

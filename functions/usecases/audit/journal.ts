@@ -338,6 +338,11 @@ export class Journal {
     }
   }
 
+  /** Whether an entry of this `entry_id` was appended (one consistent read). */
+  async has(entryId: string): Promise<boolean> {
+    return (await this.deps.store.indexOf(entryId)) !== undefined;
+  }
+
   /** The latest signed head; `undefined` before the first. */
   latestHead(): Promise<SignedTreeHead | undefined> {
     return this.deps.store.latestHead();

@@ -11,10 +11,12 @@ import type { BasketPricing, BasketRequest, PricedLine } from '../../domain/pric
 import { canonicalBytes, type JsonObject, quoteDigest, receiptHash } from '../../domain/receipts/receipt';
 import type { CheckoutRepository, StoredReceipt } from '../../ports/checkout';
 import type { Clock } from '../../ports/clock';
+import type { ServiceMetrics } from '../../ports/metrics';
 import type { MacSigner, ReceiptSigner } from '../../ports/signing';
 import { LOCK_TTL_SECONDS, type QuoteRequest } from '../../schemas/checkout';
 import type { CatalogReader } from '../catalog/reader';
 import { type CatalogRelease, feeScheduleAt, toPricingCatalog } from '../catalog/release';
+import { commitOutcomeOf } from '../objectives/commit-outcome';
 import { quoteRateFreshness } from '../rates/freshness';
 
 /** Quotes stay readable this long after their lock ends, so a late commit can still be answered. */
@@ -38,6 +40,8 @@ export interface CheckoutDependencies {
   readonly signer: ReceiptSigner;
   readonly clock: Clock;
   readonly newId: (prefix: 'q' | 'rcpt' | 'rfd') => string;
+  /** Rule 18's measurements: each receipt issued against its quote, each commit refused for an ended lock. */
+  readonly metrics?: Pick<ServiceMetrics, 'commitIssued' | 'commitRefusedExpired'>;
 }
 
 const asJson = <T>(value: T): Json => value as unknown as Json;
@@ -157,6 +161,7 @@ export class Checkout {
     const now = this.deps.clock.now();
     const payload = stored.payload;
     if (now.getTime() >= new Date(String(payload.expires_at)).getTime()) {
+      this.deps.metrics?.commitRefusedExpired();
       const basket = payload.basket as unknown as BasketRequest;
       const requote = await this.quote(
         { ...basket, lock_ttl: Number(payload.lock_ttl) } as QuoteRequest,
@@ -217,7 +222,10 @@ export class Checkout {
       refunds: [],
       revision: 0,
     });
-    if (outcome === 'committed') return receipt;
+    if (outcome === 'committed') {
+      this.deps.metrics?.commitIssued(commitOutcomeOf(payload, receipt, now));
+      return receipt;
+    }
     const winner = await this.deps.repository.quote(quoteId);
     if (!winner?.receipt_id)
       throw new CheckoutError('invalid_state', `quote ${quoteId} could not be committed`);

@@ -14,6 +14,7 @@ import type { AttemptRecord } from '../../ports/webhooks';
 import type { DeliveryMessage } from '../../schemas/envelope';
 import type { WebhookContext } from './context';
 import { signingSecrets } from './endpoints';
+import { clientCertificateOf } from './mtls';
 
 /** Raised when a message must come back later (another consumer holds the attempt): SQS redelivers it. */
 export class DeliveryBusyError extends Error {
@@ -124,7 +125,16 @@ export const deliverAttempt = async (
     'X-Webhook-Producer': item.producer ?? 'pricing-service',
     'X-Attempt': String(message.attempt),
   };
-  const response = await ctx.http.post({ url, headers, body, timeoutMs: ctx.policy.attemptTimeoutMs });
+  // The endpoint's client certificate (mTLS), presented in the handshake; a receiver that requires one and
+  // gets none fails the attempt (a TLS error or the status it answers), retried like any other failure.
+  const clientCertificate = await clientCertificateOf(ctx, endpoint);
+  const response = await ctx.http.post({
+    url,
+    headers,
+    body,
+    timeoutMs: ctx.policy.attemptTimeoutMs,
+    ...(clientCertificate ? { clientCertificate } : {}),
+  });
   const finished = ctx.clock.now();
   const decision = decideRetry({
     policy: ctx.policy,

@@ -2,10 +2,17 @@ import { createHash } from 'node:crypto';
 import { jwkThumbprint, publicDpopJwk } from '../../domain/webhooks/dpop';
 import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { generateSecret } from '../../domain/webhooks/secret';
-import type { EndpointChanges, EndpointRecord, EndpointSecrets, Page } from '../../ports/webhooks';
+import type {
+  EndpointChanges,
+  EndpointRecord,
+  EndpointSecrets,
+  Page,
+  RetiringSecret,
+} from '../../ports/webhooks';
 import type { CreateEndpointRequest, DpopJwkInput, UpdateEndpointRequest } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
 import type { WebhookContext } from './context';
+import { type MtlsSummary, mtlsSummary, storedMtls, validateClientCertificate } from './mtls';
 
 export class EndpointNotFoundError extends Error {
   constructor(endpointId: string) {
@@ -14,8 +21,13 @@ export class EndpointNotFoundError extends Error {
   }
 }
 
-/** An endpoint as the API shows it: never a secret, never its ciphertext, never the partner key's hash. */
-export type EndpointView = Omit<EndpointRecord, 'secret_ciphertext' | 'partner_key_sha256'>;
+/**
+ * An endpoint as the API shows it: never a secret, never its ciphertext, never the partner key's hash; of its
+ * client certificate only a summary (never the key, nor the PEM).
+ */
+export type EndpointView = Omit<EndpointRecord, 'secret_ciphertext' | 'partner_key_sha256' | 'mtls'> & {
+  readonly mtls?: MtlsSummary;
+};
 
 /** The view in a fixed key order (DynamoDB does not keep the order of an item's attributes). */
 export const endpointView = (record: EndpointRecord): EndpointView => ({
@@ -32,6 +44,7 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
     : {}),
   ...(record.dpop_jwk !== undefined ? { dpop_jwk: record.dpop_jwk } : {}),
   ...(record.dpop_jkt !== undefined ? { dpop_jkt: record.dpop_jkt } : {}),
+  ...(record.mtls !== undefined ? { mtls: mtlsSummary(record.mtls) } : {}),
   created_at: record.created_at,
   updated_at: record.updated_at,
 });
@@ -81,16 +94,23 @@ const secretsOf = async (
   return secrets;
 };
 
-/** The secrets to sign with now: the current one, then the previous one while it is still valid. */
+/** Rotated-out secrets kept besides the current one at most (rotations in quick succession): 5 signatures. */
+export const MAX_RETIRING_SECRETS = 4;
+
+/** The rotated-out secrets still within their overlap at `now`, the most recent first. */
+const retiringSecrets = (secrets: EndpointSecrets, now: Date): RetiringSecret[] =>
+  [...(secrets.previous ? [secrets.previous] : []), ...(secrets.earlier ?? [])]
+    .filter((retiring) => Date.parse(retiring.expires_at) > now.getTime())
+    .slice(0, MAX_RETIRING_SECRETS);
+
+/** The secrets to sign with now: the current one, then each rotated-out one while its overlap lasts. */
 export const signingSecrets = async (
   ctx: Pick<WebhookContext, 'cipher'>,
   record: EndpointRecord,
   now: Date,
 ): Promise<string[]> => {
   const secrets = await secretsOf(ctx, record);
-  return secrets.previous && Date.parse(secrets.previous.expires_at) > now.getTime()
-    ? [secrets.current, secrets.previous.secret]
-    : [secrets.current];
+  return [secrets.current, ...retiringSecrets(secrets, now).map((retiring) => retiring.secret)];
 };
 
 /**
@@ -103,6 +123,8 @@ export const createEndpoint = async (
 ): Promise<EndpointView & { readonly secret: string; readonly partner_key: string }> => {
   const now = ctx.clock.now();
   const endpointId = newId('ep', now);
+  // Checked first: a refused certificate costs no encryption.
+  const mtls = request.mtls !== undefined ? validateClientCertificate(request.mtls, now) : undefined;
   const secret = generateSecret(ctx.randomBytes);
   const partnerKey = `pk_${Buffer.from(ctx.randomBytes(32)).toString('base64url')}`;
   const record: EndpointRecord = {
@@ -116,6 +138,7 @@ export const createEndpoint = async (
     secret_ciphertext: await encryptSecrets(ctx, endpointId, { current: secret }),
     partner_key_sha256: partnerKeyHash(partnerKey),
     ...(request.dpop_jwk !== undefined ? dpopChanges(request.dpop_jwk) : {}),
+    ...(mtls !== undefined ? { mtls: await storedMtls(ctx, endpointId, mtls) } : {}),
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   };
@@ -138,12 +161,17 @@ export const listEndpoints = async (
   return { items: page.items.map(endpointView), ...(page.cursor ? { cursor: page.cursor } : {}) };
 };
 
-/** `PATCH`: re-enabling clears the reason it was disabled; `dpop_jwk` sets (or, `null`, removes) the DPoP key. */
+/**
+ * `PATCH`: re-enabling clears the reason it was disabled; `dpop_jwk` sets (or, `null`, removes) the DPoP key;
+ * `mtls` replaces (or, `null`, removes) the client certificate.
+ */
 export const updateEndpoint = async (
-  ctx: Pick<WebhookContext, 'clock' | 'endpoints'>,
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher'>,
   endpointId: string,
   request: UpdateEndpointRequest,
 ): Promise<EndpointView> => {
+  const now = ctx.clock.now();
+  const mtls = request.mtls ? validateClientCertificate(request.mtls, now) : request.mtls;
   const updated = await ctx.endpoints.update(
     endpointId,
     {
@@ -155,8 +183,11 @@ export const updateEndpoint = async (
       ...(request.status === 'enabled' ? { disabled_reason: undefined } : {}),
       ...(request.status === 'disabled' ? { disabled_reason: 'disabled_by_operator' } : {}),
       ...(request.dpop_jwk !== undefined ? dpopChanges(request.dpop_jwk) : {}),
+      // `null` removes the certificate: deliveries present none any more.
+      ...(mtls === null ? { mtls: undefined } : {}),
+      ...(mtls ? { mtls: await storedMtls(ctx, endpointId, mtls) } : {}),
     },
-    ctx.clock.now().toISOString(),
+    now.toISOString(),
   );
   if (!updated) throw new EndpointNotFoundError(endpointId);
   return endpointView(updated);
@@ -168,7 +199,9 @@ export const deleteEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, end
 
 /**
  * `POST /webhooks/endpoints/{id}/rotate-secret` (C12): a new secret, returned once; the old one is still sent
- * beside it for `previousSecretHours`, so a receiver can switch without a gap.
+ * beside it for `previousSecretHours`, so a receiver can switch without a gap. A secret rotated out by an
+ * earlier rotation whose overlap has not ended is still sent until its own end (at most
+ * `MAX_RETIRING_SECRETS` rotated-out secrets; the oldest beyond that are dropped).
  */
 export const rotateSecret = async (
   ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'settings'>,
@@ -177,7 +210,8 @@ export const rotateSecret = async (
   const record = await ctx.endpoints.get(endpointId);
   if (!record) throw new EndpointNotFoundError(endpointId);
   const now = ctx.clock.now();
-  const [current] = await signingSecrets(ctx, record, now);
+  const stored = await secretsOf(ctx, record);
+  const earlier = retiringSecrets(stored, now).slice(0, MAX_RETIRING_SECRETS - 1);
   const secret = generateSecret(ctx.randomBytes);
   const expiresAt = new Date(now.getTime() + ctx.settings.previousSecretHours * 3_600_000).toISOString();
   const updated = await ctx.endpoints.update(
@@ -185,8 +219,10 @@ export const rotateSecret = async (
     {
       secret_ciphertext: await encryptSecrets(ctx, endpointId, {
         current: secret,
-        previous: { secret: current as string, expires_at: expiresAt },
+        previous: { secret: stored.current, expires_at: expiresAt },
+        ...(earlier.length > 0 ? { earlier } : {}),
       }),
+      // The last of the rotated-out secrets to stop being sent.
       previous_secret_expires_at: expiresAt,
     },
     now.toISOString(),

@@ -27,6 +27,7 @@ const config: EventBridgeSchedulerConfig = {
     delivery: 'arn:aws:sqs:eu-west-1:123456789012:pricing-delivery',
     deliveryDlq: 'arn:aws:sqs:eu-west-1:123456789012:pricing-delivery-dlq',
     eventsStreamFailures: 'arn:aws:sqs:eu-west-1:123456789012:pricing-events-stream-failures',
+    receiptsStreamFailures: 'arn:aws:sqs:eu-west-1:123456789012:pricing-receipts-stream-failures',
   },
 };
 

@@ -9,6 +9,7 @@ import {
   TABLES,
   type TableDefinition,
 } from '../../../functions/definitions';
+import { METRICS_NAMESPACE_ENV_VAR } from '../../../functions/definitions/objectives';
 
 const ACCOUNT = '123456789012';
 const queueUrl = (id: string) => `https://sqs.eu-west-1.amazonaws.com/${ACCOUNT}/pricing-${id}`;
@@ -22,6 +23,7 @@ const completeEnvironment = (): Record<string, string> => ({
   ...Object.fromEntries(Object.values(KEYS).map((key) => [key.envVar, `alias/pricing-${key.id}`])),
   [SCHEDULER.groupEnvVar]: SCHEDULER.groupName,
   [SCHEDULER.roleEnvVar]: `arn:aws:iam::${ACCOUNT}:role/pricing-scheduler`,
+  [METRICS_NAMESPACE_ENV_VAR]: 'Pricing/test',
 });
 
 const without = (env: Record<string, string>, name: string): Record<string, string> =>

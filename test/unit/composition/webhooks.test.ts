@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   AWS_EGRESS,
@@ -6,6 +9,7 @@ import {
   retryPolicyFromEnv,
 } from '../../../functions/composition/webhooks';
 import { DEFAULT_RETRY_POLICY } from '../../../functions/domain/webhooks/retry-policy';
+import { createTestCa } from '../../support/test-pki';
 
 describe('retryPolicyFromEnv', () => {
   it('is the production schedule when nothing is set', () => {
@@ -52,5 +56,34 @@ describe('egressPolicyFromEnv', () => {
       allowHttp: true,
       allowedCidrs: [],
     });
+  });
+
+  it('trusts the CA certificates of the file WEBHOOK_CA_CERTS names, besides the public roots', async () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'webhook-ca-'));
+    try {
+      const [first, second] = await Promise.all([createTestCa(), createTestCa({ commonName: 'Other CA' })]);
+      const file = path.join(directory, 'cas.pem');
+      writeFileSync(file, `# local receivers\n${first.certPem}\n${second.certPem}`);
+      const policy = egressPolicyFromEnv({ WEBHOOK_CA_CERTS: file }, LOCAL_EGRESS);
+      expect(policy).toMatchObject(LOCAL_EGRESS);
+      expect(policy.trustedCaCertificates?.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
+
+      // Refused at start, naming the file, never quoting it.
+      const empty = path.join(directory, 'empty.pem');
+      writeFileSync(empty, 'no certificate here');
+      expect(() => egressPolicyFromEnv({ WEBHOOK_CA_CERTS: empty }, LOCAL_EGRESS)).toThrow(
+        /empty\.pem holds no PEM/,
+      );
+      const broken = path.join(directory, 'broken.pem');
+      writeFileSync(broken, '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+      expect(() => egressPolicyFromEnv({ WEBHOOK_CA_CERTS: broken }, LOCAL_EGRESS)).toThrow(
+        /certificate 1 in .*broken\.pem does not parse/,
+      );
+      expect(() =>
+        egressPolicyFromEnv({ WEBHOOK_CA_CERTS: path.join(directory, 'missing.pem') }, AWS_EGRESS),
+      ).toThrow(/cannot read/);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

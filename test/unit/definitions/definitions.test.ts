@@ -4,6 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_FACTORIES } from '../../../functions/composition/functions';
 import {
+  BUCKETS,
+  type BucketDefinition,
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
   FUNCTIONS,
@@ -85,6 +87,40 @@ describe('event source mappings', () => {
 
   it('mapping ids are unique', () => {
     expect(new Set(mappings.map((mapping) => mapping.id)).size).toBe(mappings.length);
+  });
+});
+
+describe('finance export', () => {
+  it('the receipts bucket is write-once in compliance mode for at least 7 years', () => {
+    const lock = (BUCKETS.receipts as BucketDefinition).objectLock;
+    expect(lock?.mode).toBe('COMPLIANCE');
+    expect(lock?.retentionDays).toBeGreaterThanOrEqual(Math.ceil(7 * 365.25));
+  });
+
+  it("the exporter consumes the receipts table's stream from its start, into its own terminal on-failure queue", () => {
+    const mapping = EVENT_SOURCE_MAPPINGS.receiptsToExporter;
+    expect(mapping).toMatchObject({
+      kind: 'dynamodb-stream',
+      table: 'receipts',
+      function: 'exporter',
+      startingPosition: 'TRIM_HORIZON',
+      bisectBatchOnError: true,
+      reportBatchItemFailures: true,
+      onFailureQueue: 'receiptsStreamFailures',
+    });
+    expect(mapping.maxRetryAttempts).toBeGreaterThan(0);
+    expect(TABLES.receipts.stream).toBe('NEW_AND_OLD_IMAGES');
+    expect(QUEUES.receiptsStreamFailures).toMatchObject({
+      id: 'receipts-stream-failures',
+      terminal: true,
+      retentionDays: 14,
+    });
+    // No other mapping shares the queue: its depth alarm names one consumer.
+    const sharing = mappings.filter(
+      (candidate) =>
+        candidate.kind === 'dynamodb-stream' && candidate.onFailureQueue === 'receiptsStreamFailures',
+    );
+    expect(sharing).toHaveLength(1);
   });
 });
 

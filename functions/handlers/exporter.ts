@@ -1,0 +1,104 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { awsDependencies } from '../composition/aws';
+import type { ServiceDependencies } from '../composition/dependencies';
+import { receiptExport } from '../composition/receipts';
+import { type ReceiptChange, receiptImageOf } from '../domain/receipts/export';
+import {
+  ManifestRefusedError,
+  type ManifestResult,
+  type ManifestRunReport,
+} from '../usecases/receipts/export';
+import { lazyHandler } from './lazy';
+import { causeOf } from './middleware/http';
+
+/** Records of one stream batch exported at once. */
+const EXPORT_CONCURRENCY = 8;
+
+/** What an explicit invocation answers: the manifest, or a C6-style refusal. */
+export type ManifestInvocationResult =
+  | ({ readonly ok: true } & ManifestResult)
+  | { readonly ok: false; readonly error: string; readonly error_description: string };
+
+export type ExporterResult = DynamoDBBatchResponse | ManifestRunReport | ManifestInvocationResult;
+
+export type ExporterHandler = (event: unknown, context: unknown) => Promise<ExporterResult>;
+
+const isStreamEvent = (event: unknown): event is DynamoDBStreamEvent =>
+  typeof event === 'object' && event !== null && Array.isArray((event as { Records?: unknown }).Records);
+
+const imageOf = (image: Record<string, unknown> | undefined) =>
+  image ? receiptImageOf(unmarshall(image as Record<string, AttributeValue>)) : undefined;
+
+const changeOf = (record: DynamoDBRecord): ReceiptChange | undefined => {
+  const eventName = record.eventName;
+  if (eventName !== 'INSERT' && eventName !== 'MODIFY' && eventName !== 'REMOVE') return undefined;
+  const oldImage = imageOf(record.dynamodb?.OldImage);
+  const newImage = imageOf(record.dynamodb?.NewImage);
+  return { eventName, ...(oldImage ? { oldImage } : {}), ...(newImage ? { newImage } : {}) };
+};
+
+/**
+ * The finance exporter, three ways in:
+ * - the receipts table's stream (event source mapping): each record's new documents become objects in the
+ *   receipts bucket; the earliest failed record is reported (ReportBatchItemFailures), so the mapping retries
+ *   from there and a batch handed over again writes nothing twice;
+ * - its hourly schedule (EventBridge Scheduler; a timer locally): the manifests of the closed days of the
+ *   lookback window that are missing;
+ * - an operator's `aws lambda invoke --payload '{"manifest_date":"YYYY-MM-DD"}'`: that day's manifest, refused
+ *   (`day_not_closed`) before the day is closed.
+ */
+export const createExporterHandler = (deps: ServiceDependencies): ExporterHandler => {
+  const logger = deps.createLogger('exporter');
+  const exporter = receiptExport(deps, logger);
+
+  const exportBatch = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+    const failed: number[] = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let index = next++; index < event.Records.length; index = next++) {
+        const record = event.Records[index] as DynamoDBRecord;
+        try {
+          const change = changeOf(record);
+          const exported = change ? await exporter.exportChange(change) : [];
+          if (exported.length > 0) logger.info('documents exported', { exported });
+        } catch (error) {
+          logger.error('receipt export failed', {
+            alarm: 'ReceiptExportFailed',
+            sequence_number: record.dynamodb?.SequenceNumber ?? '',
+            error: (error as Error).message,
+            ...causeOf(error),
+          });
+          failed.push(index);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(EXPORT_CONCURRENCY, event.Records.length) }, worker));
+    if (failed.length === 0) return { batchItemFailures: [] };
+    const earliest = event.Records[Math.min(...failed)];
+    return { batchItemFailures: [{ itemIdentifier: earliest?.dynamodb?.SequenceNumber ?? '' }] };
+  };
+
+  return async (event) => {
+    if (isStreamEvent(event)) return exportBatch(event);
+    if (typeof event === 'object' && event !== null && 'manifest_date' in event) {
+      try {
+        const result = await exporter.buildManifest(
+          String((event as { manifest_date: unknown }).manifest_date),
+        );
+        return { ok: true, ...result };
+      } catch (error) {
+        if (error instanceof ManifestRefusedError) {
+          return { ok: false, error: error.code, error_description: error.message };
+        }
+        throw error;
+      }
+    }
+    const report = await exporter.buildDueManifests();
+    if (report.created.length > 0 || report.failed.length > 0) logger.info('manifest run', { ...report });
+    return report;
+  };
+};
+
+export const handler = lazyHandler(() => createExporterHandler(awsDependencies()));

@@ -1,0 +1,323 @@
+/**
+ * The finance export of receipts (C10 documents) to the receipts bucket.
+ *
+ * - Each change of the receipts table (its stream) exports the signed documents it brings: the receipt on
+ *   INSERT, each refund (return or chargeback) new in the image on MODIFY, under
+ *   `receipts/dt=<day>/<id>.json`, as their RFC 8785 bytes. Objects are write-once: a record delivered again
+ *   finds the same bytes there (by their SHA-256) and writes nothing; other bytes under the key are a conflict.
+ * - A day's manifest is built once the day is closed (its next day began `graceMinutes` ago, so the stream's lag
+ *   is covered): every object of the partition, hashed, in key order, with the RFC 9162 Merkle root of their
+ *   digests and the totals per currency, signed like a receipt; then the CSV summary; then a journal entry
+ *   `receipts-manifest:<day>` with the root (an append that is idempotent by its id). The manifest is the commit
+ *   point: a run that stopped after it finishes the summary and the journal entry from the stored manifest.
+ *   The scheduled run builds what is missing for the last `lookbackDays` closed days.
+ * - A document exported after its day's manifest was written is not in that manifest: it is reported (the
+ *   `ReceiptExportLate` signal) for an operator to look at, as the offline verification would.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import {
+  buildManifestPayload,
+  closedDays,
+  documentsOfChange,
+  type ExportDocument,
+  exportBytes,
+  exportDocumentOf,
+  type FoundObject,
+  isDayClosed,
+  isExportDate,
+  MANIFEST_ENTRY_TYPE,
+  type Manifest,
+  manifestEntryData,
+  manifestEntryId,
+  manifestKey,
+  partitionPrefix,
+  type ReceiptChange,
+  sha256Hex,
+  summaryCsv,
+  summaryFieldsOf,
+  summaryKey,
+} from '../../domain/receipts/export';
+import { canonicalBytes, type JsonObject, receiptHash } from '../../domain/receipts/receipt';
+import type { Clock } from '../../ports/clock';
+import type { JournalEntryInput } from '../../ports/journal';
+import { ObjectConflictError, type ObjectStore, type PutOnceOutcome } from '../../ports/object-store';
+import type { ReceiptSigner } from '../../ports/signing';
+
+/** When manifests are built. */
+export interface ReceiptExportSettings {
+  /** Minutes after midnight (UTC) before the previous day is closed. */
+  readonly graceMinutes: number;
+  /** How many closed days back the scheduled run looks for a missing manifest. */
+  readonly lookbackDays: number;
+}
+
+export const DEFAULT_RECEIPT_EXPORT_SETTINGS: ReceiptExportSettings = { graceMinutes: 15, lookbackDays: 7 };
+
+/** The journal, as far as the export uses it. */
+export interface ExportJournal {
+  append(input: JournalEntryInput): Promise<{ index: number; created: boolean }>;
+  has(entryId: string): Promise<boolean>;
+}
+
+/** The slice of the Powertools logger the export uses. */
+export type ExportLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
+
+export interface ReceiptExportDependencies {
+  readonly objects: ObjectStore;
+  readonly journal: ExportJournal;
+  readonly signer: ReceiptSigner;
+  readonly clock: Clock;
+  readonly settings: ReceiptExportSettings;
+  readonly logger: ExportLogger;
+}
+
+/** A manifest asked for a day that is not closed yet (or not a date). */
+export class ManifestRefusedError extends Error {
+  constructor(
+    readonly code: 'invalid_request' | 'day_not_closed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ManifestRefusedError';
+  }
+}
+
+/** A stored object that contradicts its manifest (bytes changed after the manifest was written). */
+export class ExportIntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExportIntegrityError';
+  }
+}
+
+export interface ExportedObject {
+  readonly key: string;
+  readonly type: ExportDocument['type'];
+  readonly outcome: PutOnceOutcome;
+}
+
+export interface ManifestResult {
+  readonly date: string;
+  /** `created`: built now; `exists`: it was there (and the summary and journal entry are too, now). */
+  readonly outcome: 'created' | 'exists';
+  readonly count: number;
+  readonly merkle_root: string;
+  readonly journal_index?: number;
+}
+
+export interface ManifestRunReport {
+  readonly checked: readonly string[];
+  readonly created: readonly ManifestResult[];
+  readonly failed: readonly { readonly date: string; readonly error: string }[];
+}
+
+const JSON_TYPE = 'application/json';
+const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
+/** Objects read at once while building a manifest. */
+const READ_PARALLEL = 16;
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Runs `task` over every item, at most `parallel` at a time, keeping the order of the results. */
+const mapParallel = async <T, R>(
+  items: readonly T[],
+  parallel: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> => {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) {
+      results[index] = await task(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+  return results;
+};
+
+const parseObject = (key: string, bytes: Uint8Array): JsonObject => {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(bytes));
+  } catch {
+    throw new ExportIntegrityError(`${key} is not JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ExportIntegrityError(`${key} is not a JSON object`);
+  }
+  return value as JsonObject;
+};
+
+export class ReceiptExport {
+  constructor(private readonly deps: ReceiptExportDependencies) {}
+
+  /** Exports the documents one change of the receipts table brings. */
+  async exportChange(change: ReceiptChange): Promise<ExportedObject[]> {
+    const exported: ExportedObject[] = [];
+    for (const item of documentsOfChange(change)) {
+      const outcome = await this.deps.objects.putOnce(item.key, exportBytes(item.document), JSON_TYPE);
+      exported.push({ key: item.key, type: item.type, outcome });
+      if (outcome === 'created') await this.reportIfLate(item);
+    }
+    return exported;
+  }
+
+  /** A document of a closed day whose manifest is already written is missing from that manifest. */
+  private async reportIfLate(item: ExportDocument): Promise<void> {
+    const { clock, settings, objects, logger } = this.deps;
+    if (!isDayClosed(item.date, clock.now(), settings.graceMinutes)) return;
+    if (!(await objects.head(manifestKey(item.date)))) return;
+    logger.error('document exported after its day was closed', {
+      alarm: 'ReceiptExportLate',
+      key: item.key,
+      manifest: manifestKey(item.date),
+    });
+  }
+
+  /**
+   * Builds the manifest of `date` (with its summary and journal entry) unless it exists, in which case what a
+   * stopped run left undone is finished. Refuses a day that is not closed (`ManifestRefusedError`).
+   */
+  async buildManifest(date: string): Promise<ManifestResult> {
+    if (!isExportDate(date)) {
+      throw new ManifestRefusedError(
+        'invalid_request',
+        `manifest_date must be a date (YYYY-MM-DD), got ${JSON.stringify(date)}`,
+      );
+    }
+    const { clock, settings } = this.deps;
+    if (!isDayClosed(date, clock.now(), settings.graceMinutes)) {
+      throw new ManifestRefusedError(
+        'day_not_closed',
+        `${date} is not closed yet: its manifest can be built from ${date} + 1 day, 00:00 UTC + ${settings.graceMinutes} minutes`,
+      );
+    }
+    const existing = await this.deps.objects.get(manifestKey(date));
+    if (existing) return this.finish(this.storedManifest(date, existing), existing, 'exists');
+    return this.create(date);
+  }
+
+  /** The scheduled run: builds (or finishes) the manifest of every closed day of the lookback window. */
+  async buildDueManifests(): Promise<ManifestRunReport> {
+    const { clock, settings, objects, journal, logger } = this.deps;
+    const dates = closedDays(clock.now(), settings.graceMinutes, settings.lookbackDays);
+    const created: ManifestResult[] = [];
+    const failed: { date: string; error: string }[] = [];
+    for (const date of dates) {
+      try {
+        // A day whose manifest, summary and journal entry are all there costs two HEADs and one read.
+        const [manifest, summary, journaled] = await Promise.all([
+          objects.head(manifestKey(date)),
+          objects.head(summaryKey(date)),
+          journal.has(manifestEntryId(date)),
+        ]);
+        if (manifest && summary && journaled) continue;
+        const result = await this.buildManifest(date);
+        if (result.outcome === 'created') created.push(result);
+      } catch (error) {
+        failed.push({ date, error: (error as Error).message });
+        logger.error('building the receipts manifest failed', {
+          alarm: 'ReceiptExportFailed',
+          date,
+          error_type: (error as Error).name,
+          error: (error as Error).message,
+        });
+      }
+    }
+    return { checked: dates, created, failed };
+  }
+
+  private storedManifest(date: string, bytes: Uint8Array): Manifest {
+    const manifest = parseObject(manifestKey(date), bytes) as unknown as Manifest;
+    if (manifest.date !== date || !Array.isArray(manifest.objects)) {
+      throw new ExportIntegrityError(`${manifestKey(date)} is not the manifest of ${date}`);
+    }
+    return manifest;
+  }
+
+  private async create(date: string): Promise<ManifestResult> {
+    const { objects, signer, clock } = this.deps;
+    const listed = await objects.list(partitionPrefix(date));
+    const found = await mapParallel(listed, READ_PARALLEL, async ({ key }): Promise<FoundObject> => {
+      const bytes = await objects.get(key);
+      if (!bytes) throw new ExportIntegrityError(`${key} was listed but cannot be read`);
+      return { key, sha256: sha256Hex(bytes), document: summaryFieldsOf(parseObject(key, bytes)) };
+    });
+    const payload = buildManifestPayload({
+      date,
+      objects: found,
+      generatedAt: clock.now().toISOString(),
+      keyId: signer.keyId,
+    }) as unknown as JsonObject;
+    const manifest = {
+      ...payload,
+      hash: receiptHash(payload),
+      signature: Buffer.from(await signer.sign(canonicalBytes(payload))).toString('base64'),
+    } as JsonObject;
+    const bytes = exportBytes(manifest);
+    try {
+      await objects.putOnce(manifestKey(date), bytes, JSON_TYPE);
+    } catch (error) {
+      // Another run wrote its manifest first: that one stands (it was built from the same closed day).
+      if (!(error instanceof ObjectConflictError)) throw error;
+      const stored = await objects.get(manifestKey(date));
+      if (!stored) throw error;
+      return this.finish(this.storedManifest(date, stored), stored, 'exists');
+    }
+    const documents = new Map(found.map((object) => [object.key, object.document]));
+    return this.finish(manifest as unknown as Manifest, bytes, 'created', documents);
+  }
+
+  /**
+   * Writes the summary (if missing) and appends the journal entry (if missing) of a stored manifest. The
+   * summary is made from the manifest's own objects, each checked against the digest the manifest states.
+   */
+  private async finish(
+    manifest: Manifest,
+    bytes: Uint8Array,
+    outcome: ManifestResult['outcome'],
+    known?: ReadonlyMap<string, JsonObject>,
+  ): Promise<ManifestResult> {
+    const { objects, journal } = this.deps;
+    const date = manifest.date;
+    if (!(await objects.head(summaryKey(date)))) {
+      const rows = await mapParallel(manifest.objects, READ_PARALLEL, async (object) => {
+        let document = known?.get(object.key);
+        if (!document) {
+          const stored = await objects.get(object.key);
+          if (!stored || sha256Hex(stored) !== object.sha256) {
+            throw new ExportIntegrityError(`${object.key} does not match the manifest of ${date}`);
+          }
+          document = summaryFieldsOf(parseObject(object.key, stored));
+        }
+        return { item: exportDocumentOf(document), sha256: object.sha256 };
+      });
+      await objects.putOnce(summaryKey(date), new TextEncoder().encode(summaryCsv(rows)), CSV_TYPE);
+    }
+    let journalIndex: number | undefined;
+    const entryId = manifestEntryId(date);
+    if (!(await journal.has(entryId))) {
+      journalIndex = (
+        await journal.append({
+          entry_id: entryId,
+          type: MANIFEST_ENTRY_TYPE,
+          data: manifestEntryData(manifest, sha256Hex(bytes)),
+        })
+      ).index;
+    }
+    this.deps.logger.info('receipts manifest', {
+      date,
+      outcome,
+      count: manifest.count,
+      merkle_root: manifest.merkle_root,
+      ...(journalIndex === undefined ? {} : { journal_index: journalIndex }),
+    });
+    return {
+      date,
+      outcome,
+      count: manifest.count,
+      merkle_root: manifest.merkle_root,
+      ...(journalIndex === undefined ? {} : { journal_index: journalIndex }),
+    };
+  }
+}
