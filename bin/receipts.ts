@@ -23,6 +23,7 @@ import {
   type CurrencyTotals,
   type DayVerification,
   datesBetween,
+  isDayClosed,
   isExportDate,
   manifestKey,
   partitionPrefix,
@@ -32,6 +33,7 @@ import {
 } from '../functions/domain/receipts/export';
 import type { Jwk } from '../functions/domain/receipts/receipt';
 import type { ObjectStore } from '../functions/ports/object-store';
+import { DEFAULT_RECEIPT_EXPORT_SETTINGS } from '../functions/usecases/receipts/export';
 import { type CliIo, DEFAULT_DATA_DIR, UsageError } from './admin-client';
 import { isMainModule, parseFlags, processIo } from './cli';
 import { defaultKeysSource, loadKeys, runVerifier } from './keys';
@@ -186,6 +188,7 @@ const exportDay = async (
   date: string,
   out: string,
   keys: readonly Jwk[],
+  open: boolean,
 ): Promise<DayVerification> => {
   const [manifest, summary, listed] = await Promise.all([
     store.get(manifestKey(date)),
@@ -208,6 +211,7 @@ const exportDay = async (
   const verification = verifyExportedDay(
     {
       date,
+      open,
       ...(manifest ? { manifest } : {}),
       ...(summary ? { summary } : {}),
       listed: listed.map(({ key }) => key),
@@ -226,7 +230,7 @@ export const describeTotals = (totals: Readonly<Record<string, CurrencyTotals>>)
   Object.entries(totals)
     .map(
       ([currency, figures]) =>
-        `  ${currency}  gross ${figures.gross} (${figures.receipts} receipts)  ` +
+        `  ${currency}  gross ${figures.gross} (${figures.receipts} receipt${figures.receipts === 1 ? '' : 's'})  ` +
         `refunds ${figures.refunds} (${figures.refunds_count})  ` +
         `chargebacks ${figures.chargebacks} (${figures.chargebacks_count})  net ${figures.net}\n`,
     )
@@ -235,7 +239,15 @@ export const describeTotals = (totals: Readonly<Record<string, CurrencyTotals>>)
 const jwksOf = (keys: Awaited<ReturnType<typeof loadKeys>>): Jwk[] =>
   (Array.isArray(keys) ? keys : (keys as { keys: Jwk[] }).keys) as Jwk[];
 
-export const run = (argv: readonly string[], io: CliIo): Promise<number> =>
+/**
+ * `receipts export`. A day not closed yet (by the default grace) is not expected to have a manifest: its
+ * documents are verified one by one and it is reported as open.
+ */
+export const run = (
+  argv: readonly string[],
+  io: CliIo,
+  now: () => Date = () => new Date(),
+): Promise<number> =>
   runVerifier(argv, io, {
     usage: USAGE,
     parse: parseOptions,
@@ -250,10 +262,15 @@ export const run = (argv: readonly string[], io: CliIo): Promise<number> =>
         );
         const days: DayVerification[] = [];
         for (const date of dates) {
-          const day = await exportDay(source.store, date, out, keys);
+          const open = !isDayClosed(date, now(), DEFAULT_RECEIPT_EXPORT_SETTINGS.graceMinutes);
+          const day = await exportDay(source.store, date, out, keys, open);
           days.push(day);
           const state = day.problems.length === 0 ? 'verified' : `${day.problems.length} problem(s)`;
-          const root = day.manifest ? `, merkle root ${day.manifest.merkle_root}` : '';
+          const root = day.manifest
+            ? `, merkle root ${day.manifest.merkle_root}`
+            : day.open
+              ? ` (open: its manifest comes ${DEFAULT_RECEIPT_EXPORT_SETTINGS.graceMinutes} minutes after midnight UTC; documents verified one by one)`
+              : '';
           const documents = `${day.documents.length} document${day.documents.length === 1 ? '' : 's'}`;
           io.stdout(`  ${date}: ${documents}${root}: ${state}\n`);
         }

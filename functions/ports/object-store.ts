@@ -36,4 +36,6 @@ export interface ObjectStore {
   get(key: string): Promise<Uint8Array | undefined>;
   /** Every object whose key starts with `prefix`, in key order (all pages). */
   list(prefix: string): Promise<ListedObject[]>;
+  /** The first key (in key order) that starts with `prefix`; `undefined` when there is none. One request. */
+  firstKey(prefix: string): Promise<string | undefined>;
 }

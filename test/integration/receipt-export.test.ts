@@ -92,12 +92,12 @@ beforeEach(async () => {
 const text = async (key: string) =>
   (await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString('utf8');
 
-const receipt = (id: string, hour: number, currency = 'EUR', total = '12.50') =>
+const receipt = (id: string, hour: number, currency = 'EUR', total = '12.50', day = DAY) =>
   signDocument(
     signer,
     receiptPayload(signer, {
       id,
-      issuedAt: `${DAY}T${String(hour).padStart(2, '0')}:00:00.000Z`,
+      issuedAt: `${day}T${String(hour).padStart(2, '0')}:00:00.000Z`,
       currency,
       total,
     }),
@@ -308,7 +308,11 @@ describe('receipt export on fauxqs and DynamoDB Local', () => {
   });
 
   it('a run stopped after the manifest is finished from the stored manifest by the next one', async () => {
-    for (const document of await Promise.all([receipt('rcpt_x', 1), receipt('rcpt_y', 2)])) {
+    for (const document of await Promise.all([
+      receipt('rcpt_w', 9, 'EUR', '1.00', '2026-11-18'),
+      receipt('rcpt_x', 1),
+      receipt('rcpt_y', 2),
+    ])) {
       await exporterWith().exportChange(insert(document));
     }
     now = Date.parse('2026-11-21T01:00:00.000Z');
@@ -327,13 +331,14 @@ describe('receipt export on fauxqs and DynamoDB Local', () => {
     const report = await exporterWith().buildDueManifests();
     expect(report.checked).toEqual(['2026-11-18', '2026-11-19', DAY]);
     expect(report.failed).toEqual([]);
-    // Days without documents get an empty manifest; the interrupted day is finished, not rebuilt.
+    // A day without documents after the first one gets an empty manifest; the interrupted day is finished,
+    // not rebuilt.
     expect(report.created.map((result) => [result.date, result.count])).toEqual([
-      ['2026-11-18', 0],
+      ['2026-11-18', 1],
       ['2026-11-19', 0],
     ]);
     expect(await journal.has(`receipts-manifest:${DAY}`)).toBe(true);
-    const empty = JSON.parse((await text(manifestKey('2026-11-18'))) as string) as Manifest;
+    const empty = JSON.parse((await text(manifestKey('2026-11-19'))) as string) as Manifest;
     expect(empty.merkle_root).toBe(merkleRootOfDigests([]));
     // A run with everything in place writes nothing.
     const size = (await journalStore.state())?.size;
@@ -354,7 +359,24 @@ describe('receipt export on fauxqs and DynamoDB Local', () => {
     ]);
   });
 
+  it('nothing exported yet: no manifests; days before the first document get none', async () => {
+    now = Date.parse('2026-11-21T01:00:00.000Z');
+    expect(await exporterWith().buildDueManifests()).toEqual({ checked: [], created: [], failed: [] });
+    await exporterWith().exportChange(insert(await receipt('rcpt_first', 8, 'EUR', '3.00', '2026-11-19')));
+    const report = await exporterWith().buildDueManifests();
+    expect(report.checked).toEqual(['2026-11-19', DAY]);
+    expect(report.created.map((result) => [result.date, result.count])).toEqual([
+      ['2026-11-19', 1],
+      [DAY, 0],
+    ]);
+    expect(await store.head(manifestKey('2026-11-18'))).toBeUndefined();
+    // Once manifests exist they mark the first day, whatever the documents' partitions hold.
+    now = Date.parse('2026-11-22T01:00:00.000Z');
+    expect((await exporterWith().buildDueManifests()).checked).toEqual(['2026-11-19', DAY, '2026-11-21']);
+  });
+
   it('a failing day is reported and the others are still built', async () => {
+    await exporterWith().exportChange(insert(await receipt('rcpt_v', 9, 'EUR', '1.00', '2026-11-18')));
     await clients.s3.send(
       new PutObjectCommand({ Bucket: bucket, Key: `receipts/dt=2026-11-19/junk.json`, Body: 'not json' }),
     );

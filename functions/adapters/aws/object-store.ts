@@ -129,6 +129,13 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async firstKey(prefix: string): Promise<string | undefined> {
+    const page = await this.s3.send(
+      new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: 1 }),
+    );
+    return page.Contents?.[0]?.Key;
+  }
+
   async list(prefix: string): Promise<ListedObject[]> {
     const objects: ListedObject[] = [];
     let token: string | undefined;

@@ -119,6 +119,22 @@ export const parseDocumentKey = (key: string): { date: string; id: string } | un
   return { date: match[1] as string, id: match[2] as string };
 };
 
+const MANIFEST_KEY = /^manifests\/dt=(\d{4}-\d{2}-\d{2})\.json$/;
+
+/** The date a manifest key names; `undefined` for any other key. */
+export const parseManifestKey = (key: string): string | undefined => {
+  const match = MANIFEST_KEY.exec(key);
+  return match && isExportDate(match[1]) ? match[1] : undefined;
+};
+
+/**
+ * The closed days that are due a manifest: those from the export's first day on (its earliest manifest or
+ * document). Days before the first document have nothing to attest; every day after it gets a manifest, empty
+ * or not. No first day (nothing exported yet) → none.
+ */
+export const dueDays = (closed: readonly string[], firstDay: string | undefined): string[] =>
+  firstDay === undefined ? [] : closed.filter((date) => date >= firstDay);
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -612,6 +628,8 @@ export interface ExportedDay {
   readonly summary?: Uint8Array;
   /** Every key found under the day's partition. */
   readonly listed: readonly string[];
+  /** The day is not closed yet: no manifest is expected, its documents are verified one by one. */
+  readonly open?: boolean;
   /** The bytes of each listed key that could be read. */
   readonly objects: ReadonlyMap<string, Uint8Array>;
 }
@@ -624,6 +642,8 @@ export interface DayVerification {
   readonly documents: readonly ExportDocument[];
   readonly totals: Record<string, CurrencyTotals>;
   readonly manifest?: Manifest;
+  /** Not closed yet and without a manifest: its documents were verified, the day as a whole cannot be. */
+  readonly open?: boolean;
 }
 
 const MANIFEST_FIELDS = ['date', 'count', 'objects', 'merkle_root', 'tree_size', 'totals', 'generated_at'];
@@ -713,9 +733,9 @@ const describeCheck = (
 export const verifyExportedDay = (day: ExportedDay, keys: readonly Jwk[]): DayVerification => {
   const problems: string[] = [];
   const manifest = day.manifest ? checkManifest(day.date, day.manifest, keys, problems) : undefined;
-  if (!day.manifest) {
+  if (!day.manifest && !day.open) {
     problems.push(
-      `${manifestKey(day.date)}: no manifest (the day is not closed yet, or its manifest was not built)`,
+      `${manifestKey(day.date)}: no manifest (the day is closed, but its manifest was not built)`,
     );
   }
   const prefix = partitionPrefix(day.date);
@@ -793,6 +813,6 @@ export const verifyExportedDay = (day: ExportedDay, keys: readonly Jwk[]): DayVe
     problems,
     documents: documents.map(({ item }) => item),
     totals,
-    ...(manifest ? { manifest } : {}),
+    ...(manifest ? { manifest } : { open: day.open === true }),
   };
 };

@@ -19,6 +19,7 @@ import {
   buildManifestPayload,
   closedDays,
   documentsOfChange,
+  dueDays,
   type ExportDocument,
   exportBytes,
   exportDocumentOf,
@@ -26,11 +27,15 @@ import {
   isDayClosed,
   isExportDate,
   MANIFEST_ENTRY_TYPE,
+  MANIFESTS_PREFIX,
   type Manifest,
   manifestEntryData,
   manifestEntryId,
   manifestKey,
+  parseDocumentKey,
+  parseManifestKey,
   partitionPrefix,
+  RECEIPTS_PREFIX,
   type ReceiptChange,
   sha256Hex,
   summaryCsv,
@@ -200,9 +205,10 @@ export class ReceiptExport {
   /** The scheduled run: builds (or finishes) the manifest of every closed day of the lookback window. */
   async buildDueManifests(): Promise<ManifestRunReport> {
     const { clock, settings, objects, journal, logger } = this.deps;
-    const dates = closedDays(clock.now(), settings.graceMinutes, settings.lookbackDays);
+    const closed = closedDays(clock.now(), settings.graceMinutes, settings.lookbackDays);
     const created: ManifestResult[] = [];
     const failed: { date: string; error: string }[] = [];
+    const dates = dueDays(closed, await this.firstDay());
     for (const date of dates) {
       try {
         // A day whose manifest, summary and journal entry are all there costs two HEADs and one read.
@@ -225,6 +231,20 @@ export class ReceiptExport {
       }
     }
     return { checked: dates, created, failed };
+  }
+
+  /** The export's first day: the date of its earliest manifest or document, whichever is earlier. */
+  private async firstDay(): Promise<string | undefined> {
+    const { objects } = this.deps;
+    const [manifest, document] = await Promise.all([
+      objects.firstKey(MANIFESTS_PREFIX),
+      objects.firstKey(RECEIPTS_PREFIX),
+    ]);
+    const dates = [
+      manifest === undefined ? undefined : parseManifestKey(manifest),
+      document === undefined ? undefined : parseDocumentKey(document)?.date,
+    ].filter((date): date is string => date !== undefined);
+    return dates.sort()[0];
   }
 
   private storedManifest(date: string, bytes: Uint8Array): Manifest {

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../../functions/adapters/aws/object-store';
@@ -61,6 +67,18 @@ describe('S3ObjectStore against S3 semantics', () => {
     s3.on(GetObjectCommand).resolves({ Body: { transformToByteArray: async () => body } as never });
     expect(await store().putOnce('k', body, 'application/json')).toBe('exists');
     expect(s3.commandCalls(PutObjectCommand)).toHaveLength(0);
+  });
+
+  it('the first key under a prefix costs one request of one key', async () => {
+    s3.on(ListObjectsV2Command)
+      .resolvesOnce({ Contents: [{ Key: 'manifests/dt=2026-11-19.json' }] })
+      .resolvesOnce({});
+    expect(await store().firstKey('manifests/')).toBe('manifests/dt=2026-11-19.json');
+    expect(await store().firstKey('receipts/')).toBeUndefined();
+    expect(s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input)).toEqual([
+      { Bucket: 'receipts-bucket', Prefix: 'manifests/', MaxKeys: 1 },
+      { Bucket: 'receipts-bucket', Prefix: 'receipts/', MaxKeys: 1 },
+    ]);
   });
 
   it('any other error is thrown', async () => {

@@ -113,5 +113,18 @@ describe('npm run receipts -- export: command line', () => {
         },
       }),
     ).toBe('  EUR  gross 30.00 (3 receipts)  refunds 4.50 (1)  chargebacks 10.00 (1)  net 15.50\n');
+    expect(
+      describeTotals({
+        JPY: {
+          receipts: 1,
+          gross: '500',
+          refunds_count: 0,
+          refunds: '0',
+          chargebacks_count: 0,
+          chargebacks: '0',
+          net: '500',
+        },
+      }),
+    ).toBe('  JPY  gross 500 (1 receipt)  refunds 0 (0)  chargebacks 0 (0)  net 500\n');
   });
 });

@@ -11,6 +11,7 @@ import {
   datesBetween,
   documentKey,
   documentsOfChange,
+  dueDays,
   type ExportedDay,
   ExportFormatError,
   exportBytes,
@@ -22,6 +23,7 @@ import {
   manifestKey,
   merkleRootOfDigests,
   parseDocumentKey,
+  parseManifestKey,
   partitionDate,
   partitionPrefix,
   receiptImageOf,
@@ -189,6 +191,21 @@ describe('closing days', () => {
       '2026-11-21',
       '2026-11-22',
     ]);
+  });
+
+  it('due days start at the first day the export knows; nothing exported, nothing due', () => {
+    const closed = ['2026-11-19', '2026-11-20', '2026-11-21'];
+    expect(dueDays(closed, undefined)).toEqual([]);
+    expect(dueDays(closed, '2026-11-20')).toEqual(['2026-11-20', '2026-11-21']);
+    expect(dueDays(closed, '2026-01-01')).toEqual(closed);
+    expect(dueDays(closed, '2026-11-22')).toEqual([]);
+  });
+
+  it('reads the date of a manifest key, and nothing else', () => {
+    expect(parseManifestKey('manifests/dt=2026-11-22.json')).toBe('2026-11-22');
+    expect(parseManifestKey('manifests/dt=2026-02-30.json')).toBeUndefined();
+    expect(parseManifestKey('summaries/dt=2026-11-22.csv')).toBeUndefined();
+    expect(parseManifestKey('manifests/dt=2026-11-22.json.bak')).toBeUndefined();
   });
 
   it('every listed day is closed and the next one is not yet (property)', () => {
@@ -824,10 +841,25 @@ describe('verification of an exported day', () => {
   it('names a missing manifest and a missing summary', () => {
     const { manifest: _manifest, ...withoutManifest } = day;
     expect(verifyExportedDay(withoutManifest, keys).problems).toEqual([
-      `${manifestKey(DAY)}: no manifest (the day is not closed yet, or its manifest was not built)`,
+      `${manifestKey(DAY)}: no manifest (the day is closed, but its manifest was not built)`,
     ]);
     const { summary: _summary, ...withoutSummary } = day;
     expect(verifyExportedDay(withoutSummary, keys).problems).toEqual([`${summaryKey(DAY)}: no CSV summary`]);
+  });
+
+  it('an open day without a manifest verifies its documents one by one and reports itself open', () => {
+    const { manifest: _manifest, summary: _summary, ...neither } = day;
+    const verification = verifyExportedDay({ ...neither, open: true }, keys);
+    expect(verification.problems).toEqual([]);
+    expect(verification.open).toBe(true);
+    expect(verification.documents).toHaveLength(day.listed.length);
+    const tampered = new Map(day.objects);
+    const [first] = day.listed;
+    tampered.set(first as string, new TextEncoder().encode('{"receipt_id":"rcpt_forged"}'));
+    expect(verifyExportedDay({ ...neither, objects: tampered, open: true }, keys).problems).not.toEqual([]);
+    // With a manifest, an open day is checked as a closed one.
+    expect(verifyExportedDay({ ...day, open: true }, keys)).toMatchObject({ problems: [] });
+    expect(verifyExportedDay({ ...day, open: true }, keys).open).toBeUndefined();
   });
 
   it('names a summary that does not match the documents', () => {
@@ -881,7 +913,7 @@ describe('verification of an exported day', () => {
       keys,
     );
     expect(result.problems).toEqual([
-      `${manifestKey(DAY)}: no manifest (the day is not closed yet, or its manifest was not built)`,
+      `${manifestKey(DAY)}: no manifest (the day is closed, but its manifest was not built)`,
       `${partitionPrefix(DAY)}: receipt rcpt_5 has no computed_totals`,
     ]);
   });
@@ -944,7 +976,7 @@ describe('verification of an exported day', () => {
   it('names a missing manifest and summary once each', () => {
     const { manifest: _manifest, summary: _summary, ...neither } = day;
     expect(verifyExportedDay(neither, keys).problems).toEqual([
-      `${manifestKey(DAY)}: no manifest (the day is not closed yet, or its manifest was not built)`,
+      `${manifestKey(DAY)}: no manifest (the day is closed, but its manifest was not built)`,
     ]);
   });
 
