@@ -26,6 +26,12 @@ export interface FunctionDefinition {
   readonly memoryMb: number;
 }
 
+/**
+ * API Gateway's integration timeout (REST API default and quota): an HTTP function running longer would work
+ * on after its caller got a 504, so no function behind a route has a longer timeout.
+ */
+export const API_GATEWAY_TIMEOUT_SECONDS = 29;
+
 export const FUNCTIONS = {
   api: {
     id: 'api',
@@ -52,14 +58,14 @@ export const FUNCTIONS = {
     id: 'admin',
     description: 'Operator routes: catalog import and export, cache invalidation and warming.',
     entry: 'functions/handlers/admin.ts',
-    timeoutSeconds: 60,
+    timeoutSeconds: API_GATEWAY_TIMEOUT_SECONDS,
     memoryMb: 1024,
   },
   webhooks: {
     id: 'webhooks',
     description: "Webhook operator routes: endpoints, producers' events, event history, replay.",
     entry: 'functions/handlers/webhooks.ts',
-    timeoutSeconds: 30,
+    timeoutSeconds: API_GATEWAY_TIMEOUT_SECONDS,
     memoryMb: 512,
   },
   fanout: {
@@ -152,6 +158,12 @@ export interface QueueMappingDefinition {
   readonly batchSize: number;
   readonly maxBatchingWindowSeconds: number;
   readonly reportBatchItemFailures: boolean;
+  /**
+   * Most concurrent invocations the mapping makes (SQS scaling config, 2–1000; AWS only: the local poller runs
+   * one batch at a time). Caps what a backlog — e.g. every attempt to a dead partner waiting for its timeout —
+   * can take from the account's concurrency, which the HTTP functions share.
+   */
+  readonly maxConcurrency: number;
 }
 
 export type EventSourceMappingDefinition = StreamMappingDefinition | QueueMappingDefinition;
@@ -191,6 +203,9 @@ export const EVENT_SOURCE_MAPPINGS = {
     batchSize: 10,
     maxBatchingWindowSeconds: 0,
     reportBatchItemFailures: true,
+    // 100 batches of 10 at once: 1 000 attempts in flight, 14 × the planned peak's 70 deliveries/s even when
+    // each waits its full 10 s timeout, and at most a tenth of the default account concurrency.
+    maxConcurrency: 100,
   },
 } as const satisfies Record<string, EventSourceMappingDefinition>;
 

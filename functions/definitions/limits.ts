@@ -10,5 +10,11 @@ export interface RateLimit {
   readonly burst: number;
 }
 
+/**
+ * Largest request body accepted (C22), checked by the local gateway and by every HTTP function (API Gateway's
+ * own limit is 10 MB and Lambda's 6 MB), so the answer is the same 413 locally and in AWS.
+ */
+export const MAX_REQUEST_BODY_BYTES = 256 * 1024;
+
 /** Per API key on the catalog (`api_key`) routes (ARCHITECTURE C22). */
 export const CATALOG_RATE_LIMIT = { requestsPerSecond: 100, burst: 200 } as const satisfies RateLimit;

@@ -1,17 +1,21 @@
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { CATALOG_RATE_LIMIT } from '../../functions/definitions';
 
 export interface ApiFirewallProps {
   /** The REST API stage the web ACL protects. */
   readonly stage: apigateway.Stage;
   /**
-   * Requests per 5 minutes from one IP address before WAF blocks it (a coarse flood guard in front of the
-   * per-key usage plan).
-   * @default 6000 (20 req/s sustained per IP)
+   * Requests per 5 minutes from one IP address before WAF blocks it: a coarse flood guard in front of the
+   * per-key usage plan, above it so a storefront backend behind one NAT address meets its key's limit first.
+   * @default twice a key's sustained rate over 5 minutes (CATALOG_RATE_LIMIT: 100 req/s → 60 000)
    */
   readonly requestsPerIpPer5Minutes?: number;
 }
+
+/** Twice what one API key may send in 5 minutes at its sustained rate. */
+export const DEFAULT_REQUESTS_PER_IP_PER_5_MINUTES = 2 * CATALOG_RATE_LIMIT.requestsPerSecond * 300;
 
 interface ManagedRuleGroup {
   readonly name: string;
@@ -67,7 +71,10 @@ export class ApiFirewall extends Construct {
           priority: managedRules.length,
           action: { block: {} },
           statement: {
-            rateBasedStatement: { limit: props.requestsPerIpPer5Minutes ?? 6000, aggregateKeyType: 'IP' },
+            rateBasedStatement: {
+              limit: props.requestsPerIpPer5Minutes ?? DEFAULT_REQUESTS_PER_IP_PER_5_MINUTES,
+              aggregateKeyType: 'IP',
+            },
           },
           visibilityConfig: visibility('RequestsPerIp'),
         },

@@ -35,6 +35,7 @@ export class QueueToFunction extends Construct {
       batchSize: mapping.batchSize,
       maxBatchingWindow: Duration.seconds(mapping.maxBatchingWindowSeconds),
       reportBatchItemFailures: mapping.reportBatchItemFailures,
+      maxConcurrency: mapping.maxConcurrency,
     });
     target.function.addEventSource(this.eventSource);
   }

@@ -135,4 +135,16 @@ describe('event source mappings agree with their definitions', () => {
   it('one mapping per EVENT_SOURCE_MAPPINGS entry', () => {
     service.resourceCountIs('AWS::Lambda::EventSourceMapping', Object.keys(EVENT_SOURCE_MAPPINGS).length);
   });
+
+  it('queue mappings have their batch size and concurrency cap', () => {
+    const sqsMappings = Object.values(EVENT_SOURCE_MAPPINGS).filter((mapping) => mapping.kind === 'sqs');
+    expect(sqsMappings.length).toBeGreaterThan(0);
+    for (const mapping of sqsMappings) {
+      service.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        BatchSize: mapping.batchSize,
+        ScalingConfig: { MaximumConcurrency: mapping.maxConcurrency },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    }
+  });
 });

@@ -2,6 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CATALOG_RATE_LIMIT,
   consumerOfQueue,
   EVENT_SOURCE_MAPPINGS,
   FUNCTIONS,
@@ -305,6 +306,19 @@ describe('REST API', () => {
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       ResourceArn: Match.anyValue(),
       WebACLArn: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] },
+    });
+  });
+
+  it("blocks an IP address only above twice an API key's sustained rate, so the key's own limit comes first", () => {
+    const perKeyIn5Minutes = CATALOG_RATE_LIMIT.requestsPerSecond * 300;
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Rules: Match.arrayWith([
+        Match.objectLike({
+          Name: 'RequestsPerIp',
+          Action: { Block: {} },
+          Statement: { RateBasedStatement: { Limit: 2 * perKeyIn5Minutes, AggregateKeyType: 'IP' } },
+        }),
+      ]),
     });
   });
 });

@@ -4,6 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   CATALOG_RATE_LIMIT,
   type FunctionId,
+  MAX_REQUEST_BODY_BYTES,
   matchRoute,
   type RateLimit,
   ROUTES,
@@ -22,8 +23,8 @@ import {
 } from '../../shared/proxy-http';
 import { type FunctionPool, FunctionTimeoutError } from './function-pool';
 
-/** Largest request body accepted (C22); API Gateway's own limit is 10 MB. */
-export const MAX_BODY_BYTES = 256 * 1024;
+/** Largest request body accepted (C22); the functions check it too. */
+export const MAX_BODY_BYTES = MAX_REQUEST_BODY_BYTES;
 
 /** The `requestContext.identity` of a proxy event (tests build events with it). */
 export { callerIdentity } from '../../shared/proxy-http';

@@ -2,7 +2,13 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { type FunctionId, ROUTES, type RouteDefinition, routeKey } from '../../definitions';
+import {
+  type FunctionId,
+  MAX_REQUEST_BODY_BYTES,
+  ROUTES,
+  type RouteDefinition,
+  routeKey,
+} from '../../definitions';
 import type { ServiceMetrics } from '../../ports/metrics';
 import { newId } from '../../shared/ids';
 import { toHttpError } from './domain-errors';
@@ -94,6 +100,10 @@ export const errorResult = (thrown: unknown, traceId: string, logger: Logger): A
   return jsonResult(internal.statusCode, errorBody(internal, traceId), traceId, { 'Retry-After': '1' });
 };
 
+/** The size of the request body as the client sent it (API Gateway base64-encodes binary bodies). */
+const bodyBytes = (event: APIGatewayProxyEvent): number =>
+  event.body ? Buffer.byteLength(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
+
 /** Trace ids per in-flight event (a Lambda instance serves one event at a time; this stays correct anyway). */
 type TraceIds = WeakMap<APIGatewayProxyEvent, string>;
 
@@ -177,6 +187,9 @@ export const createHttpApi = (options: HttpApiOptions): HttpHandler => {
     if (!route) throw new HttpError('not_found', `no route for ${event.httpMethod} ${event.path}`);
     const operation = options.operations[route.operation];
     if (!operation) throw new HttpError('not_found', `no route for ${event.httpMethod} ${event.path}`);
+    if (bodyBytes(event) > MAX_REQUEST_BODY_BYTES) {
+      throw new HttpError('payload_too_large', `the body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`);
+    }
     const result = await operation({ event, route, traceId });
     return jsonResult(result.statusCode, result.body, traceId, result.headers);
   };

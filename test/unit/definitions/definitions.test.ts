@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_FACTORIES } from '../../../functions/composition/functions';
 import {
+  API_GATEWAY_TIMEOUT_SECONDS,
   BUCKETS,
   type BucketDefinition,
   EVENT_SOURCE_MAPPINGS,
@@ -57,6 +58,18 @@ describe('queues', () => {
       const consumer = FUNCTIONS[mapping.function];
       expect(visibilityTimeoutSeconds(mapping.queue), mapping.id).toBeGreaterThanOrEqual(
         6 * consumer.timeoutSeconds,
+      );
+    }
+  });
+});
+
+describe('function timeouts', () => {
+  it('no function behind a route runs longer than API Gateway waits for it', () => {
+    const routed = new Set(ROUTES.map((route: RouteDefinition) => route.function));
+    expect(routed.size).toBeGreaterThan(0);
+    for (const functionId of routed) {
+      expect(FUNCTIONS[functionId].timeoutSeconds, functionId).toBeLessThanOrEqual(
+        API_GATEWAY_TIMEOUT_SECONDS,
       );
     }
   });

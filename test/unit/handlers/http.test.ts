@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { RouteDefinition } from '../../../functions/definitions';
+import { MAX_REQUEST_BODY_BYTES, type RouteDefinition } from '../../../functions/definitions';
 import { HttpError } from '../../../functions/handlers/middleware/errors';
 import {
   createHttpApi,
@@ -188,6 +188,29 @@ describe('createHttpApi: request bodies', () => {
       error: 'invalid_request',
       error_description: 'the body is not valid JSON',
     });
+  });
+
+  it('answers a body above 256 KiB with 413 payload_too_large before any operation runs, as in AWS', async () => {
+    const name = 'x'.repeat(MAX_REQUEST_BODY_BYTES);
+    const atLimit = JSON.stringify({ name: 'x'.repeat(MAX_REQUEST_BODY_BYTES - 22), items: [] });
+    expect(Buffer.byteLength(atLimit)).toBe(MAX_REQUEST_BODY_BYTES);
+    expect((await call({ method: 'POST', resource: '/things', body: atLimit })).statusCode).toBe(201);
+    const tooLarge = await call({
+      method: 'POST',
+      resource: '/things',
+      body: JSON.stringify({ name, items: [] }),
+    });
+    expect(tooLarge.statusCode).toBe(413);
+    expect(bodyOf(tooLarge)).toMatchObject({ error: 'payload_too_large' });
+    // Multi-byte characters count as the bytes the client sent; base64 bodies as their decoded bytes.
+    const wide = JSON.stringify({ name: 'é'.repeat(MAX_REQUEST_BODY_BYTES / 2), items: [] });
+    expect((await call({ method: 'POST', resource: '/things', body: wide })).statusCode).toBe(413);
+    const encoded = Buffer.from(atLimit).toString('base64');
+    const event = {
+      ...proxyEvent({ method: 'POST', resource: '/things', body: encoded }),
+      isBase64Encoded: true,
+    };
+    expect((await api(event, lambdaContext())).statusCode).toBe(201);
   });
 
   it('answers a null body with 400 invalid_request', async () => {
