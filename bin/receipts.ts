@@ -33,6 +33,7 @@ import {
 } from '../functions/domain/receipts/export';
 import type { Jwk } from '../functions/domain/receipts/receipt';
 import type { ObjectStore } from '../functions/ports/object-store';
+import { mapConcurrently } from '../functions/shared/concurrency';
 import { DEFAULT_RECEIPT_EXPORT_SETTINGS } from '../functions/usecases/receipts/export';
 import { type CliIo, DEFAULT_DATA_DIR, UsageError } from './admin-client';
 import { isMainModule, parseFlags, processIo } from './cli';
@@ -156,22 +157,6 @@ const openSource = async (io: CliIo, options: ExportOptions): Promise<Source> =>
   };
 };
 
-const mapParallel = async <T, R>(
-  items: readonly T[],
-  parallel: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> => {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let index = next++; index < items.length; index = next++) {
-      results[index] = await task(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
-  return results;
-};
-
 /** Writes a downloaded object under `out` at its key; a key that would leave `out` is a problem instead. */
 const saveUnder = async (out: string, key: string, bytes: Uint8Array): Promise<string | undefined> => {
   const target = path.resolve(out, key);
@@ -195,7 +180,7 @@ const exportDay = async (
     store.get(summaryKey(date)),
     store.list(partitionPrefix(date)),
   ]);
-  const downloaded = await mapParallel(listed, DOWNLOAD_PARALLEL, async ({ key }) => ({
+  const downloaded = await mapConcurrently(listed, DOWNLOAD_PARALLEL, async ({ key }) => ({
     key,
     bytes: await store.get(key),
   }));

@@ -12,6 +12,7 @@ import {
 } from '../usecases/receipts/export';
 import { lazyHandler } from './lazy';
 import { causeOf } from './middleware/http';
+import { handleStreamBatch } from './stream-batch';
 
 /** Records of one stream batch exported at once. */
 const EXPORT_CONCURRENCY = 8;
@@ -53,32 +54,23 @@ export const createExporterHandler = (deps: ServiceDependencies): ExporterHandle
   const logger = deps.createLogger('exporter');
   const exporter = receiptExport(deps, logger);
 
-  const exportBatch = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const failed: number[] = [];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      for (let index = next++; index < event.Records.length; index = next++) {
-        const record = event.Records[index] as DynamoDBRecord;
-        try {
-          const change = changeOf(record);
-          const exported = change ? await exporter.exportChange(change) : [];
-          if (exported.length > 0) logger.info('documents exported', { exported });
-        } catch (error) {
-          logger.error('receipt export failed', {
-            alarm: 'ReceiptExportFailed',
-            sequence_number: record.dynamodb?.SequenceNumber ?? '',
-            error: (error as Error).message,
-            ...causeOf(error),
-          });
-          failed.push(index);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(EXPORT_CONCURRENCY, event.Records.length) }, worker));
-    if (failed.length === 0) return { batchItemFailures: [] };
-    const earliest = event.Records[Math.min(...failed)];
-    return { batchItemFailures: [{ itemIdentifier: earliest?.dynamodb?.SequenceNumber ?? '' }] };
-  };
+  const exportBatch = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
+    handleStreamBatch(
+      event.Records,
+      EXPORT_CONCURRENCY,
+      async (record) => {
+        const change = changeOf(record);
+        const exported = change ? await exporter.exportChange(change) : [];
+        if (exported.length > 0) logger.info('documents exported', { exported });
+      },
+      (record, error) =>
+        logger.error('receipt export failed', {
+          alarm: 'ReceiptExportFailed',
+          sequence_number: record.dynamodb?.SequenceNumber ?? '',
+          error: (error as Error).message,
+          ...causeOf(error),
+        }),
+    );
 
   return async (event) => {
     if (isStreamEvent(event)) return exportBatch(event);

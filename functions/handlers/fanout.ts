@@ -8,6 +8,7 @@ import type { EndpointRecord } from '../ports/webhooks';
 import { outboxItemSchema } from '../schemas/envelope';
 import { fanOutEvent } from '../usecases/webhooks/fanout';
 import { lazyHandler } from './lazy';
+import { handleStreamBatch } from './stream-batch';
 
 /** Records of one stream batch fanned out at once. */
 const FANOUT_CONCURRENCY = 10;
@@ -47,27 +48,17 @@ export const createFanoutHandler = (deps: ServiceDependencies): StreamHandler =>
       return loading;
     };
     // Records are fanned out concurrently (delivery order is not guaranteed anyway, and fanning an event out
-    // twice is a no-op); the earliest failed record is reported, so the mapping retries from there.
-    const failed: number[] = [];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      for (let index = next++; index < event.Records.length; index = next++) {
-        const record = event.Records[index] as DynamoDBRecord;
-        try {
-          await fanOut(record, endpoints);
-        } catch (error) {
-          logger.error('fan-out failed', {
-            sequence_number: record.dynamodb?.SequenceNumber ?? '',
-            error: error as Error,
-          });
-          failed.push(index);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(FANOUT_CONCURRENCY, event.Records.length) }, worker));
-    if (failed.length === 0) return { batchItemFailures: [] };
-    const earliest = event.Records[Math.min(...failed)];
-    return { batchItemFailures: [{ itemIdentifier: earliest?.dynamodb?.SequenceNumber ?? '' }] };
+    // twice is a no-op).
+    return handleStreamBatch(
+      event.Records,
+      FANOUT_CONCURRENCY,
+      (record) => fanOut(record, endpoints),
+      (record, error) =>
+        logger.error('fan-out failed', {
+          sequence_number: record.dynamodb?.SequenceNumber ?? '',
+          error: error as Error,
+        }),
+    );
   };
 };
 

@@ -5,7 +5,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
-import type { BucketId, KeyId } from '../../functions/definitions';
+import type { BucketDefinition, BucketId, KeyId } from '../../functions/definitions';
 import { BucketWithAccessLogs } from '../constructs/bucket-with-access-logs';
 import { ReceiptsAnalytics } from '../constructs/receipts-analytics';
 import { ServiceKeys } from '../constructs/service-keys';
@@ -96,57 +96,33 @@ export class PricingStatefulStack extends Stack {
       }),
     ) as Record<BucketId, s3.Bucket>;
 
-    this.bucketWriters = Object.fromEntries(
-      bucketEntries().map(([bucketId, definition]) => {
-        const bucket = this.buckets[bucketId];
-        const policy = new iam.ManagedPolicy(this, `${bucketId}WriterPolicy`, {
-          description: `Writes new objects into the ${definition.id} bucket (never deletes, never changes retention).`,
-          statements: [
-            new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),
-            new iam.PolicyStatement({
-              actions: ['kms:GenerateDataKey'],
-              resources: [dataKey.keyArn],
-              conditions: { StringEquals: { 'kms:ViaService': `s3.${this.region}.amazonaws.com` } },
-            }),
-          ],
-        });
-        const bucketLogicalId = this.getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
-        Validations.of(policy).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
-          reason:
-            `Objects of the ${definition.id} bucket get new names as they are written (one per entry or signed ` +
-            'head); PutObject only, and the bucket is under Object Lock, so nothing written can be changed.',
-        });
-        return [bucketId, policy];
-      }),
-    ) as Record<BucketId, iam.ManagedPolicy>;
-
-    this.bucketReaders = Object.fromEntries(
-      bucketEntries().map(([bucketId, definition]) => {
-        const bucket = this.buckets[bucketId];
-        const policy = new iam.ManagedPolicy(this, `${bucketId}ReaderPolicy`, {
-          description: `Lists and reads the objects of the ${definition.id} bucket (never writes, never deletes).`,
-          statements: [
-            // ListBucket also makes a HeadObject of a missing key answer 404 rather than 403.
-            new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
-            new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects('*')] }),
-            new iam.PolicyStatement({
-              actions: ['kms:Decrypt'],
-              resources: [dataKey.keyArn],
-              conditions: { StringEquals: { 'kms:ViaService': `s3.${this.region}.amazonaws.com` } },
-            }),
-          ],
-        });
-        const bucketLogicalId = this.getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
-        Validations.of(policy).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
-          reason:
-            `Readers of the ${definition.id} bucket read objects by names they find by listing (one per document or ` +
-            'entry, named as written); GetObject only, on this bucket only, decrypting through S3 only.',
-        });
-        return [bucketId, policy];
-      }),
-    ) as Record<BucketId, iam.ManagedPolicy>;
+    const viaS3 = { StringEquals: { 'kms:ViaService': `s3.${this.region}.amazonaws.com` } };
+    this.bucketWriters = this.bucketPolicies('Writer', (bucket, definition) => ({
+      description: `Writes new objects into the ${definition.id} bucket (never deletes, never changes retention).`,
+      statements: [
+        new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),
+        new iam.PolicyStatement({
+          actions: ['kms:GenerateDataKey'],
+          resources: [dataKey.keyArn],
+          conditions: viaS3,
+        }),
+      ],
+      objectsReason:
+        `Objects of the ${definition.id} bucket get new names as they are written (one per entry or signed ` +
+        'head); PutObject only, and the bucket is under Object Lock, so nothing written can be changed.',
+    }));
+    this.bucketReaders = this.bucketPolicies('Reader', (bucket, definition) => ({
+      description: `Lists and reads the objects of the ${definition.id} bucket (never writes, never deletes).`,
+      statements: [
+        // ListBucket also makes a HeadObject of a missing key answer 404 rather than 403.
+        new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+        new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects('*')] }),
+        new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [dataKey.keyArn], conditions: viaS3 }),
+      ],
+      objectsReason:
+        `Readers of the ${definition.id} bucket read objects by names they find by listing (one per document or ` +
+        'entry, named as written); GetObject only, on this bucket only, decrypting through S3 only.',
+    }));
 
     this.receiptsAnalytics = new ReceiptsAnalytics(this, 'ReceiptsAnalytics', {
       stage: props.stage,
@@ -154,5 +130,31 @@ export class PricingStatefulStack extends Stack {
       encryptionKey: dataKey,
       accessLogBucket: accessLogBucket as s3.IBucket,
     });
+  }
+
+  /**
+   * One managed policy per bucket, beside the bucket so it names the bucket itself (a cross-stack import could
+   * not be acknowledged); its wildcard over the bucket's objects is acknowledged with the given reason.
+   */
+  private bucketPolicies(
+    role: 'Writer' | 'Reader',
+    policyOf: (
+      bucket: s3.Bucket,
+      definition: BucketDefinition,
+    ) => { description: string; statements: iam.PolicyStatement[]; objectsReason: string },
+  ): Record<BucketId, iam.ManagedPolicy> {
+    return Object.fromEntries(
+      bucketEntries().map(([bucketId, definition]) => {
+        const bucket = this.buckets[bucketId];
+        const { description, statements, objectsReason } = policyOf(bucket, definition);
+        const policy = new iam.ManagedPolicy(this, `${bucketId}${role}Policy`, { description, statements });
+        const bucketLogicalId = this.getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
+        Validations.of(policy).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
+          reason: objectsReason,
+        });
+        return [bucketId, policy];
+      }),
+    ) as Record<BucketId, iam.ManagedPolicy>;
   }
 }

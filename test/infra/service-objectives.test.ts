@@ -1,4 +1,5 @@
 import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, type FunctionId } from '../../functions/definitions';
 import {
@@ -9,6 +10,7 @@ import {
   type ObjectiveId,
   SERVICE_METRICS,
 } from '../../functions/definitions/objectives';
+import type { BurnSpeed } from '../../lib/constructs/service-objectives';
 import {
   arnOf,
   type CfnResource,
@@ -34,6 +36,37 @@ const sortedDimensions = (dimensions: Readonly<Record<string, string>>) =>
   Object.entries(dimensions)
     .map(([Name, Value]) => ({ Name, Value }))
     .sort((a, b) => a.Name.localeCompare(b.Name));
+
+interface MetricQuery {
+  readonly Id: string;
+  readonly Expression?: string;
+  readonly ReturnData?: boolean;
+  readonly MetricStat?: {
+    readonly Metric: { Namespace: string; MetricName: string; Dimensions: unknown };
+    readonly Stat: string;
+    readonly Period: number;
+  };
+}
+
+/** How `renderRule` writes a resource's ARN. */
+const arnText = (construct: IConstruct): string => `<arn of ${logicalIdOf(construct)}>`;
+
+/** A CloudFormation string (an alarm rule, a dashboard body) as text, each `Fn::GetAtt … Arn` as `arnText`. */
+const renderRule = (value: unknown): string => {
+  if (typeof value === 'string') return value;
+  const object = value as Record<string, unknown>;
+  if (object['Fn::Join']) {
+    const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
+    return parts.map(renderRule).join(separator);
+  }
+  if (object['Fn::GetAtt']) {
+    const [logicalId, attribute] = object['Fn::GetAtt'] as [string, string];
+    expect(attribute).toBe('Arn');
+    return `<arn of ${logicalId}>`;
+  }
+  if (typeof object.Ref === 'string') return `<${object.Ref}>`;
+  throw new Error(`cannot render ${JSON.stringify(value)}`);
+};
 
 interface MetricStat {
   readonly Metric: {
@@ -206,49 +239,6 @@ describe('an alarm per objective', () => {
     });
   });
 
-  it('availability: 100 × (1 − 5XXError / Count) of the REST API below 99.95 %, 2 of 3 hours', () => {
-    const properties = alarmOf('availability').Properties;
-    const apiName = fixture.stacks.service.api.api.restApiName;
-    expect(properties).toMatchObject({
-      Threshold: 99.95,
-      ComparisonOperator: 'LessThanThreshold',
-      EvaluationPeriods: 3,
-      DatapointsToAlarm: 2,
-      TreatMissingData: 'notBreaching',
-    });
-    const metrics = properties.Metrics as {
-      Id: string;
-      Expression?: string;
-      ReturnData?: boolean;
-      MetricStat?: {
-        Metric: { Namespace: string; MetricName: string; Dimensions: unknown };
-        Stat: string;
-        Period: number;
-      };
-    }[];
-    const expression = metrics.find((metric) => metric.Expression !== undefined);
-    expect(expression?.Expression).toBe('100 * (1 - FILL(errors, 0) / requests)');
-    const stat = (id: string) => metrics.find((metric) => metric.Id === id)?.MetricStat;
-    expect(stat('errors')).toEqual({
-      Metric: {
-        Namespace: 'AWS/ApiGateway',
-        MetricName: '5XXError',
-        Dimensions: [{ Name: 'ApiName', Value: apiName }],
-      },
-      Stat: 'Sum',
-      Period: 3600,
-    });
-    expect(stat('requests')).toEqual({
-      Metric: {
-        Namespace: 'AWS/ApiGateway',
-        MetricName: 'Count',
-        Dimensions: [{ Name: 'ApiName', Value: apiName }],
-      },
-      Stat: 'Sum',
-      Period: 3600,
-    });
-  });
-
   it('the delivery DLQ objective reuses the DLQ depth alarm instead of a second one', () => {
     const dlqAlarm = fixture.stacks.service.alarms.deliveryDlq?.alarm;
     expect(dlqAlarm).toBeDefined();
@@ -261,15 +251,213 @@ describe('an alarm per objective', () => {
   });
 });
 
-describe('dashboard', () => {
-  it('one dashboard with an alarm widget per objective', () => {
-    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
-    const body = JSON.stringify(resourceIn(template, objectives().dashboard).Properties.DashboardBody);
-    for (const objective of Object.keys(OBJECTIVES) as ObjectiveId[]) {
-      expect(body).toContain(logicalIdOf(objectives().alarms[objective]));
-      expect(body).toContain(`${objective}: `);
+describe('availability: multi-window, multi-burn-rate alerts on the 30-day error budget', () => {
+  const apiName = () => fixture.stacks.service.api.api.restApiName;
+  const burns = () => objectives().availabilityBurns;
+  const BUDGET = 1 - OBJECTIVES.availability.target;
+  const THIRTY_DAYS = 30 * 24 * 3600;
+
+  interface ExpectedWindow {
+    readonly speed: BurnSpeed;
+    readonly window: 'long' | 'short';
+    readonly burnRate: number;
+    readonly period: number;
+    readonly thresholdPercent: number;
+    readonly minimumRequests: number;
+  }
+  const windows: readonly ExpectedWindow[] = [
+    {
+      speed: 'fast',
+      window: 'long',
+      burnRate: 14.4,
+      period: 3600,
+      thresholdPercent: 0.72,
+      minimumRequests: 139,
+    },
+    {
+      speed: 'fast',
+      window: 'short',
+      burnRate: 14.4,
+      period: 300,
+      thresholdPercent: 0.72,
+      minimumRequests: 139,
+    },
+    {
+      speed: 'slow',
+      window: 'long',
+      burnRate: 6,
+      period: 21600,
+      thresholdPercent: 0.3,
+      minimumRequests: 334,
+    },
+    {
+      speed: 'slow',
+      window: 'short',
+      burnRate: 6,
+      period: 1800,
+      thresholdPercent: 0.3,
+      minimumRequests: 334,
+    },
+  ];
+
+  it.each(windows)(
+    '$speed burn, $window window: 5xx share of at least $minimumRequests requests over $period s above $thresholdPercent %',
+    (expected) => {
+      const burnWindow = burns()[expected.speed][expected.window];
+      const properties = resourceIn(template, burnWindow.alarm).Properties;
+      expect(properties).toMatchObject({
+        Threshold: expected.thresholdPercent,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      expect(properties.DatapointsToAlarm).toBeUndefined();
+      expect(properties.Period).toBeUndefined();
+      const metrics = properties.Metrics as MetricQuery[];
+      expect(metrics.filter((metric) => metric.ReturnData !== false)).toEqual([
+        expect.objectContaining({
+          Expression: `IF(requests >= ${expected.minimumRequests}, 100 * FILL(errors, 0) / requests, 0)`,
+        }),
+      ]);
+      const stat = (id: string) => metrics.find((metric) => metric.Id === id)?.MetricStat;
+      for (const [id, metricName] of [
+        ['errors', '5XXError'],
+        ['requests', 'Count'],
+      ] as const) {
+        expect(stat(id)).toEqual({
+          Metric: {
+            Namespace: 'AWS/ApiGateway',
+            MetricName: metricName,
+            Dimensions: [{ Name: 'ApiName', Value: apiName() }],
+          },
+          Stat: 'Sum',
+          Period: expected.period,
+        });
+      }
+      expect(burnWindow).toMatchObject({
+        minimumRequests: expected.minimumRequests,
+        errorRatio: expected.thresholdPercent / 100,
+      });
+      expect(burnWindow.window.toSeconds()).toBe(expected.period);
+    },
+  );
+
+  it('thresholds are burn rate × budget (0.05 %): 14.4 spends 2 % of it in 1 h, 6 spends 5 % in 6 h', () => {
+    expect(burns().fast.burnRate).toBe(14.4);
+    expect(burns().slow.burnRate).toBe(6);
+    for (const expected of windows) {
+      expect(expected.thresholdPercent).toBeCloseTo(expected.burnRate * BUDGET * 100, 12);
     }
-    expect(body.match(/\\"type\\":\\"metric\\"/g)?.length).toBe(Object.keys(OBJECTIVES).length);
+    const spent = (speed: BurnSpeed) =>
+      (burns()[speed].burnRate * burns()[speed].long.window.toSeconds()) / THIRTY_DAYS;
+    expect(spent('fast')).toBeCloseTo(0.02, 12);
+    expect(spent('slow')).toBeCloseTo(0.05, 12);
+    // A total outage breaches the fast long window after 0.72 % of an hour: about 26 s.
+    expect((burns().fast.long.errorRatio * 3600).toFixed(1)).toBe('25.9');
+  });
+
+  it('a single 5xx never breaches a window by itself: the minimum is the fewest requests where it cannot', () => {
+    for (const expected of windows) {
+      const oneOf = (requests: number) => (100 * 1) / requests;
+      expect(oneOf(expected.minimumRequests)).toBeLessThanOrEqual(expected.thresholdPercent);
+      expect(oneOf(expected.minimumRequests - 1)).toBeGreaterThan(expected.thresholdPercent);
+      expect(oneOf(expected.minimumRequests) * 2).toBeGreaterThan(expected.thresholdPercent);
+    }
+  });
+
+  it('each window is one period as long as the window, within what CloudWatch accepts', () => {
+    for (const expected of windows) {
+      const properties = resourceIn(template, burns()[expected.speed][expected.window].alarm).Properties;
+      const periods = (properties.Metrics as MetricQuery[]).flatMap((metric) =>
+        metric.MetricStat ? [metric.MetricStat.Period] : [],
+      );
+      expect(periods).toEqual([expected.period, expected.period]);
+      expect(expected.period % 60).toBe(0);
+      const evaluated = expected.period * (properties.EvaluationPeriods as number);
+      expect(evaluated).toBeLessThanOrEqual(expected.period < 3600 ? 86_400 : 604_800);
+    }
+  });
+
+  it.each(['fast', 'slow'] as const)(
+    '%s burn: a composite alarm while its long AND its short window breach',
+    (speed) => {
+      const properties = resourceIn(template, burns()[speed].alarm).Properties;
+      expect(resourceIn(template, burns()[speed].alarm).Type).toBe('AWS::CloudWatch::CompositeAlarm');
+      expect(renderRule(properties.AlarmRule)).toBe(
+        `(ALARM("${arnText(burns()[speed].long.alarm)}") AND ALARM("${arnText(burns()[speed].short.alarm)}"))`,
+      );
+      expect(properties.AlarmDescription).toContain(`${speed} burn`);
+    },
+  );
+
+  it('the objective’s alarm is a composite that fires on either burn', () => {
+    const resource = alarmOf('availability');
+    expect(resource.Type).toBe('AWS::CloudWatch::CompositeAlarm');
+    expect(renderRule(resource.Properties.AlarmRule)).toBe(
+      `(ALARM("${arnText(burns().fast.alarm)}") OR ALARM("${arnText(burns().slow.alarm)}"))`,
+    );
+    expect(resource.Properties.AlarmDescription).toContain(OBJECTIVES.availability.description);
+  });
+
+  it('the four windows are the only alarms on the API’s 5XXError (the hourly availability alarm is gone)', () => {
+    const onErrors = Object.entries(template.findResources('AWS::CloudWatch::Alarm'))
+      .filter(([, alarm]) => JSON.stringify(alarm).includes('"5XXError"'))
+      .map(([logicalId]) => logicalId)
+      .sort();
+    expect(onErrors).toEqual(
+      windows.map((expected) => logicalIdOf(burns()[expected.speed][expected.window].alarm)).sort(),
+    );
+    template.resourceCountIs('AWS::CloudWatch::CompositeAlarm', 3);
+  });
+});
+
+describe('dashboard', () => {
+  interface Widget {
+    readonly type: string;
+    readonly properties: { title: string; alarms?: string[]; annotations?: { alarms: string[] } };
+  }
+  const widgets = (): Widget[] =>
+    (
+      JSON.parse(renderRule(resourceIn(template, objectives().dashboard).Properties.DashboardBody)) as {
+        widgets: Widget[];
+      }
+    ).widgets;
+  const widgetOf = (objective: ObjectiveId): Widget => {
+    const found = widgets().filter((widget) => widget.properties.title?.startsWith(`${objective}: `));
+    expect(found).toHaveLength(1);
+    return found[0] as Widget;
+  };
+
+  it('one dashboard with a widget per objective', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    expect(widgets().filter((widget) => widget.type !== 'text')).toHaveLength(Object.keys(OBJECTIVES).length);
+  });
+
+  it.each((Object.keys(OBJECTIVES) as ObjectiveId[]).filter((objective) => objective !== 'availability'))(
+    '%s: the graph of its alarm',
+    (objective) => {
+      const widget = widgetOf(objective);
+      expect(widget.type).toBe('metric');
+      expect(widget.properties.annotations?.alarms).toEqual([arnText(objectives().alarms[objective])]);
+    },
+  );
+
+  it('availability: the states of its composite, both burns and their four windows', () => {
+    const widget = widgetOf('availability');
+    expect(widget.type).toBe('alarm');
+    expect(widget.properties.title).toBe('availability: ≥ 99.95 % (error budget burn rate)');
+    const burns = objectives().availabilityBurns;
+    expect(widget.properties.alarms).toEqual(
+      [
+        objectives().alarms.availability,
+        burns.fast.alarm,
+        burns.fast.long.alarm,
+        burns.fast.short.alarm,
+        burns.slow.alarm,
+        burns.slow.long.alarm,
+        burns.slow.short.alarm,
+      ].map(arnText),
+    );
   });
 });
 

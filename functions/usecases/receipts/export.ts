@@ -47,6 +47,7 @@ import type { Clock } from '../../ports/clock';
 import type { JournalEntryInput } from '../../ports/journal';
 import { ObjectConflictError, type ObjectStore, type PutOnceOutcome } from '../../ports/object-store';
 import type { ReceiptSigner } from '../../ports/signing';
+import { mapConcurrently } from '../../shared/concurrency';
 
 /** When manifests are built. */
 export interface ReceiptExportSettings {
@@ -122,23 +123,6 @@ const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
 const READ_PARALLEL = 16;
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
-
-/** Runs `task` over every item, at most `parallel` at a time, keeping the order of the results. */
-const mapParallel = async <T, R>(
-  items: readonly T[],
-  parallel: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> => {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let index = next++; index < items.length; index = next++) {
-      results[index] = await task(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
-  return results;
-};
 
 const parseObject = (key: string, bytes: Uint8Array): JsonObject => {
   let value: unknown;
@@ -258,7 +242,7 @@ export class ReceiptExport {
   private async create(date: string): Promise<ManifestResult> {
     const { objects, signer, clock } = this.deps;
     const listed = await objects.list(partitionPrefix(date));
-    const found = await mapParallel(listed, READ_PARALLEL, async ({ key }): Promise<FoundObject> => {
+    const found = await mapConcurrently(listed, READ_PARALLEL, async ({ key }): Promise<FoundObject> => {
       const bytes = await objects.get(key);
       if (!bytes) throw new ExportIntegrityError(`${key} was listed but cannot be read`);
       return { key, sha256: sha256Hex(bytes), document: summaryFieldsOf(parseObject(key, bytes)) };
@@ -301,7 +285,7 @@ export class ReceiptExport {
     const { objects, journal } = this.deps;
     const date = manifest.date;
     if (!(await objects.head(summaryKey(date)))) {
-      const rows = await mapParallel(manifest.objects, READ_PARALLEL, async (object) => {
+      const rows = await mapConcurrently(manifest.objects, READ_PARALLEL, async (object) => {
         let document = known?.get(object.key);
         if (!document) {
           const stored = await objects.get(object.key);
