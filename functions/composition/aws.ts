@@ -1,5 +1,6 @@
 import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
+import { DynamoReceiptItemSource } from '../adapters/aws/checkout-repository';
 import { createAwsClients, createKmsClient, createSchedulerClient } from '../adapters/aws/clients';
 import { CloudWatchObjectiveFigures, createCloudWatchClient } from '../adapters/aws/cloudwatch-objectives';
 import { emfServiceMetrics } from '../adapters/aws/emf-metrics';
@@ -134,6 +135,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
     receiptExport: {
       objects: new S3ObjectStore(clients.s3, bucketNames.receipts),
       settings: receiptExportSettings(env),
+      receipts: new DynamoReceiptItemSource(clients.documents, tableNames.receipts),
     },
     metrics: {
       recorder: (functionId) => {

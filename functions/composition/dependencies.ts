@@ -6,6 +6,7 @@ import type { GuardrailSettings } from '../domain/change-control/guardrails';
 import type { RetryPolicy } from '../domain/webhooks/retry-policy';
 import type { CatalogRepository } from '../ports/catalog';
 import type { ChangeRequestStore } from '../ports/change-requests';
+import type { ReceiptItemSource } from '../ports/checkout';
 import type { Clock } from '../ports/clock';
 import type { HealthProbe } from '../ports/health';
 import type { ObjectiveFiguresReader, ServiceMetrics } from '../ports/metrics';
@@ -74,6 +75,8 @@ export interface MetricsDependencies {
 export interface ReceiptExportResources {
   readonly objects: ObjectStore;
   readonly settings: ReceiptExportSettings;
+  /** The stored receipts, for a backfill of what the stream could not export. */
+  readonly receipts: ReceiptItemSource;
 }
 
 export interface WebhookDependencies {

@@ -48,5 +48,6 @@ export const receiptExport = (deps: ServiceDependencies, logger: Logger): Receip
     signer: deps.receiptSigner,
     clock: deps.clock,
     settings: deps.receiptExport.settings,
+    receipts: deps.receiptExport.receipts,
     logger,
   });

@@ -9,6 +9,7 @@ import {
   ManifestRefusedError,
   type ManifestResult,
   type ManifestRunReport,
+  type ReexportReport,
 } from '../usecases/receipts/export';
 import { lazyHandler } from './lazy';
 import { causeOf } from './middleware/http';
@@ -22,7 +23,16 @@ export type ManifestInvocationResult =
   | ({ readonly ok: true } & ManifestResult)
   | { readonly ok: false; readonly error: string; readonly error_description: string };
 
-export type ExporterResult = DynamoDBBatchResponse | ManifestRunReport | ManifestInvocationResult;
+/** What a backfill invocation answers: what it exported, or a C6-style refusal. */
+export type ReexportInvocationResult =
+  | ({ readonly ok: true } & ReexportReport)
+  | { readonly ok: false; readonly error: string; readonly error_description: string };
+
+export type ExporterResult =
+  | DynamoDBBatchResponse
+  | ManifestRunReport
+  | ManifestInvocationResult
+  | ReexportInvocationResult;
 
 export type ExporterHandler = (event: unknown, context: unknown) => Promise<ExporterResult>;
 
@@ -48,7 +58,9 @@ const changeOf = (record: DynamoDBRecord): ReceiptChange | undefined => {
  * - its hourly schedule (EventBridge Scheduler; a timer locally): the manifests of the closed days of the
  *   lookback window that are missing;
  * - an operator's `aws lambda invoke --payload '{"manifest_date":"YYYY-MM-DD"}'`: that day's manifest, refused
- *   (`day_not_closed`) before the day is closed.
+ *   (`day_not_closed`) before the day is closed;
+ * - an operator's backfill, `{"reexport":{"from":"YYYY-MM-DD","to":"YYYY-MM-DD","cursor"?}}`: the stored receipts'
+ *   documents of those days that the bucket lacks (records the stream could not export), page by page.
  */
 export const createExporterHandler = (deps: ServiceDependencies): ExporterHandler => {
   const logger = deps.createLogger('exporter');
@@ -72,8 +84,33 @@ export const createExporterHandler = (deps: ServiceDependencies): ExporterHandle
         }),
     );
 
+  const refusal = (error: unknown) => {
+    if (error instanceof ManifestRefusedError) {
+      return { ok: false as const, error: error.code, error_description: error.message };
+    }
+    throw error;
+  };
+
   return async (event) => {
     if (isStreamEvent(event)) return exportBatch(event);
+    if (typeof event === 'object' && event !== null && 'reexport' in event) {
+      const request = (event as { reexport: unknown }).reexport;
+      const { from, to, cursor } = (typeof request === 'object' && request !== null ? request : {}) as Record<
+        string,
+        unknown
+      >;
+      try {
+        const report = await exporter.reexport({
+          from: String(from),
+          to: String(to),
+          ...(typeof cursor === 'string' ? { cursor } : {}),
+        });
+        logger.info('receipts re-exported', { ...report, created: report.created.length });
+        return { ok: true, ...report };
+      } catch (error) {
+        return refusal(error);
+      }
+    }
     if (typeof event === 'object' && event !== null && 'manifest_date' in event) {
       try {
         const result = await exporter.buildManifest(
@@ -81,10 +118,7 @@ export const createExporterHandler = (deps: ServiceDependencies): ExporterHandle
         );
         return { ok: true, ...result };
       } catch (error) {
-        if (error instanceof ManifestRefusedError) {
-          return { ok: false, error: error.code, error_description: error.message };
-        }
-        throw error;
+        return refusal(error);
       }
     }
     const report = await exporter.buildDueManifests();

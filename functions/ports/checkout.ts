@@ -20,6 +20,18 @@ export interface StoredReceipt {
   readonly revision: number;
 }
 
+/** One page of the receipts table's items as stored (the export reads `receipt_json` and `refunds_json`). */
+export interface ReceiptItemsPage {
+  readonly items: readonly Readonly<Record<string, unknown>>[];
+  /** Where the next page starts; absent on the last page. */
+  readonly cursor?: string;
+}
+
+/** Every stored receipt, page by page: the finance export's backfill reads them all. */
+export interface ReceiptItemSource {
+  page(cursor: string | undefined, limit: number): Promise<ReceiptItemsPage>;
+}
+
 export interface CheckoutRepository {
   saveQuote(quote: StoredQuote): Promise<void>;
   quote(quoteId: string): Promise<StoredQuote | undefined>;

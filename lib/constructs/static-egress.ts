@@ -13,8 +13,10 @@ export interface StaticEgressProps {
   /** NAT gateways, each in its own zone with its own Elastic IP (1–3). An environment-agnostic stack has 2 zones. */
   readonly availabilityZones: number;
   /**
-   * TCP ports the functions may open connections to (partners' receivers, AWS APIs on 443).
-   * @default [443] (deliveries are https-only in AWS, C17)
+   * TCP ports the functions may open connections to (partners' receivers, AWS APIs on 443). Narrowing it means
+   * partners' URLs must use these ports: an endpoint registered on another one would time out on every attempt.
+   * @default every TCP port: endpoint URLs may name any port (https only in AWS, C17), and the delivery client's
+   * guard already decides which addresses may be reached
    */
   readonly ports?: readonly number[];
   /** @default 10.80.0.0/16 */
@@ -26,7 +28,7 @@ export interface StaticEgressProps {
  * one NAT gateway per zone, each with an Elastic IP this construct allocates (so the addresses are in the
  * template's outputs before the first delivery, and stay the same across deployments). Functions placed in the
  * private subnets (`network`, then `grantNetworkInterfaces`) get a security group that allows outbound TCP on
- * `ports` only, nothing inbound. DynamoDB is reached through a gateway endpoint (free, off the NAT); SQS, KMS,
+ * TCP only (optionally on `ports` only), nothing inbound. DynamoDB is reached through a gateway endpoint (free, off the NAT); SQS, KMS,
  * EventBridge Scheduler and X-Ray through the NAT gateways (interface endpoints would cost more than the little
  * traffic they would carry). Flow logs of the whole VPC go to CloudWatch Logs.
  */
@@ -44,8 +46,11 @@ export class StaticEgress extends Construct {
     const zones = props.availabilityZones;
     if (!Number.isInteger(zones) || zones < 1 || zones > STATIC_EGRESS_MAX_AZS)
       throw new Error(`staticEgress.availabilityZones must be 1 to ${STATIC_EGRESS_MAX_AZS}, got ${zones}`);
-    const ports = props.ports ?? [443];
-    if (ports.length === 0 || !ports.every((port) => Number.isInteger(port) && port >= 1 && port <= 65_535))
+    const ports = props.ports;
+    if (
+      ports !== undefined &&
+      (ports.length === 0 || !ports.every((port) => Number.isInteger(port) && port >= 1 && port <= 65_535))
+    )
       throw new Error(`staticEgress.ports must be TCP ports, got ${JSON.stringify(props.ports)}`);
     const stack = Stack.of(this);
     if (stack.availabilityZones.length < zones)
@@ -95,10 +100,12 @@ export class StaticEgress extends Construct {
 
     this.securityGroup = new ec2.SecurityGroup(this, 'FunctionSecurityGroup', {
       vpc: this.vpc,
-      description: `Outbound TCP ${ports.join(', ')} only: partner receivers and AWS APIs; nothing inbound`,
+      description: `Outbound TCP${ports ? ` ${ports.join(', ')}` : ''} only: partner receivers and AWS APIs; nothing inbound`,
       allowAllOutbound: false,
     });
-    for (const port of ports)
+    if (ports === undefined)
+      this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.allTcp(), 'outbound TCP');
+    for (const port of ports ?? [])
       this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(port), `outbound TCP ${port}`);
 
     this.network = {

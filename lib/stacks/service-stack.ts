@@ -75,7 +75,10 @@ interface FunctionAccess {
   readonly probesBuckets: readonly BucketId[];
   /** Buckets it writes new objects to (the journal mirror), through the bucket's writer policy. */
   readonly writesBuckets: readonly BucketId[];
-  /** Buckets it lists and reads (ListBucket, GetObject), through the bucket's reader policy. */
+  /**
+   * Buckets it lists and reads (ListBucket, GetObject), through the bucket's reader policy. Every writer of a
+   * bucket reads it too: a write-once put that S3 refuses (412) compares the object already there.
+   */
   readonly readsBuckets: readonly BucketId[];
 }
 
@@ -133,7 +136,7 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['journal'],
-    readsBuckets: [],
+    readsBuckets: ['journal'],
   },
   webhooks: {
     tables: {
@@ -226,21 +229,22 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['journal'],
-    readsBuckets: [],
+    readsBuckets: ['journal'],
   },
   exporter: {
     // Reads the receipts stream (granted by its event source mapping); writes each signed document, the daily
     // manifests and summaries (PutObject only: Object Lock keeps them) and reads a day back to hash it; journals
-    // each manifest, closing slices with heads signed by the receipt key and copying them to the mirror.
-    tables: { journal: 'readWrite' },
+    // each manifest, closing slices with heads signed by the receipt key and copying them to the mirror. A
+    // backfill scans the receipts table for documents the stream could not export.
+    tables: { journal: 'readWrite', receipts: 'read' },
     queriesIndexes: {},
-    scans: [],
+    scans: ['receipts'],
     sendsTo: [],
     usesKeys: ['receiptSigning'],
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['receipts', 'journal'],
-    readsBuckets: ['receipts'],
+    readsBuckets: ['receipts', 'journal'],
   },
 };
 

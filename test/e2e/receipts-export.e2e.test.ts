@@ -330,6 +330,22 @@ describe('finance export on the local stack', () => {
     expect(await bytesOf(key(receipt.receipt_id))).toEqual(before);
   });
 
+  it('a backfill over the day finds every document exported already and writes nothing', async () => {
+    expect(await stack.invoke('exporter', { reexport: { from: DAY, to: DAY } })).toEqual({
+      ok: true,
+      from: DAY,
+      to: DAY,
+      scanned: 100,
+      created: [],
+      existing: 110,
+    });
+    expect(await stack.invoke('exporter', { reexport: { from: DAY } })).toMatchObject({
+      ok: false,
+      error: 'invalid_request',
+    });
+    expect((await listKeys('receipts/')).length).toBe(110);
+  });
+
   it('refuses the manifest of a day that is not closed yet', async () => {
     expect(await stack.invoke('exporter', { manifest_date: DAY })).toMatchObject({
       ok: false,

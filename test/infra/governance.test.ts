@@ -3,6 +3,7 @@
  * bucket under Object Lock (compliance mode), the writer policy that is its only way in, the `rates` function
  * and its schedule, and least-privilege grants.
  */
+import type { Construct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { BUCKETS, FUNCTIONS, type FunctionId, RATES_RATE_MINUTES } from '../../functions/definitions';
 import { rateExpression } from '../../lib/constructs/rate-schedule-to-function';
@@ -122,6 +123,28 @@ describe('the journal bucket', () => {
       return (role.ManagedPolicyArns ?? []).some((arn) => JSON.stringify(arn).includes(writer));
     });
     expect(writers.sort()).toEqual(['admin', 'exporter', 'rates']);
+  });
+
+  it('every writer of a bucket can read it (a put refused with 412 compares the object already there)', () => {
+    const stateful = app.fixture().stacks.stateful;
+    const attached = (functionId: FunctionId, policy: Construct) => {
+      const role = resourceIn(app.service(), roleOf(functionId)).Properties as {
+        ManagedPolicyArns?: unknown[];
+      };
+      return (role.ManagedPolicyArns ?? []).some((arn) => JSON.stringify(arn).includes(logicalIdOf(policy)));
+    };
+    let pairs = 0;
+    for (const functionId of Object.keys(FUNCTIONS) as FunctionId[]) {
+      for (const bucketId of Object.keys(stateful.bucketWriters) as (keyof typeof stateful.bucketWriters)[]) {
+        if (!attached(functionId, stateful.bucketWriters[bucketId])) continue;
+        pairs += 1;
+        expect(
+          attached(functionId, stateful.bucketReaders[bucketId]),
+          `${functionId} reads ${bucketId}`,
+        ).toBe(true);
+      }
+    }
+    expect(pairs).toBe(4);
   });
 });
 

@@ -341,16 +341,14 @@ describe('the exporter function', () => {
     ]);
   });
 
-  it('writes through the writer policies (receipts, journal mirror) and reads through the receipts reader', () => {
+  it('writes and reads through the bucket policies (receipts, journal mirror), nothing else on S3', () => {
     expect(role().ManagedPolicyArns).toEqual(
       expect.arrayContaining([
         importedFrom(stateful().bucketWriters.receipts),
         importedFrom(stateful().bucketWriters.journal),
         importedFrom(stateful().bucketReaders.receipts),
+        importedFrom(stateful().bucketReaders.journal),
       ]),
-    );
-    expect(role().ManagedPolicyArns).not.toEqual(
-      expect.arrayContaining([importedFrom(stateful().bucketReaders.journal)]),
     );
   });
 
@@ -396,6 +394,25 @@ describe('the exporter function', () => {
       actions.filter(
         (action) =>
           /^dynamodb:(PutItem|UpdateItem|DeleteItem) /.test(action) && action.includes('receiptsTable'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('scans the receipts table for a backfill, and can never write it', () => {
+    const actions = statementsOf(
+      resourceIn(app.service(), exporter().role.node.findChild('DefaultPolicy')),
+    ).flatMap((statement) =>
+      [statement.Action].flat().map((action) => `${action} ${JSON.stringify(statement.Resource)}`),
+    );
+    const receipts = logicalIdOf(stateful().tables.receipts);
+    expect(actions).toEqual(
+      expect.arrayContaining([expect.stringMatching(new RegExp(`^dynamodb:Scan .*${receipts}Arn`))]),
+    );
+    expect(
+      actions.filter(
+        (action) =>
+          /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems) /.test(action) &&
+          action.includes(receipts),
       ),
     ).toEqual([]);
   });

@@ -6,9 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, type CfnResource, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
+import { StaticEgress } from '../../lib/constructs/static-egress';
 import { addPricingStacks, type PricingStacks } from '../../lib/pricing-app';
 import { logicalIdOf } from './fixture';
 
@@ -101,10 +102,10 @@ describe.each([
     ]);
   });
 
-  it('allows outbound TCP 443 only and nothing inbound', () => {
+  it('allows outbound TCP (partners may use any port) and nothing inbound', () => {
     const [[, group]] = resourcesOf(template, 'AWS::EC2::SecurityGroup') as [[string, Resource]];
     expect(group.Properties?.SecurityGroupEgress).toEqual([
-      expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }),
+      expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 0, ToPort: 65535 }),
     ]);
     expect(group.Properties?.SecurityGroupIngress).toBeUndefined();
     template.resourceCountIs('AWS::EC2::SecurityGroupIngress', 0);
@@ -144,6 +145,22 @@ describe('static egress context', () => {
     expect(() => appWith({ staticEgress: 'true', staticEgressAzs: '0' })).toThrow(/staticEgressAzs/);
     expect(() => appWith({ staticEgress: 'true', staticEgressAzs: 'two' })).toThrow(/staticEgressAzs/);
     expect(() => appWith({ staticEgress: 'true', staticEgressAzs: '3' })).toThrow(/environment-agnostic/);
+  });
+
+  it('narrows outbound traffic to the ports given to the construct, and refuses what is not a port', () => {
+    const stack = new Stack(new App(), 'Egress', { env: { account: '111111111111', region: 'eu-west-1' } });
+    const narrowed = new StaticEgress(stack, 'Narrow', { availabilityZones: 1, ports: [443, 8443] });
+    const egress = Template.fromStack(stack).findResources('AWS::EC2::SecurityGroup');
+    expect(
+      egress[stack.getLogicalId(narrowed.securityGroup.node.defaultChild as CfnResource)]?.Properties,
+    ).toMatchObject({
+      SecurityGroupEgress: [
+        expect.objectContaining({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }),
+        expect.objectContaining({ IpProtocol: 'tcp', FromPort: 8443, ToPort: 8443 }),
+      ],
+    });
+    expect(() => new StaticEgress(stack, 'None', { availabilityZones: 1, ports: [] })).toThrow(/ports/);
+    expect(() => new StaticEgress(stack, 'Bad', { availabilityZones: 1, ports: [70_000] })).toThrow(/ports/);
   });
 
   it('stays off unless staticEgress is true', () => {

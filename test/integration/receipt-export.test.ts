@@ -1,5 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoReceiptItemSource } from '../../functions/adapters/aws/checkout-repository';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import { DynamoJournalStore } from '../../functions/adapters/aws/journal-store';
 import { S3ObjectStore } from '../../functions/adapters/aws/object-store';
@@ -50,6 +52,8 @@ let bucket: string;
 let store: S3ObjectStore;
 let journalStore: DynamoJournalStore;
 let journal: Journal;
+let receiptItems: DynamoReceiptItemSource;
+let receiptsTable: string;
 let logged: { level: string; message: string; fields: Record<string, unknown> }[];
 
 const logger = {
@@ -69,6 +73,7 @@ const exporterWith = (overrides: Partial<ReceiptExportDependencies> = {}) =>
     clock,
     settings: { graceMinutes: 15, lookbackDays: 3 },
     logger,
+    receipts: receiptItems,
     ...overrides,
   });
 
@@ -76,6 +81,8 @@ beforeEach(async () => {
   const resources = await provisionIsolated(clients);
   bucket = resources.bucketNames.receipts;
   store = new S3ObjectStore(clients.s3, bucket, 2);
+  receiptsTable = resources.tableNames.receipts;
+  receiptItems = new DynamoReceiptItemSource(clients.documents, receiptsTable);
   journalStore = new DynamoJournalStore(clients.documents, resources.tableNames.journal);
   now = Date.parse(`${DAY}T18:00:00.000Z`);
   journal = new Journal({
@@ -357,6 +364,89 @@ describe('receipt export on fauxqs and DynamoDB Local', () => {
         manifest: manifestKey(DAY),
       },
     ]);
+  });
+
+  it('reports a document written while the manifest was being built, which the manifest does not list', async () => {
+    await exporterWith().exportChange(insert(await receipt('rcpt_on_time', 9)));
+    now = Date.parse('2026-11-21T01:00:00.000Z');
+    const late = await receipt('rcpt_racing', 22);
+    const racing = exporterWith({
+      objects: {
+        ...store,
+        list: (prefix) => store.list(prefix),
+        head: (key) => store.head(key),
+        get: (key) => store.get(key),
+        firstKey: (prefix) => store.firstKey(prefix),
+        putOnce: async (key, body, contentType) => {
+          // The stream delivers a late document between the day's listing and its manifest's write.
+          if (key === manifestKey(DAY)) await exporterWith().exportChange(insert(late));
+          return store.putOnce(key, body, contentType);
+        },
+      },
+    });
+    const result = await racing.buildManifest(DAY);
+    expect(result).toMatchObject({ outcome: 'created', count: 1 });
+    expect(logged.filter((line) => line.level === 'error').map((line) => line.fields)).toEqual([
+      { alarm: 'ReceiptExportLate', key: documentKey(DAY, 'rcpt_racing'), manifest: manifestKey(DAY) },
+    ]);
+  });
+
+  it('a backfill exports, page by page, the stored documents of its days that the bucket lacks', async () => {
+    const [a, b, c, older] = await Promise.all([
+      receipt('rcpt_a', 8),
+      receipt('rcpt_b', 9),
+      receipt('rcpt_c', 10),
+      receipt('rcpt_older', 10, 'EUR', '5.00', '2026-11-18'),
+    ]);
+    const returned = await refund('rfd_b1', 'rcpt_b', 'return', `${DAY}T11:00:00.000Z`);
+    const items = [receiptItem(a), receiptItem(b, [returned]), receiptItem(c), receiptItem(older)];
+    for (const item of items) {
+      await clients.documents.send(new PutCommand({ TableName: receiptsTable, Item: item }));
+    }
+    // The stream exported rcpt_a; the records of the others were lost.
+    await exporterWith().exportChange(insert(a));
+    const first = await exporterWith().reexport({ from: DAY, to: DAY, pageSize: 1, maxPages: 2 });
+    expect(first.scanned).toBe(2);
+    expect(first.cursor).toBeDefined();
+    const reports = [first];
+    while (reports.at(-1)?.cursor) {
+      const cursor = reports.at(-1)?.cursor as string;
+      reports.push(await exporterWith().reexport({ from: DAY, to: DAY, cursor, pageSize: 1, maxPages: 2 }));
+    }
+    expect(reports.reduce((sum, report) => sum + report.scanned, 0)).toBe(4);
+    expect(reports.flatMap((report) => report.created).sort()).toEqual(
+      [documentKey(DAY, 'rcpt_b'), documentKey(DAY, 'rcpt_c'), documentKey(DAY, 'rfd_b1')].sort(),
+    );
+    expect(reports.reduce((sum, report) => sum + report.existing, 0)).toBe(1);
+    expect(await store.head(documentKey('2026-11-18', 'rcpt_older'))).toBeUndefined();
+    expect(await text(documentKey(DAY, 'rfd_b1'))).toBe(canonicalJson(returned));
+    // Everything there: a second backfill writes nothing.
+    const again = await exporterWith().reexport({ from: '2026-11-18', to: DAY });
+    expect([again.created, again.existing, again.cursor]).toEqual([
+      [documentKey('2026-11-18', 'rcpt_older')],
+      4,
+      undefined,
+    ]);
+    expect(logged.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
+  it('a backfill into a day whose manifest exists reports the document late; a bad range is refused', async () => {
+    now = Date.parse('2026-11-21T01:00:00.000Z');
+    await exporterWith().buildManifest(DAY);
+    const lost = await receipt('rcpt_lost', 12);
+    await clients.documents.send(new PutCommand({ TableName: receiptsTable, Item: receiptItem(lost) }));
+    expect((await exporterWith().reexport({ from: DAY, to: DAY })).created).toEqual([
+      documentKey(DAY, 'rcpt_lost'),
+    ]);
+    expect(logged.filter((line) => line.level === 'error').map((line) => line.fields)).toEqual([
+      { alarm: 'ReceiptExportLate', key: documentKey(DAY, 'rcpt_lost'), manifest: manifestKey(DAY) },
+    ]);
+    await expect(exporterWith().reexport({ from: DAY, to: '2026-11-01' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(exporterWith().reexport({ from: 'yesterday', to: DAY })).rejects.toBeInstanceOf(
+      ManifestRefusedError,
+    );
   });
 
   it('nothing exported yet: no manifests; days before the first document get none', async () => {

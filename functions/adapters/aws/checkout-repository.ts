@@ -2,10 +2,17 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { CheckoutRepository, StoredQuote, StoredReceipt } from '../../ports/checkout';
+import type {
+  CheckoutRepository,
+  ReceiptItemSource,
+  ReceiptItemsPage,
+  StoredQuote,
+  StoredReceipt,
+} from '../../ports/checkout';
 import { conditionalFailure } from './dynamo-errors';
 
 /*
@@ -36,6 +43,34 @@ const fromReceiptItem = ({ receipt_json, refunds_json, ...rest }: ReceiptItem): 
   receipt: JSON.parse(receipt_json),
   refunds: JSON.parse(refunds_json),
 });
+
+/**
+ * The receipts table scanned page by page (the finance export's backfill); the cursor is the base64url JSON of
+ * the last evaluated key.
+ */
+export class DynamoReceiptItemSource implements ReceiptItemSource {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async page(cursor: string | undefined, limit: number): Promise<ReceiptItemsPage> {
+    const result = await this.documents.send(
+      new ScanCommand({
+        TableName: this.table,
+        Limit: limit,
+        ...(cursor
+          ? { ExclusiveStartKey: JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) }
+          : {}),
+      }),
+    );
+    const next = result.LastEvaluatedKey;
+    return {
+      items: result.Items ?? [],
+      ...(next ? { cursor: Buffer.from(JSON.stringify(next), 'utf8').toString('base64url') } : {}),
+    };
+  }
+}
 
 /** Retries of a commit transaction cancelled by a concurrent one (not by its conditions). */
 const COMMIT_CONFLICT_RETRIES = 5;

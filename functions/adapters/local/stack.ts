@@ -42,6 +42,7 @@ import { publishSeedCatalog } from '../../usecases/change-requests/bootstrap';
 import type { WebhookSettings } from '../../usecases/webhooks/context';
 import { DynamoCatalogRepository } from '../aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../aws/change-request-store';
+import { DynamoReceiptItemSource } from '../aws/checkout-repository';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
 import { DynamoJournalStore, S3JournalMirror } from '../aws/journal-store';
@@ -261,6 +262,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       receiptExport: {
         objects: new S3ObjectStore(clients.s3, resources.bucketNames.receipts),
         settings: receiptExportSettings(options.environment ?? {}),
+        receipts: new DynamoReceiptItemSource(clients.documents, serviceTableNames.receipts),
       },
       metrics: { recorder: () => metrics, figures: metrics },
       healthProbes: [

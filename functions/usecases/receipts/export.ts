@@ -18,6 +18,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import {
   buildManifestPayload,
   closedDays,
+  datesBetween,
   documentsOfChange,
   dueDays,
   type ExportDocument,
@@ -37,12 +38,14 @@ import {
   partitionPrefix,
   RECEIPTS_PREFIX,
   type ReceiptChange,
+  receiptImageOf,
   sha256Hex,
   summaryCsv,
   summaryFieldsOf,
   summaryKey,
 } from '../../domain/receipts/export';
 import { canonicalBytes, type JsonObject, receiptHash } from '../../domain/receipts/receipt';
+import type { ReceiptItemSource } from '../../ports/checkout';
 import type { Clock } from '../../ports/clock';
 import type { JournalEntryInput } from '../../ports/journal';
 import { ObjectConflictError, type ObjectStore, type PutOnceOutcome } from '../../ports/object-store';
@@ -75,6 +78,8 @@ export interface ReceiptExportDependencies {
   readonly clock: Clock;
   readonly settings: ReceiptExportSettings;
   readonly logger: ExportLogger;
+  /** The stored receipts, read by a backfill (`reexport`). */
+  readonly receipts?: ReceiptItemSource;
 }
 
 /** A manifest asked for a day that is not closed yet (or not a date). */
@@ -110,6 +115,20 @@ export interface ManifestResult {
   readonly merkle_root: string;
   readonly journal_index?: number;
 }
+
+/** What one backfill run did; `cursor` (when present) continues it where this run stopped. */
+export interface ReexportReport {
+  readonly from: string;
+  readonly to: string;
+  readonly scanned: number;
+  readonly created: readonly string[];
+  readonly existing: number;
+  readonly cursor?: string;
+}
+
+/** Items read per page and pages per run of a backfill (one run stays well inside the function's timeout). */
+const REEXPORT_PAGE_SIZE = 100;
+const REEXPORT_MAX_PAGES = 200;
 
 export interface ManifestRunReport {
   readonly checked: readonly string[];
@@ -184,6 +203,57 @@ export class ReceiptExport {
     const existing = await this.deps.objects.get(manifestKey(date));
     if (existing) return this.finish(this.storedManifest(date, existing), existing, 'exists');
     return this.create(date);
+  }
+
+  /**
+   * Backfill: exports every document of the stored receipts dated `from` to `to` (UTC days, both included) that
+   * the bucket lacks — a stream record that exhausted its retries, say. Documents already there are counted,
+   * never written again; one written into a day whose manifest exists reports itself late, as any late document
+   * does. A run reads at most `maxPages` pages; the report's `cursor` continues it.
+   */
+  async reexport(request: {
+    readonly from: string;
+    readonly to: string;
+    readonly cursor?: string;
+    readonly maxPages?: number;
+    readonly pageSize?: number;
+  }): Promise<ReexportReport> {
+    const { receipts } = this.deps;
+    if (!receipts) throw new Error('the receipts table is not available to this export');
+    let days: ReadonlySet<string>;
+    try {
+      days = new Set(datesBetween(request.from, request.to, 366));
+    } catch (error) {
+      throw new ManifestRefusedError(
+        'invalid_request',
+        `from and to must be dates (YYYY-MM-DD), from ≤ to, at most 366 days: ${(error as Error).message}`,
+      );
+    }
+    const created: string[] = [];
+    let existing = 0;
+    let scanned = 0;
+    let cursor = request.cursor;
+    for (let page = 0; page < (request.maxPages ?? REEXPORT_MAX_PAGES); page += 1) {
+      const result = await receipts.page(cursor, request.pageSize ?? REEXPORT_PAGE_SIZE);
+      scanned += result.items.length;
+      for (const item of result.items) {
+        const documents = documentsOfChange({ eventName: 'INSERT', newImage: receiptImageOf(item) });
+        for (const document of documents.filter((candidate) => days.has(candidate.date))) {
+          const outcome = await this.deps.objects.putOnce(
+            document.key,
+            exportBytes(document.document),
+            JSON_TYPE,
+          );
+          if (outcome === 'created') {
+            created.push(document.key);
+            await this.reportIfLate(document);
+          } else existing += 1;
+        }
+      }
+      cursor = result.cursor;
+      if (cursor === undefined) break;
+    }
+    return { from: request.from, to: request.to, scanned, created, existing, ...(cursor ? { cursor } : {}) };
   }
 
   /** The scheduled run: builds (or finishes) the manifest of every closed day of the lookback window. */
@@ -268,8 +338,25 @@ export class ReceiptExport {
       if (!stored) throw error;
       return this.finish(this.storedManifest(date, stored), stored, 'exists');
     }
+    await this.reportMissedBy(date, new Set(listed.map(({ key }) => key)));
     const documents = new Map(found.map((object) => [object.key, object.document]));
     return this.finish(manifest as unknown as Manifest, bytes, 'created', documents);
+  }
+
+  /**
+   * A document written between the listing and the manifest's write (a stream lagging past the grace) saw no
+   * manifest yet, so it did not report itself late: the day is listed again once the manifest is written.
+   */
+  private async reportMissedBy(date: string, inManifest: ReadonlySet<string>): Promise<void> {
+    const { objects, logger } = this.deps;
+    for (const { key } of await objects.list(partitionPrefix(date))) {
+      if (inManifest.has(key)) continue;
+      logger.error('document exported after its day was closed', {
+        alarm: 'ReceiptExportLate',
+        key,
+        manifest: manifestKey(date),
+      });
+    }
   }
 
   /**

@@ -370,3 +370,87 @@ describe('signing secrets', () => {
     expect(decrypts).toBe(1);
   });
 });
+
+describe('fanOutEvent', () => {
+  const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it('fans an event out to many endpoints concurrently, a bounded number at a time, once each', async () => {
+    const w = world();
+    for (let index = 0; index < 40; index += 1) {
+      await createEndpoint(w.ctx, { url: `https://partner-${index}.example/webhooks/v1` });
+    }
+    const item = outboxItemOf(
+      { type: 'payout.processed', data: { payout_id: 'po_1' }, trace_id: 'trc_test', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    let inFlight = 0;
+    let most = 0;
+    const send = w.ctx.queue.send;
+    const marked: number[] = [];
+    const ctx: WebhookContext = {
+      ...w.ctx,
+      queue: {
+        send: async (queue, body, options) => {
+          inFlight += 1;
+          most = Math.max(most, inFlight);
+          await tick();
+          inFlight -= 1;
+          return send(queue, body, options);
+        },
+      },
+      events: {
+        ...w.ctx.events,
+        markFannedOut: async (_id, _at, count) => {
+          marked.push(count);
+        },
+      },
+    };
+    expect(await fanOutEvent(ctx, item, [...w.endpoints.values()])).toBe(40);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(16);
+    expect(new Set(w.sent.map((message) => message.body.endpoint_id)).size).toBe(40);
+    expect(w.deliveries.size).toBe(40);
+    expect(marked).toEqual([40]);
+    // Again (a redelivered stream batch): the first attempts still wait, so each gets one more message its
+    // claim will absorb; no delivery record is created twice.
+    await fanOutEvent(ctx, item, [...w.endpoints.values()]);
+    expect(w.deliveries.size).toBe(40);
+  });
+
+  it('an endpoint that cannot be fanned out leaves the event unrecorded, so it is fanned out again', async () => {
+    const w = world();
+    for (let index = 0; index < 5; index += 1) {
+      await createEndpoint(w.ctx, { url: `https://partner-${index}.example/webhooks/v1` });
+    }
+    const endpoints = [...w.endpoints.values()];
+    const item = outboxItemOf(
+      { type: 'payout.processed', data: { payout_id: 'po_2' }, trace_id: 'trc_test', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    const marked: string[] = [];
+    const failing = endpoints[2]?.endpoint_id;
+    const ctx: WebhookContext = {
+      ...w.ctx,
+      deliveries: {
+        ...w.ctx.deliveries,
+        createIfAbsent: async (record) => {
+          if (record.endpoint_id === failing) throw new Error('throttled');
+          return w.ctx.deliveries.createIfAbsent(record);
+        },
+      },
+      events: {
+        ...w.ctx.events,
+        markFannedOut: async (id) => {
+          marked.push(id);
+        },
+      },
+    };
+    await expect(fanOutEvent(ctx, item, endpoints)).rejects.toThrow('throttled');
+    expect(marked).toEqual([]);
+    await fanOutEvent({ ...ctx, deliveries: w.ctx.deliveries }, item, endpoints);
+    expect(marked).toEqual([item.event_id]);
+    expect(w.deliveries.size).toBe(5);
+  });
+});
