@@ -3,9 +3,10 @@
  * timing) runs on its own thread and never queues behind the stack's event loop, as with autocannon or wrk in a
  * second process. Receives one scenario in `workerData`, posts back its samples and counts.
  */
-import { Agent, type OutgoingHttpHeaders, request } from 'node:http';
+import { Agent } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import { type Measurement, measure } from './harness';
+import { type Answer, send } from './http-send';
 
 export interface LoadRequest {
   readonly scenario: 'prices.cached' | 'prices.fresh' | 'quote.10-lines';
@@ -27,39 +28,6 @@ export interface LoadResult {
   /** CPU time of the load generator thread (user + system), in ms. */
   readonly clientCpuMs: number;
 }
-
-interface Answer {
-  /** HTTP status, 0 for a transport error. */
-  readonly status: number;
-  readonly cache: string | undefined;
-  readonly body: string;
-}
-
-/** Resolves once the whole body has been read; never rejects. */
-const send = (
-  agent: Agent,
-  url: URL,
-  method: 'GET' | 'POST',
-  headers: OutgoingHttpHeaders,
-  body?: string,
-): Promise<Answer> =>
-  new Promise((resolve) => {
-    const req = request(url, { agent, method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', () => resolve({ status: 0, cache: undefined, body: '' }));
-      res.on('end', () => {
-        const cache = res.headers['x-cache'];
-        resolve({
-          status: res.statusCode ?? 0,
-          cache: Array.isArray(cache) ? cache[0] : cache,
-          body: Buffer.concat(chunks).toString('utf8'),
-        });
-      });
-    });
-    req.on('error', (error) => resolve({ status: 0, cache: undefined, body: String(error) }));
-    req.end(body);
-  });
 
 /** Combinations sellable in the demo catalog (region's display whitelist, currency not blocked there). */
 const PRICE_SET = [

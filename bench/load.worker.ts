@@ -8,10 +8,11 @@
  * late timer, a socket not yet free) counts as the stack's. What each request does is drawn from a seeded
  * generator, so two runs at the same rate send the same sequence.
  */
-import { Agent, createServer, type OutgoingHttpHeaders, request, type Server } from 'node:http';
+import { Agent, createServer, type OutgoingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { nowMs } from './harness';
+import { type Answer, header, send as sendRequest } from './http-send';
 
 /** `workerData.role` of this module's thread (the module is also imported, for its types and constants). */
 export const LOAD_ROLE = 'load-generator';
@@ -127,47 +128,9 @@ const MAX_SAMPLES_KEPT = 10;
 /** Latencies are also kept by window of scheduled time, to show whether a queue builds up during the run. */
 export const WINDOW_MS = 10_000;
 
-interface Answer {
-  /** HTTP status, 0 for a transport error or timeout. */
-  readonly status: number;
-  readonly body: string;
-  readonly cache: string | undefined;
-  readonly traceId: string | undefined;
-}
-
-const header = (value: string | string[] | undefined): string | undefined =>
-  Array.isArray(value) ? value[0] : value;
-
-/** Resolves once the whole body has been read; never rejects. */
-const send = (
-  agent: Agent,
-  url: URL,
-  method: 'GET' | 'POST',
-  headers: OutgoingHttpHeaders,
-  body?: string,
-): Promise<Answer> =>
-  new Promise((resolve) => {
-    const req = request(url, { agent, method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (error) =>
-        resolve({ status: 0, body: String(error), cache: undefined, traceId: undefined }),
-      );
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          body: Buffer.concat(chunks).toString('utf8'),
-          cache: header(res.headers['x-cache']),
-          traceId: header(res.headers['x-trace-id']),
-        }),
-      );
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', (error) =>
-      resolve({ status: 0, body: String(error), cache: undefined, traceId: undefined }),
-    );
-    req.end(body);
-  });
+/** Sends one request of the load; one that gets no answer in REQUEST_TIMEOUT_MS counts as a network error. */
+const send = (agent: Agent, url: URL, method: 'GET' | 'POST', headers: OutgoingHttpHeaders, body?: string) =>
+  sendRequest(agent, url, method, headers, body, REQUEST_TIMEOUT_MS);
 
 /** mulberry32: a small seeded generator, so a run's sequence of requests is reproducible. */
 const seeded = (seed: number): (() => number) => {
