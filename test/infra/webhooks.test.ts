@@ -437,7 +437,7 @@ describe('webhook grants', () => {
     },
   );
 
-  it('only the functions that list endpoints may Scan, and only the endpoints table', () => {
+  it('only the functions that list endpoints may Scan them; the exporter scans receipts (backfill); nothing else', () => {
     const scans = Object.fromEntries(
       allFunctions
         .map((functionId): [FunctionId, string[]] => [
@@ -452,6 +452,7 @@ describe('webhook grants', () => {
       webhooks: ['table:endpoints'],
       fanout: ['table:endpoints'],
       sweeper: ['table:endpoints'],
+      exporter: ['table:receipts'],
     });
   });
 
