@@ -30,11 +30,10 @@ import { createLogger } from '../shared/logger';
 import { Journal } from '../usecases/audit/journal';
 import { guardrailsFromEnv } from './change-requests';
 import type { ServiceDependencies, ServiceTableId } from './dependencies';
+import type { Environment } from './environment';
 import { JOURNAL_LOG_ID, journalSlicing } from './journal';
 import { receiptExportSettings } from './receipts';
 import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookDependencies } from './webhooks';
-
-type Environment = Readonly<Record<string, string | undefined>>;
 
 /** A required setting of the deployed function; its absence is a deployment defect, reported by name. */
 const required = (env: Environment, name: string): string => {

@@ -2,8 +2,7 @@ import { DEFAULT_GUARDRAILS, type GuardrailSettings } from '../domain/change-con
 import { DECIMAL_STRING } from '../domain/money/decimal';
 import type { ChangeRequestDependencies } from '../usecases/change-requests/change-requests';
 import type { ServiceDependencies } from './dependencies';
-
-type Environment = Readonly<Record<string, string | undefined>>;
+import type { Environment } from './environment';
 
 const percent = (env: Environment, name: string, fallback: string): string => {
   const value = env[name];

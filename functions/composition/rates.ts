@@ -10,8 +10,7 @@ import {
 } from '../usecases/rates/publisher';
 import { changeRequestDependencies } from './change-requests';
 import type { ServiceDependencies } from './dependencies';
-
-type Environment = Readonly<Record<string, string | undefined>>;
+import { type Environment, integerSetting } from './environment';
 
 /** FX ingestion's own dependencies: its state, and the local stack's faster pace when configured. */
 export interface RateIngestionDependencies {
@@ -32,14 +31,8 @@ export interface RateIngestionDependencies {
  * ticks at this interval, and the simulated feed moves at this pace, so a demo shows a new `fx_version` every
  * few seconds.
  */
-export const fxTickSecondsFromEnv = (env: Environment): number | undefined => {
-  const value = env.FX_TICK_SECONDS;
-  if (value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 86_400) {
-    throw new Error(`FX_TICK_SECONDS must be an integer from 1 to 86400, got ${JSON.stringify(value)}`);
-  }
-  return Number(value);
-};
+export const fxTickSecondsFromEnv = (env: Environment): number | undefined =>
+  integerSetting(env, 'FX_TICK_SECONDS', 1, 86_400);
 
 /**
  * The sources of a policy. A `simulated` source reads one volatile random walk per process, started from the

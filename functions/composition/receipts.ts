@@ -5,18 +5,7 @@ import {
   type ReceiptExportSettings,
 } from '../usecases/receipts/export';
 import type { ServiceDependencies } from './dependencies';
-
-type Environment = Readonly<Record<string, string | undefined>>;
-
-const integer = (env: Environment, name: string, fallback: number, min: number, max: number): number => {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const parsed = Number(value);
-  if (!/^\d+$/.test(value) || parsed < min || parsed > max) {
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  }
-  return parsed;
-};
+import { type Environment, integerSetting } from './environment';
 
 /**
  * When the finance export builds daily manifests: `RECEIPT_EXPORT_GRACE_MINUTES` after midnight UTC (default 15,
@@ -24,20 +13,12 @@ const integer = (env: Environment, name: string, fallback: number, min: number, 
  * closed days back (default 7) for a missing manifest.
  */
 export const receiptExportSettings = (env: Environment): ReceiptExportSettings => ({
-  graceMinutes: integer(
-    env,
-    'RECEIPT_EXPORT_GRACE_MINUTES',
+  graceMinutes:
+    integerSetting(env, 'RECEIPT_EXPORT_GRACE_MINUTES', 0, 1440) ??
     DEFAULT_RECEIPT_EXPORT_SETTINGS.graceMinutes,
-    0,
-    1440,
-  ),
-  lookbackDays: integer(
-    env,
-    'RECEIPT_EXPORT_LOOKBACK_DAYS',
+  lookbackDays:
+    integerSetting(env, 'RECEIPT_EXPORT_LOOKBACK_DAYS', 1, 90) ??
     DEFAULT_RECEIPT_EXPORT_SETTINGS.lookbackDays,
-    1,
-    90,
-  ),
 });
 
 /** The export use case over a function's dependencies. */

@@ -19,8 +19,7 @@ import {
   type WebhookSignal,
 } from '../usecases/webhooks/context';
 import type { ServiceDependencies, ServiceTableId, WebhookDependencies } from './dependencies';
-
-type Environment = Readonly<Record<string, string | undefined>>;
+import type { Environment } from './environment';
 
 const numbers = (name: string, value: string): number[] => {
   const parsed = value.split(',').map((part) => Number(part.trim()));
