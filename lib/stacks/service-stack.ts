@@ -73,13 +73,12 @@ interface FunctionAccess {
   readonly schedulesRetries: boolean;
   /** Runs the health probes: DescribeTable (in table read), GetQueueAttributes on the delivery queue, HeadBucket. */
   readonly probesBuckets: readonly BucketId[];
-  /** Buckets it writes new objects to (the journal mirror), through the bucket's writer policy. */
-  readonly writesBuckets: readonly BucketId[];
   /**
-   * Buckets it lists and reads (ListBucket, GetObject), through the bucket's reader policy. Every writer of a
-   * bucket reads it too: a write-once put that S3 refuses (412) compares the object already there.
+   * Buckets it writes new objects to, through the bucket's writer policy, and lists and reads through its reader
+   * policy (a write-once put that S3 refuses with 412 compares the object already there; the exporter reads a
+   * day back to build its manifest).
    */
-  readonly readsBuckets: readonly BucketId[];
+  readonly writesBuckets: readonly BucketId[];
 }
 
 const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
@@ -92,7 +91,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: ['receipts'],
     writesBuckets: [],
-    readsBuckets: [],
   },
   catalog: {
     tables: { catalog: 'read', priceCache: 'readWrite' },
@@ -103,7 +101,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
-    readsBuckets: [],
   },
   checkout: {
     tables: { catalog: 'read', quotes: 'readWrite', receipts: 'readWrite', idempotency: 'readWrite' },
@@ -114,7 +111,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
-    readsBuckets: [],
   },
   admin: {
     // A publication writes its catalog events to the outbox in the same transaction as the pointer; change
@@ -136,7 +132,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['journal'],
-    readsBuckets: ['journal'],
   },
   webhooks: {
     tables: {
@@ -161,7 +156,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
-    readsBuckets: [],
   },
   fanout: {
     tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
@@ -173,7 +167,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
-    readsBuckets: [],
   },
   deliver: {
     // A 410 Gone disables the endpoint.
@@ -186,7 +179,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: true,
     probesBuckets: [],
     writesBuckets: [],
-    readsBuckets: [],
   },
   sweeper: {
     tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
@@ -198,7 +190,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
-    readsBuckets: [],
   },
   replay: {
     // Selects deliveries through the events (by id or by day), never through the endpoints.
@@ -210,7 +201,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: [],
-    readsBuckets: [],
   },
   rates: {
     // Publishes rate ticks (catalog + outbox), opens change requests for held ticks, finishes approved
@@ -229,7 +219,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['journal'],
-    readsBuckets: ['journal'],
   },
   exporter: {
     // Reads the receipts stream (granted by its event source mapping); writes each signed document, the daily
@@ -244,7 +233,6 @@ const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     schedulesRetries: false,
     probesBuckets: [],
     writesBuckets: ['receipts', 'journal'],
-    readsBuckets: ['receipts', 'journal'],
   },
 };
 
@@ -499,8 +487,10 @@ export class PricingServiceStack extends Stack {
     for (const queueId of access.sendsTo) fn.grantSendMessages(this.queues[queueId]);
     for (const keyId of access.usesKeys) fn.grantKeyUse(props.keys[keyId], KEYS[keyId].kind);
     for (const bucketId of access.probesBuckets) fn.grantBucketProbe(props.buckets[bucketId]);
-    for (const bucketId of access.writesBuckets) fn.role.addManagedPolicy(props.bucketWriters[bucketId]);
-    for (const bucketId of access.readsBuckets) fn.role.addManagedPolicy(props.bucketReaders[bucketId]);
+    for (const bucketId of access.writesBuckets) {
+      fn.role.addManagedPolicy(props.bucketWriters[bucketId]);
+      fn.role.addManagedPolicy(props.bucketReaders[bucketId]);
+    }
     if (access.schedulesRetries) this.scheduler.grantManageSchedules(fn);
   }
 }
