@@ -257,10 +257,10 @@ const parseReplay = (args: readonly string[]): OpsCommand => {
   };
   if (eventIds !== undefined) {
     const ids = listOf(eventIds);
-    if (ids.length === 0) throw new UsageError('--event-ids needs at least one evt_ id');
+    if (ids.length === 0) throw new UsageError('--event-ids needs at least one event id');
     if (ids.length > 1000) throw new UsageError('--event-ids takes at most 1000 ids');
     const bad = ids.filter((id) => !eventIdSchema.safeParse(id).success);
-    if (bad.length > 0) throw new UsageError(`--event-ids: not evt_ ids: ${bad.join(', ')}`);
+    if (bad.length > 0) throw new UsageError(`--event-ids: not event ids: ${bad.join(', ')}`);
     return { kind: 'replay', request: { event_ids: [...new Set(ids)], ...common }, wait };
   }
   if (!hasWindow) throw new UsageError('replay needs --event-ids, a --from/--to window or --show');
@@ -275,7 +275,7 @@ const parseEvents = (args: readonly string[]): OpsCommand => {
     const flags = parseFlags(args.slice(1), 'events show', []);
     return {
       kind: 'events-show',
-      eventId: onePositionalId(flags, 'events show', 'an evt_ id', eventIdSchema),
+      eventId: onePositionalId(flags, 'events show', 'an event id', eventIdSchema),
     };
   }
   const flags = parseFlags(

@@ -31,6 +31,7 @@ import { Journal } from '../usecases/audit/journal';
 import { guardrailsFromEnv } from './change-requests';
 import type { ServiceDependencies, ServiceTableId } from './dependencies';
 import type { Environment } from './environment';
+import { idempotencyDependencies } from './idempotency';
 import { JOURNAL_LOG_ID, journalSlicing } from './journal';
 import { receiptExportSettings } from './receipts';
 import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookDependencies } from './webhooks';
@@ -153,6 +154,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
         ...(apiName ? { apiName } : {}),
       }),
     },
+    idempotency: idempotencyDependencies(clients.documents, tableNames.idempotency, env),
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),
       sqsProbe(clients.sqs, queueUrls.delivery),

@@ -9,6 +9,7 @@ import type { ChangeRequestStore } from '../ports/change-requests';
 import type { ReceiptItemSource } from '../ports/checkout';
 import type { Clock } from '../ports/clock';
 import type { HealthProbe } from '../ports/health';
+import type { IdempotencyLedger } from '../ports/idempotency';
 import type { ObjectiveFiguresReader, ServiceMetrics } from '../ports/metrics';
 import type { ObjectStore } from '../ports/object-store';
 import type { MessageQueue, QueueDepths } from '../ports/queue';
@@ -34,7 +35,7 @@ export type ServiceTableId = {
 export interface ServiceDependencies {
   readonly clock: Clock;
   readonly createLogger: (functionId: FunctionId) => Logger;
-  /** The raw client, for libraries that need it (Powertools idempotency); everything else uses `documents`. */
+  /** The raw client, for libraries that need it (health probes); everything else uses `documents`. */
   readonly dynamoDb: DynamoDBClient;
   readonly documents: DynamoDBDocumentClient;
   readonly tableNames: Readonly<Record<ServiceTableId, string>>;
@@ -63,6 +64,14 @@ export interface ServiceDependencies {
   readonly receiptExport: ReceiptExportResources;
   /** The service-level objectives: where functions record their measurements, and where they are read back. */
   readonly metrics: MetricsDependencies;
+  /** Every POST's `Idempotency-Key` (C8, C25): the ledger its effects complete atomically. */
+  readonly idempotency: IdempotencyDependencies;
+}
+
+export interface IdempotencyDependencies {
+  readonly ledger: IdempotencyLedger;
+  /** Told of each named point of an idempotent request (the local stack's crash hook, `CRASH_AT`). */
+  readonly onCheckpoint?: (operation: string, point: string) => void;
 }
 
 export interface MetricsDependencies {

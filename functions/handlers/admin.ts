@@ -29,7 +29,7 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
   const logger = deps.createLogger('admin');
   const priceCache = priceCacheFor(deps, logger);
   // C8: every POST honours Idempotency-Key.
-  const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
+  const idempotency = deps.idempotency;
   const changes = changeRequestDependencies(deps);
   return createHttpApi({
     functionId: 'admin',

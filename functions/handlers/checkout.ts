@@ -25,7 +25,7 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
     metrics,
   });
   // C8: every POST honours Idempotency-Key.
-  const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
+  const idempotency = deps.idempotency;
   return createHttpApi({
     functionId: 'checkout',
     logger: deps.createLogger('checkout'),

@@ -36,7 +36,7 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
   const versionsInForce = async () => partVersionNames((await reader.current()).publication.versions);
   // C8: every POST honours Idempotency-Key. The answers that carry a secret are stored encrypted with the data
   // key, so the idempotency table never holds a secret in clear.
-  const idempotency = { dynamoDb: deps.dynamoDb, tableName: deps.tableNames.idempotency };
+  const idempotency = deps.idempotency;
   const sealed = { ...idempotency, sealer: responseSealer(deps.dataCipher) };
   return createHttpApi({
     functionId: 'webhooks',

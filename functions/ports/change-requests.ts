@@ -3,6 +3,7 @@ import type { Approval, ChangeRequestStatus } from '../domain/change-control/app
 import type { CatalogDiff } from '../domain/change-control/diff';
 import type { GuardrailFinding } from '../domain/change-control/guardrails';
 import type { CatalogPartKind } from './catalog';
+import type { RequestCompletion } from './idempotency';
 
 /** What a change request changes (C23); each kind replaces its own sections of the import document. */
 export type ChangeKind = 'catalog' | 'pricelist' | 'tax_rules' | 'promotions' | 'fx_rates' | 'fx_policy';
@@ -82,12 +83,19 @@ export interface ChangeRequestPage {
 }
 
 export interface ChangeRequestStore {
-  /** Writes a new change request; fails if the id exists. */
-  create(record: ChangeRequestRecord, content: ChangeRequestContent): Promise<void>;
+  /** Writes a new change request (with the request's completion in the same transaction); fails if the id exists. */
+  create(
+    record: ChangeRequestRecord,
+    content: ChangeRequestContent,
+    completion?: RequestCompletion,
+  ): Promise<void>;
   get(crId: string): Promise<ChangeRequestRecord | undefined>;
   content(crId: string): Promise<ChangeRequestContent | undefined>;
-  /** Replaces the record if its stored version is still `record.version - 1`. */
-  update(record: ChangeRequestRecord): Promise<'updated' | 'conflict'>;
+  /**
+   * Replaces the record if its stored version is still `record.version - 1` (with the request's completion in
+   * the same transaction when given).
+   */
+  update(record: ChangeRequestRecord, completion?: RequestCompletion): Promise<'updated' | 'conflict'>;
   /** Newest first; `status` filters. */
   list(options: {
     readonly status?: ChangeRequestStatus;

@@ -1,4 +1,5 @@
 import type { Json } from '../domain/money/canonical';
+import type { RequestCompletion } from './idempotency';
 
 /** A stored quote: the signed payload, its signature, and the receipt once committed. */
 export interface StoredQuote {
@@ -39,8 +40,15 @@ export interface CheckoutRepository {
    * Stores the receipt and marks the quote committed in one transaction, only if the quote has no receipt yet.
    * `exists` means another commit won: read the quote again for its receipt.
    */
-  commit(receipt: StoredReceipt): Promise<'committed' | 'exists'>;
+  commit(receipt: StoredReceipt, completion?: RequestCompletion): Promise<'committed' | 'exists'>;
   receipt(receiptId: string): Promise<StoredReceipt | undefined>;
-  /** Replaces the receipt's refunds and status if its revision is still `expectedRevision`. */
-  updateRefunds(receipt: StoredReceipt, expectedRevision: number): Promise<'updated' | 'conflict'>;
+  /**
+   * Replaces the receipt's refunds and status if its revision is still `expectedRevision`; with the request's
+   * completion in the same transaction when given (a refund is recorded once per Idempotency-Key).
+   */
+  updateRefunds(
+    receipt: StoredReceipt,
+    expectedRevision: number,
+    completion?: RequestCompletion,
+  ): Promise<'updated' | 'conflict'>;
 }

@@ -1,6 +1,7 @@
 import type { DpopProofContents, DpopPublicJwk, DpopRefusal } from '../domain/webhooks/dpop';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { OutboxItem } from '../schemas/envelope';
+import type { RequestCompletion } from './idempotency';
 
 /** A page of results and the opaque cursor of the next page (absent on the last one). */
 export interface Page<T> {
@@ -10,8 +11,11 @@ export interface Page<T> {
 
 /** The outbox (events table). */
 export interface EventStore {
-  /** Writes a new event; refuses (returns false) an id that already exists. */
-  put(item: OutboxItem): Promise<boolean>;
+  /**
+   * Writes a new event, with the request's completion in the same transaction when given; refuses (returns
+   * false) an id that already exists.
+   */
+  put(item: OutboxItem, completion?: RequestCompletion): Promise<boolean>;
   get(eventId: string): Promise<OutboxItem | undefined>;
   /** Records the fan-out: stamps `fanned_out_at` and leaves the pending index. Idempotent. */
   markFannedOut(eventId: string, at: string, deliveries: number): Promise<void>;
@@ -97,16 +101,35 @@ export type EndpointChanges = Partial<
   >
 >;
 
+export interface EndpointUpdateOptions {
+  /**
+   * The record as read: the update happens only if it is still the stored one (optimistic concurrency), and
+   * the new record is this one with the changes.
+   */
+  readonly expected?: EndpointRecord;
+  /** The request's completion, written in the same transaction (needs `expected`). */
+  readonly completion?: RequestCompletion;
+}
+
 export interface EndpointRepository {
-  create(record: EndpointRecord): Promise<void>;
+  /** Writes a new endpoint (with the request's completion in the same transaction when given). */
+  create(record: EndpointRecord, completion?: RequestCompletion): Promise<void>;
   get(endpointId: string): Promise<EndpointRecord | undefined>;
   list(limit: number, cursor?: string): Promise<Page<EndpointRecord>>;
   /** The endpoint a partner key (as its SHA-256) belongs to. */
   byPartnerKey(partnerKeySha256: string): Promise<EndpointRecord | undefined>;
   /** Every enabled endpoint (the fan-out's candidates). */
   enabled(): Promise<EndpointRecord[]>;
-  /** Applies changes; `undefined` values remove the attribute. Returns the new record, or undefined if absent. */
-  update(endpointId: string, changes: EndpointChanges, at: string): Promise<EndpointRecord | undefined>;
+  /**
+   * Applies changes; `undefined` values remove the attribute. Returns the new record, or undefined if absent
+   * (or, with `expected`, changed since it was read).
+   */
+  update(
+    endpointId: string,
+    changes: EndpointChanges,
+    at: string,
+    options?: EndpointUpdateOptions,
+  ): Promise<EndpointRecord | undefined>;
   delete(endpointId: string): Promise<boolean>;
 }
 
@@ -241,7 +264,8 @@ export interface ReplayRecord {
 }
 
 export interface ReplayRepository {
-  put(record: ReplayRecord): Promise<void>;
+  /** Stores the replay; its summary last, with the request's completion in the same transaction when given. */
+  put(record: ReplayRecord, completion?: RequestCompletion): Promise<void>;
   get(replayId: string): Promise<ReplayRecord | undefined>;
 }
 

@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/**
+ * An event's id: the service's own (`evt_` + ULID), or one its producer gave on `POST /webhooks/events` (C25:
+ * 1–128 of letters, digits, `_ . : -`), which is then the event's id everywhere, envelope included.
+ */
+export const EVENT_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
 /** ISO 8601 UTC with milliseconds, as every timestamp of the service (C4). */
 export const isoTimestamp = z
   .string()
@@ -10,7 +16,7 @@ export const eventType = z.string().regex(/^[a-z][a-z0-9_]*\.[A-Za-z][A-Za-z0-9_
 
 /** The webhook event envelope (spec "Webhook event envelope" plus the C11 audit fields). */
 export const eventEnvelopeSchema = z.object({
-  event_id: z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'evt_ ULID'),
+  event_id: z.string().regex(EVENT_ID_PATTERN, 'an event id'),
   type: eventType,
   version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'envelope version date'),
   ts: isoTimestamp,

@@ -3,13 +3,18 @@ import { z } from 'zod';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { identifier } from './catalog-document';
-import { eventType, isoTimestamp } from './envelope';
+import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
 
 /** A topic name: the text before the first dot of an event type (C11). */
 export const topicName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'a topic: lower-case letters, digits, _');
 
 export const endpointIdSchema = z.string().regex(/^ep_[0-9A-HJKMNP-TV-Z]{26}$/, 'an ep_ ULID');
-export const eventIdSchema = z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'an evt_ ULID');
+export const eventIdSchema = z
+  .string()
+  .regex(
+    EVENT_ID_PATTERN,
+    'an event id: 1 to 128 letters, digits, "_", ".", ":" or "-" (evt_… when the service made it)',
+  );
 export const replayIdSchema = z.string().regex(/^rpl_[0-9A-HJKMNP-TV-Z]{26}$/, 'an rpl_ ULID');
 
 const endpointUrl = z
@@ -132,6 +137,11 @@ export const payoutProcessedSchema = z.strictObject({
 
 /** `POST /webhooks/events` (other producers). */
 export const publishEventSchema = z.strictObject({
+  /**
+   * The producer's own id for the event (C25): it becomes the event's `event_id`, and a repeat with the same id
+   * and content answers 200 with the existing event instead of publishing another.
+   */
+  event_id: eventIdSchema.optional(),
   type: eventType,
   data: z.record(z.string(), z.unknown()),
   tenant: identifier.optional(),

@@ -22,7 +22,12 @@ export const ulid = (at: number = Date.now()): string => {
   }
   lastTime = at;
   lastRandom = random;
-  let value = (BigInt(at) << 80n) | random;
+  return ulidOf(at, random);
+};
+
+/** The ULID of a millisecond time and an 80-bit random part (Crockford base32, 26 characters). */
+export const ulidOf = (at: number, random: bigint): string => {
+  let value = (BigInt(at) << 80n) | (random & ((1n << 80n) - 1n));
   const chars = new Array<string>(26);
   for (let index = 25; index >= 0; index -= 1) {
     chars[index] = CROCKFORD[Number(value & 31n)] as string;

@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import { afterAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../functions/adapters/local/dynamodb-local';
 import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
+import { exitOf, processesMentioning, runInGroup, waitUntil } from '../support/stack-process';
 
 /** A started `npm start`, with what its banner printed. */
 interface Started {
@@ -23,31 +24,8 @@ interface Started {
   output(): string;
 }
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'pricing-e2e-'));
 const children: ChildProcess[] = [];
-
-/** Every process on the machine whose command line mentions `needle` (read from /proc). */
-const processesMentioning = (needle: string): number[] =>
-  readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-
-const waitUntil = async (condition: () => boolean, timeoutMs: number): Promise<boolean> => {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return condition();
-};
 
 const groupAlive = (pgid: number): boolean => {
   try {
@@ -58,28 +36,11 @@ const groupAlive = (pgid: number): boolean => {
   }
 };
 
-const exitOf = (child: ChildProcess): Promise<number | null> =>
-  child.exitCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-
-/** Runs a command the way a user does in a terminal: its own process group, which Ctrl-C signals as a whole. */
+/** Runs a command the way a user does in a terminal (its own process group); stopped after the tests. */
 const run = (command: string, args: string[], env: Record<string, string>) => {
-  const child = spawn(command, args, {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  return { child, output: () => output };
+  const started = runInGroup(command, args, env);
+  children.push(started.child);
+  return started;
 };
 
 const bannerOf = (text: string): Record<string, string> => {

@@ -18,6 +18,8 @@ import { type ItemBatches, itemBatchesOf } from './item-batches';
 
 const POINTER_KEY = { pk: 'pointer', sk: 'current' } as const;
 const PUBLICATIONS = 'publication';
+/** Partition of the marks of change requests already published (one item each, `sk` = the `cr_id`). */
+const PUBLISHED_CHANGES = 'published-change';
 
 const pad = (value: number): string => String(value).padStart(10, '0');
 const partPk = (kind: CatalogPartKind) => `part#${kind}`;
@@ -171,6 +173,23 @@ export class DynamoCatalogRepository implements CatalogRepository {
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
+            // One publication per change request, ever: a retried or concurrent completion of the same approved
+            // change cannot publish it twice.
+            ...(publication.change_request_id
+              ? [
+                  {
+                    Put: {
+                      TableName: this.tableName,
+                      Item: {
+                        pk: PUBLISHED_CHANGES,
+                        sk: publication.change_request_id,
+                        revision: publication.revision,
+                      },
+                      ConditionExpression: 'attribute_not_exists(pk)',
+                    },
+                  },
+                ]
+              : []),
             ...(request.events ?? []).map((event) => {
               if (!this.eventsTableName) throw new Error('this repository has no outbox for catalog events');
               return {

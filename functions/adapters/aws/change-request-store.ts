@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ChangeRequestStatus } from '../../domain/change-control/approvals';
 import type {
   ChangeRequestContent,
@@ -6,8 +6,10 @@ import type {
   ChangeRequestRecord,
   ChangeRequestStore,
 } from '../../ports/change-requests';
+import type { RequestCompletion } from '../../ports/idempotency';
 import { conditionalFailure } from './dynamo-errors';
 import { readGzipChunks, writeGzipChunks } from './gzip-chunks';
+import { writeWithCompletion } from './idempotency-ledger';
 import { decodeCursor, encodeCursor } from './webhook-store';
 
 const HEAD = 'head';
@@ -48,14 +50,23 @@ export class DynamoChangeRequestStore implements ChangeRequestStore {
     };
   }
 
-  async create(record: ChangeRequestRecord, content: ChangeRequestContent): Promise<void> {
+  async create(
+    record: ChangeRequestRecord,
+    content: ChangeRequestContent,
+    completion?: RequestCompletion,
+  ): Promise<void> {
     const { chunks } = await writeGzipChunks(this.documents, this.location(record.cr_id), content);
-    await this.documents.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: this.headItem(record, chunks),
-        ConditionExpression: 'attribute_not_exists(cr_id)',
-      }),
+    // The head makes the request exist (content without a head is never read); with the request's completion.
+    await writeWithCompletion(
+      this.documents,
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: this.headItem(record, chunks),
+          ConditionExpression: 'attribute_not_exists(cr_id)',
+        },
+      },
+      completion,
     );
   }
 
@@ -80,18 +91,22 @@ export class DynamoChangeRequestStore implements ChangeRequestStore {
     )) as ChangeRequestContent;
   }
 
-  async update(record: ChangeRequestRecord): Promise<'updated' | 'conflict'> {
+  async update(record: ChangeRequestRecord, completion?: RequestCompletion): Promise<'updated' | 'conflict'> {
     const head = await this.head(record.cr_id);
     if (!head) return 'conflict';
     try {
-      await this.documents.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: this.headItem(record, Number(head.chunks)),
-          ConditionExpression: '#version = :expected',
-          ExpressionAttributeNames: { '#version': 'version' },
-          ExpressionAttributeValues: { ':expected': record.version - 1 },
-        }),
+      await writeWithCompletion(
+        this.documents,
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: this.headItem(record, Number(head.chunks)),
+            ConditionExpression: '#version = :expected',
+            ExpressionAttributeNames: { '#version': 'version' },
+            ExpressionAttributeValues: { ':expected': record.version - 1 },
+          },
+        },
+        completion,
       );
       return 'updated';
     } catch (error) {

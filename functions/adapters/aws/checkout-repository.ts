@@ -1,11 +1,4 @@
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  ScanCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   CheckoutRepository,
   ReceiptItemSource,
@@ -13,7 +6,9 @@ import type {
   StoredQuote,
   StoredReceipt,
 } from '../../ports/checkout';
+import type { RequestCompletion } from '../../ports/idempotency';
 import { conditionalFailure } from './dynamo-errors';
+import { writeWithCompletion } from './idempotency-ledger';
 
 /*
  * Quote payloads, receipts and refunds are immutable documents that are only ever read whole: they are stored as
@@ -99,30 +94,30 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
     return result.Item ? fromQuoteItem(result.Item as QuoteItem) : undefined;
   }
 
-  async commit(receipt: StoredReceipt): Promise<'committed' | 'exists'> {
+  async commit(receipt: StoredReceipt, completion?: RequestCompletion): Promise<'committed' | 'exists'> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await this.documents.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Update: {
-                  TableName: this.tables.quotes,
-                  Key: { quote_id: receipt.quote_id },
-                  UpdateExpression: 'SET receipt_id = :receipt',
-                  ConditionExpression: 'attribute_exists(quote_id) AND attribute_not_exists(receipt_id)',
-                  ExpressionAttributeValues: { ':receipt': receipt.receipt_id },
-                },
+        await writeWithCompletion(
+          this.documents,
+          [
+            {
+              Update: {
+                TableName: this.tables.quotes,
+                Key: { quote_id: receipt.quote_id },
+                UpdateExpression: 'SET receipt_id = :receipt',
+                ConditionExpression: 'attribute_exists(quote_id) AND attribute_not_exists(receipt_id)',
+                ExpressionAttributeValues: { ':receipt': receipt.receipt_id },
               },
-              {
-                Put: {
-                  TableName: this.tables.receipts,
-                  Item: toReceiptItem(receipt),
-                  ConditionExpression: 'attribute_not_exists(receipt_id)',
-                },
+            },
+            {
+              Put: {
+                TableName: this.tables.receipts,
+                Item: toReceiptItem(receipt),
+                ConditionExpression: 'attribute_not_exists(receipt_id)',
               },
-            ],
-          }),
+            },
+          ],
+          completion,
         );
         return 'committed';
       } catch (error) {
@@ -149,22 +144,30 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
     return result.Item ? fromReceiptItem(result.Item as ReceiptItem) : undefined;
   }
 
-  async updateRefunds(receipt: StoredReceipt, expectedRevision: number): Promise<'updated' | 'conflict'> {
+  async updateRefunds(
+    receipt: StoredReceipt,
+    expectedRevision: number,
+    completion?: RequestCompletion,
+  ): Promise<'updated' | 'conflict'> {
     try {
-      await this.documents.send(
-        new UpdateCommand({
-          TableName: this.tables.receipts,
-          Key: { receipt_id: receipt.receipt_id },
-          UpdateExpression: 'SET refunds_json = :refunds, #status = :status, revision = :next',
-          ConditionExpression: 'revision = :expected',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':refunds': JSON.stringify(receipt.refunds),
-            ':status': receipt.status,
-            ':next': receipt.revision,
-            ':expected': expectedRevision,
+      await writeWithCompletion(
+        this.documents,
+        {
+          Update: {
+            TableName: this.tables.receipts,
+            Key: { receipt_id: receipt.receipt_id },
+            UpdateExpression: 'SET refunds_json = :refunds, #status = :status, revision = :next',
+            ConditionExpression: 'revision = :expected',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: {
+              ':refunds': JSON.stringify(receipt.refunds),
+              ':status': receipt.status,
+              ':next': receipt.revision,
+              ':expected': expectedRevision,
+            },
           },
-        }),
+        },
+        completion,
       );
       return 'updated';
     } catch (error) {

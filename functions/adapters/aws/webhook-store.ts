@@ -10,6 +10,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { type DeliveryStatus, FANOUT_PENDING } from '../../domain/webhooks/envelope';
+import type { RequestCompletion } from '../../ports/idempotency';
 import type {
   AttemptRecord,
   ClaimResult,
@@ -21,6 +22,7 @@ import type {
   EndpointChanges,
   EndpointRecord,
   EndpointRepository,
+  EndpointUpdateOptions,
   EventStore,
   Page,
   ReplayRecord,
@@ -28,6 +30,7 @@ import type {
 } from '../../ports/webhooks';
 import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
 import { conditionalFailure } from './dynamo-errors';
+import { writeWithCompletion } from './idempotency-ledger';
 
 /** An opaque page cursor: the query's LastEvaluatedKey as base64url JSON. A malformed one is a bad request. */
 export class InvalidCursorError extends Error {
@@ -61,14 +64,18 @@ export class DynamoEventStore implements EventStore {
     private readonly tableName: string,
   ) {}
 
-  async put(item: OutboxItem): Promise<boolean> {
+  async put(item: OutboxItem, completion?: RequestCompletion): Promise<boolean> {
     try {
-      await this.documents.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: item,
-          ConditionExpression: 'attribute_not_exists(event_id)',
-        }),
+      await writeWithCompletion(
+        this.documents,
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: 'attribute_not_exists(event_id)',
+          },
+        },
+        completion,
       );
       return true;
     } catch (error) {
@@ -163,13 +170,17 @@ export class DynamoEndpointRepository implements EndpointRepository {
     private readonly tableName: string,
   ) {}
 
-  async create(record: EndpointRecord): Promise<void> {
-    await this.documents.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: record,
-        ConditionExpression: 'attribute_not_exists(endpoint_id)',
-      }),
+  async create(record: EndpointRecord, completion?: RequestCompletion): Promise<void> {
+    await writeWithCompletion(
+      this.documents,
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: record,
+          ConditionExpression: 'attribute_not_exists(endpoint_id)',
+        },
+      },
+      completion,
     );
   }
 
@@ -233,9 +244,11 @@ export class DynamoEndpointRepository implements EndpointRepository {
     endpointId: string,
     changes: EndpointChanges,
     at: string,
+    options: EndpointUpdateOptions = {},
   ): Promise<EndpointRecord | undefined> {
     const names: Record<string, string> = { '#updated_at': 'updated_at' };
     const values: Record<string, unknown> = { ':updated_at': at };
+    const { expected, completion } = options;
     const sets = ['#updated_at = :updated_at'];
     const removes: string[] = [];
     for (const field of ENDPOINT_FIELDS) {
@@ -248,18 +261,28 @@ export class DynamoEndpointRepository implements EndpointRepository {
         values[`:${field}`] = value;
       }
     }
+    const update = {
+      TableName: this.tableName,
+      Key: { endpoint_id: endpointId },
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: expected
+        ? 'attribute_exists(endpoint_id) AND #updated_at = :expected_updated_at'
+        : 'attribute_exists(endpoint_id)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: {
+        ...values,
+        ...(expected ? { ':expected_updated_at': expected.updated_at } : {}),
+      },
+    };
     try {
-      const result = await this.documents.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { endpoint_id: endpointId },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: 'attribute_exists(endpoint_id)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
+      if (expected) {
+        // Conditional on the record read: the new one is that record with the changes (no read-back needed,
+        // which a transaction carrying the request's completion could not do).
+        await writeWithCompletion(this.documents, { Update: update }, completion);
+        return withChanges(expected, changes, at);
+      }
+      if (completion) throw new Error('an endpoint update with a completion needs the record it changes');
+      const result = await this.documents.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }));
       return result.Attributes as EndpointRecord | undefined;
     } catch (error) {
       if (conditionalFailure(error) === 'condition') return undefined;
@@ -283,6 +306,18 @@ export class DynamoEndpointRepository implements EndpointRepository {
     }
   }
 }
+
+/** `record` with `changes` applied as the update expression applies them (`undefined` removes). */
+const withChanges = (record: EndpointRecord, changes: EndpointChanges, at: string): EndpointRecord => {
+  const next: Record<string, unknown> = { ...record, updated_at: at };
+  for (const field of ENDPOINT_FIELDS) {
+    if (!(field in changes)) continue;
+    const value = changes[field];
+    if (value === undefined) delete next[field];
+    else next[field] = value;
+  }
+  return next as unknown as EndpointRecord;
+};
 
 const DELIVERY_INDEX = { endpoint: 'by-endpoint', status: 'by-status' } as const;
 
@@ -545,7 +580,7 @@ export class DynamoReplayRepository implements ReplayRepository {
     private readonly tableName: string,
   ) {}
 
-  async put(record: ReplayRecord): Promise<void> {
+  async put(record: ReplayRecord, completion?: RequestCompletion): Promise<void> {
     const { deliveries, ...summary } = record;
     const items: Record<string, unknown>[] = deliveries.map((delivery) => ({
       replay_id: record.replay_id,
@@ -564,9 +599,12 @@ export class DynamoReplayRepository implements ReplayRepository {
         requests = (result.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
       }
     }
-    // The summary last: a replay is visible only once every delivery it names is stored.
-    await this.documents.send(
-      new PutCommand({ TableName: this.tableName, Item: { ...summary, sk: SUMMARY } }),
+    // The summary last: a replay is visible only once every delivery it names is stored; with the request's
+    // completion, in the same transaction.
+    await writeWithCompletion(
+      this.documents,
+      { Put: { TableName: this.tableName, Item: { ...summary, sk: SUMMARY } } },
+      completion,
     );
   }
 

@@ -13,6 +13,7 @@ import type {
 import { changeRequestDependencies, guardrailsFromEnv } from '../../composition/change-requests';
 import type { ServiceDependencies, ServiceTableId } from '../../composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../composition/functions';
+import { crashHookFromEnv, idempotencyDependencies } from '../../composition/idempotency';
 import { JOURNAL_LOG_ID, journalSlicing } from '../../composition/journal';
 import { fxTickSecondsFromEnv } from '../../composition/rates';
 import { receiptExportSettings } from '../../composition/receipts';
@@ -265,6 +266,12 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         receipts: new DynamoReceiptItemSource(clients.documents, serviceTableNames.receipts),
       },
       metrics: { recorder: () => metrics, figures: metrics },
+      idempotency: idempotencyDependencies(
+        clients.documents,
+        serviceTableNames.idempotency,
+        options.environment ?? {},
+        crashHookFromEnv(options.environment ?? {}),
+      ),
       healthProbes: [
         dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
         sqsProbe(clients.sqs, resources.queueUrls.delivery),

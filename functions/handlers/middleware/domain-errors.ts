@@ -6,7 +6,7 @@ import { CatalogNotFoundError } from '../../usecases/catalog/reader';
 import { CatalogValidationError } from '../../usecases/catalog/validate';
 import { ChangeRequestError } from '../../usecases/change-requests/change-requests';
 import { CheckoutError } from '../../usecases/checkout/checkout';
-import { EndpointNotFoundError } from '../../usecases/webhooks/endpoints';
+import { EndpointConflictError, EndpointNotFoundError } from '../../usecases/webhooks/endpoints';
 import { EventRefusedError } from '../../usecases/webhooks/events';
 import { EventNotFoundError, InvalidListingError } from '../../usecases/webhooks/history';
 import { EndpointValidationError } from '../../usecases/webhooks/mtls';
@@ -44,6 +44,8 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
     return new HttpError(error.code, error.message, error.details ? { details: error.details } : {});
   if (error instanceof EndpointNotFoundError || error instanceof EventNotFoundError)
     return new HttpError('not_found', error.message);
+  if (error instanceof EndpointConflictError)
+    return new HttpError('conflict', error.message, { retryAfterSeconds: 1 });
   if (error instanceof PartnerUnauthorizedError) return new HttpError('unauthorized', error.message);
   if (error instanceof InvalidListingError || error instanceof InvalidCursorError)
     return new HttpError('invalid_request', error.message);

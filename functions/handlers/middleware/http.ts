@@ -9,6 +9,7 @@ import {
   type RouteDefinition,
   routeKey,
 } from '../../definitions';
+import type { ExactlyOnce } from '../../ports/idempotency';
 import type { ServiceMetrics } from '../../ports/metrics';
 import { newId } from '../../shared/ids';
 import { toHttpError } from './domain-errors';
@@ -25,6 +26,14 @@ export interface OperationRequest {
   readonly event: APIGatewayProxyEvent;
   readonly route: RouteDefinition;
   readonly traceId: string;
+  /** Set by the idempotency layer on a POST with an `Idempotency-Key` (C8, C25). */
+  readonly idempotency?: RequestIdempotency;
+}
+
+/** What the idempotency layer gives the operation of a request that carries a key. */
+export interface RequestIdempotency {
+  /** The exactly-once handle of this request, whose stored answer is `answer(result)`. */
+  once<R>(answer: (result: R) => HttpResult): ExactlyOnce<R>;
 }
 
 export type Operation = (request: OperationRequest) => Promise<HttpResult>;

@@ -1,21 +1,18 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import {
-  IdempotencyAlreadyInProgressError,
-  IdempotencyConfig,
-  IdempotencyUnknownError,
-  IdempotencyValidationError,
-  makeIdempotent,
-} from '@aws-lambda-powertools/idempotency';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { z } from 'zod';
-import { FUNCTIONS } from '../../definitions';
+  type ExactlyOnce,
+  type IdempotencyLedger,
+  type LedgerEntry,
+  MalformedLedgerRecordError,
+  type RequestScope,
+  RequestSupersededError,
+  type ReservedIdPrefix,
+  type StoredAnswer,
+} from '../../ports/idempotency';
+import { newId, ulidOf } from '../../shared/ids';
 import { HttpError } from './errors';
-import type { HttpResult, Operation, OperationRequest } from './http';
-
-/** How long a stored response answers a repeated key (C8: at least 24 h). */
-export const IDEMPOTENCY_EXPIRES_AFTER_SECONDS = 24 * 60 * 60;
+import type { HttpResult, Operation, OperationRequest, RequestIdempotency } from './http';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -24,26 +21,25 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7E](?:[\x20-\x7E]{0,253}[\x21-\x7E])?$/;
 
 /** Prefix of every record id in the idempotency table (stable across function renames and locally). */
-const KEY_PREFIX = 'http';
+const KEY_PREFIX = 'req';
+
+/** Named points of an idempotent request, for the crash tests (`CRASH_AT=<operation>:<point>` locally). */
+export type RequestCheckpoint = 'after-effect' | 'after-record' | (string & {});
 
 export interface IdempotencyOptions {
-  /** Client of the table that holds the records (DynamoDB Local in the local stack and the tests). */
-  readonly dynamoDb: DynamoDBClient;
-  /** Physical name of `TABLES.idempotency` (partition key `id`, TTL attribute `expiration`). */
-  readonly tableName: string;
-  /** @default IDEMPOTENCY_EXPIRES_AFTER_SECONDS (86 400, C8) */
-  readonly expiresAfterSeconds?: number;
-  /**
-   * How long a request holds its key while it runs; a duplicate inside this window is answered 409. A record
-   * left in progress by a crashed or timed-out invocation frees the key once it passes.
-   * @default the timeout of the route's function (`FUNCTIONS[route.function].timeoutSeconds`)
-   */
-  readonly inProgressTimeoutSeconds?: number;
+  /** The idempotency table. */
+  readonly ledger: IdempotencyLedger;
   /**
    * Encrypts the stored body (and decrypts it on a replay), for answers that carry a secret: the record then
    * holds ciphertext only.
    */
   readonly sealer?: ResponseSealer;
+  /**
+   * Told of each named point a request passes (`after-effect`: the write carrying the effect committed;
+   * `after-record`: the answer is stored, not yet sent; others named by the use case). A test hook: the local
+   * stack ends the process at the point `CRASH_AT` names.
+   */
+  readonly onCheckpoint?: (operation: string, point: RequestCheckpoint) => void;
 }
 
 /** Encrypts and decrypts a stored response body (the data key: KMS in AWS, the local key locally). */
@@ -51,27 +47,6 @@ export interface ResponseSealer {
   seal(plaintext: string): Promise<string>;
   open(sealed: string): Promise<string>;
 }
-
-/** What Powertools hashes: `scope` is the record's key, the other two fields are its payload validation. */
-interface IdempotencyScope {
-  readonly scope: string;
-  readonly body_sha256: string;
-  readonly path_parameters: { readonly [name: string]: string };
-}
-
-/** The response as stored: the body as its JSON text, so the replay is byte-identical. */
-const StoredResponseSchema = z.object({
-  status_code: z.number().int(),
-  headers: z.record(z.string(), z.string()),
-  body_json: z.string().nullable(),
-  /** The body's JSON text encrypted by the route's sealer (then `body_json` is null). */
-  body_sealed: z.string().optional(),
-});
-
-type StoredResponse = z.infer<typeof StoredResponseSchema>;
-
-/** A JSON value as Powertools hands it to (and takes it back from) a response hook. */
-type JSONValue = Parameters<NonNullable<IdempotencyConfig['responseHook']>>[0];
 
 const sha256Hex = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -105,147 +80,109 @@ const bodyBytes = (event: APIGatewayProxyEvent): Buffer => {
   return Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
 };
 
-const scopeOf = (request: OperationRequest, key: string): IdempotencyScope => {
+/** The record's id (route, caller, key) and what a repeat must match (the body's bytes and path parameters). */
+const scopeOf = (request: OperationRequest, key: string): RequestScope => {
   const { event, route } = request;
-  const pathParameters: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
-    if (value !== undefined) pathParameters[name] = value;
-  }
+  const pathParameters = Object.entries(event.pathParameters ?? {})
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
   return {
-    scope: sha256Hex(`${route.method} ${route.path}\n${callerOf(event)}\n${key}`),
-    body_sha256: sha256Hex(bodyBytes(event)),
-    path_parameters: pathParameters,
+    recordId: `${KEY_PREFIX}#${sha256Hex(`${route.method} ${route.path}\n${callerOf(event)}\n${key}`)}`,
+    validation: sha256Hex(`${sha256Hex(bodyBytes(event))}\n${JSON.stringify(pathParameters)}`),
   };
 };
 
-const toStored = (result: HttpResult): StoredResponse => ({
-  status_code: result.statusCode,
-  headers: { ...(result.headers ?? {}) },
-  body_json: result.body === undefined ? null : JSON.stringify(result.body),
-});
+const toStored = async (result: HttpResult, sealer?: ResponseSealer): Promise<StoredAnswer> => {
+  const bodyJson = result.body === undefined ? null : JSON.stringify(result.body);
+  const headers = { ...(result.headers ?? {}) };
+  if (sealer && bodyJson !== null) {
+    return {
+      status_code: result.statusCode,
+      headers,
+      body_json: null,
+      body_sealed: await sealer.seal(bodyJson),
+    };
+  }
+  return { status_code: result.statusCode, headers, body_json: bodyJson };
+};
 
-const fromStored = async (stored: StoredResponse, sealer?: ResponseSealer): Promise<HttpResult> => {
-  const bodyJson =
-    stored.body_sealed !== undefined
-      ? await (sealer ?? refuseSealed).open(stored.body_sealed)
-      : stored.body_json;
+/** A stored answer as a replay sends it: the same status, headers and body, and `Idempotent-Replayed: true`. */
+const replayOf = async (stored: StoredAnswer, sealer?: ResponseSealer): Promise<HttpResult> => {
+  let bodyJson = stored.body_json;
+  if (stored.body_sealed !== undefined) {
+    if (!sealer) throw new Error('the stored answer is sealed and this route has no sealer');
+    bodyJson = await sealer.open(stored.body_sealed);
+  }
   return {
     statusCode: stored.status_code,
-    headers: stored.headers,
+    headers: { ...stored.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' },
     ...(bodyJson === null ? {} : { body: JSON.parse(bodyJson) as unknown }),
   };
 };
 
-const refuseSealed: ResponseSealer = {
-  seal: async () => {
-    throw new Error('no sealer');
-  },
-  open: async () => {
-    throw new Error('the stored response is sealed and this route has no sealer');
-  },
-};
-
-const sealStored = async (stored: StoredResponse, sealer?: ResponseSealer): Promise<StoredResponse> =>
-  sealer && stored.body_json !== null
-    ? { ...stored, body_json: null, body_sealed: await sealer.seal(stored.body_json) }
-    : stored;
-
-const parseStored = (value: unknown): StoredResponse => {
-  const parsed = StoredResponseSchema.safeParse(value);
-  if (!parsed.success) throw new Error('the stored idempotent response is malformed');
-  return parsed.data;
-};
-
-/** Powertools calls this with a stored (completed) response instead of running the operation again. */
-const markReplayed = (response: JSONValue): JSONValue => {
-  const stored = parseStored(response);
-  return { ...stored, headers: { ...stored.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' } };
-};
-
-/**
- * A stand-in Lambda context for Powertools: operations do not see the invocation's context, so the
- * in-progress lease is the route function's whole timeout, an upper bound of the time the request has left.
- */
-const leaseContext = (leaseMs: number): Context => ({
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'idempotent-operation',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: '',
-  memoryLimitInMB: '0',
-  awsRequestId: '',
-  logGroupName: '',
-  logStreamName: '',
-  getRemainingTimeInMillis: () => leaseMs,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-});
-
-const toHttpError = (error: unknown): unknown => {
-  if (error instanceof IdempotencyValidationError) {
-    return new HttpError(
+/** A record that is not this request's, as an answer: the stored one, or the C8 refusal. */
+const answerOf = async (entry: LedgerEntry | undefined, sealer?: ResponseSealer): Promise<HttpResult> => {
+  if (entry?.state === 'completed') return replayOf(entry.answer, sealer);
+  if (entry?.state === 'mismatch') {
+    throw new HttpError(
       'idempotency_key_reused',
       'this Idempotency-Key was already used with a different request (body or path)',
-      { cause: error },
     );
   }
-  if (error instanceof IdempotencyAlreadyInProgressError) {
-    return new HttpError('request_in_progress', 'a request with this Idempotency-Key is still running', {
-      retryAfterSeconds: 1,
-      cause: error,
-    });
-  }
-  if (error instanceof IdempotencyUnknownError) {
-    return new HttpError('unavailable', 'the idempotency store is unavailable; retry later', {
-      retryAfterSeconds: 1,
-      cause: error,
-    });
-  }
-  return error;
+  throw new HttpError('request_in_progress', 'a request with this Idempotency-Key is still running', {
+    retryAfterSeconds: entry?.state === 'in_progress' ? entry.retryAfterSeconds : 1,
+  });
 };
 
-type Runner = (scope: IdempotencyScope, request: OperationRequest) => Promise<StoredResponse>;
+/** A failure of the idempotency table as an answer: 503 (a malformed record is a defect: thrown, so 500). */
+const unavailable = (error: unknown) => {
+  if (error instanceof MalformedLedgerRecordError || error instanceof HttpError) return error;
+  return new HttpError('unavailable', 'the idempotency store is unavailable; retry later', {
+    retryAfterSeconds: 1,
+    cause: error,
+  });
+};
 
 /**
- * C8 for POST routes. With an `Idempotency-Key` header (1–255 printable ASCII, else 400 `invalid_request`),
- * scoped by route (method + resource) and caller: the first request runs `operation` and its result is
- * stored (Powertools idempotency, DynamoDB); the same key with the same body (and path parameters) answers
- * the stored response with `Idempotent-Replayed: true`; with another body 422 `idempotency_key_reused`;
- * while the first still runs 409 `request_in_progress` with `Retry-After: 1`. When the operation throws
- * (a refusal or a failure) nothing is stored, so the key can be retried. Without the header, or on other
- * methods, the operation just runs.
+ * Ids a request reserves: ULIDs whose time is when the request first began and whose random part is an HMAC of
+ * its record's seed, so a retry that takes a crashed request's key over derives the same ones.
  */
-export const idempotent = (operation: Operation, options: IdempotencyOptions): Operation => {
-  const expiresAfterSeconds = options.expiresAfterSeconds ?? IDEMPOTENCY_EXPIRES_AFTER_SECONDS;
-  const execute: Runner = async (_scope, request) =>
-    sealStored(toStored(await operation(request)), options.sealer);
-  // A persistence layer takes its configuration once, so each lease length gets its own layer and config.
-  const runners = new Map<number, Runner>();
-  const runnerFor = (leaseMs: number): Runner => {
-    let runner = runners.get(leaseMs);
-    if (!runner) {
-      runner = makeIdempotent(execute, {
-        persistenceStore: new DynamoDBPersistenceLayer({
-          tableName: options.tableName,
-          awsSdkV3Client: options.dynamoDb,
-        }),
-        keyPrefix: KEY_PREFIX,
-        dataIndexArgument: 0,
-        config: new IdempotencyConfig({
-          eventKeyJmesPath: 'scope',
-          payloadValidationJmesPath: '[body_sha256, path_parameters]',
-          throwOnNoIdempotencyKey: true,
-          expiresAfterSeconds,
-          hashFunction: 'sha256',
-          lambdaContext: leaseContext(leaseMs),
-          responseHook: markReplayed,
-        }),
-      });
-      runners.set(leaseMs, runner);
-    }
-    return runner;
+const reservedIds =
+  (seed: string, startedAt: Date) =>
+  (prefix: ReservedIdPrefix, n = 0): string => {
+    const mac = createHmac('sha256', Buffer.from(seed, 'hex')).update(`${prefix}#${n}`).digest();
+    return `${prefix}_${ulidOf(startedAt.getTime(), BigInt(`0x${mac.subarray(0, 10).toString('hex')}`))}`;
   };
 
+/** The handle of a request without an `Idempotency-Key`: its effects are written on their own. */
+const WITHOUT_KEY: ExactlyOnce<unknown> = {
+  completion: async () => undefined,
+  reservedId: (prefix) => newId(prefix),
+  checkpoint: () => undefined,
+};
+
+/** The exactly-once handle of an operation's request (a plain one when the request has no key). */
+export const exactlyOnce = <R>(
+  request: OperationRequest,
+  answer: (result: R) => HttpResult,
+): ExactlyOnce<R> => request.idempotency?.once(answer) ?? (WITHOUT_KEY as ExactlyOnce<R>);
+
+/**
+ * C8 and C25 for POST routes. With an `Idempotency-Key` header (1–255 printable ASCII, else 400
+ * `invalid_request`), scoped by route (method + resource) and caller, the request takes the key in the ledger:
+ * - the same key with the same body and path parameters after the first completed: the stored answer with
+ *   `Idempotent-Replayed: true`, without running again; with another body or path: 422 `idempotency_key_reused`;
+ * - while the first holds its lease: 409 `request_in_progress` with `Retry-After`; after a holder's lease ran
+ *   out (it crashed before its effect): the retry takes the key over and runs.
+ * An operation with an effect hands the store its completion (`exactlyOnce(request, answer)`), and the store
+ * writes the effect and the completed record in one transaction: a crash leaves both or neither, and of two
+ * holders only the one whose token is still on the record can commit. An operation that completes no record
+ * itself (its repetition has no effect, or it is effect-free by construction) is completed after it returns.
+ * A refusal or failure before any commit gives the key back, so it can be retried.
+ * Without the header, or on other methods, the operation just runs.
+ */
+export const idempotent = (operation: Operation, options: IdempotencyOptions): Operation => {
+  const { ledger, sealer } = options;
   return async (request) => {
     if (request.route.method !== 'POST') return operation(request);
     const key = headerValue(request.event, IDEMPOTENCY_KEY_HEADER);
@@ -253,13 +190,64 @@ export const idempotent = (operation: Operation, options: IdempotencyOptions): O
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
       throw new HttpError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
-    const leaseSeconds = options.inProgressTimeoutSeconds ?? FUNCTIONS[request.route.function].timeoutSeconds;
-    let stored: StoredResponse;
+    const checkpoint = (point: RequestCheckpoint) => options.onCheckpoint?.(request.route.operation, point);
+    const scope = scopeOf(request, key);
+    let entry: LedgerEntry;
     try {
-      stored = await runnerFor(leaseSeconds * 1000)(scopeOf(request, key), request);
+      entry = await ledger.begin(scope);
     } catch (error) {
-      throw toHttpError(error);
+      throw unavailable(error);
     }
-    return fromStored(parseStored(stored), options.sealer);
+    if (entry.state !== 'started') return answerOf(entry, sealer);
+    const { token } = entry;
+    const settled = async (): Promise<HttpResult> => {
+      try {
+        return await answerOf(await ledger.read(scope), sealer);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    };
+
+    /** The answer stored with the effect, once the store's transaction committed. */
+    let committed: HttpResult | undefined;
+    const reserved = reservedIds(entry.seed, entry.startedAt);
+    const idempotency: RequestIdempotency = {
+      once: <R>(answer: (result: R) => HttpResult): ExactlyOnce<R> => ({
+        completion: async (result) => {
+          const http = answer(result);
+          return ledger.completion(scope, token, await toStored(http, sealer), () => {
+            committed = http;
+            checkpoint('after-effect');
+          });
+        },
+        reservedId: reserved,
+        checkpoint,
+      }),
+    };
+
+    let result: HttpResult;
+    try {
+      result = await operation({ ...request, idempotency });
+    } catch (error) {
+      // The effect and its answer are stored: that answer stands, as it will for every retry.
+      if (committed) return committed;
+      // A retry took the key over (this request's lease ran out) and wrote first: its answer is the answer.
+      if (error instanceof RequestSupersededError) return settled();
+      await ledger.release(scope, token).catch(() => undefined);
+      throw error;
+    }
+    if (committed) {
+      checkpoint('after-record');
+      return committed;
+    }
+    checkpoint('after-effect');
+    try {
+      await ledger.complete(scope, token, await toStored(result, sealer));
+    } catch (error) {
+      if (error instanceof RequestSupersededError) return settled();
+      throw unavailable(error);
+    }
+    checkpoint('after-record');
+    return result;
   };
 };

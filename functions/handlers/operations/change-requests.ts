@@ -17,7 +17,8 @@ import {
   releaseOf,
 } from '../../usecases/change-requests/change-requests';
 import { HttpError } from '../middleware/errors';
-import type { Operation } from '../middleware/http';
+import type { HttpResult, Operation } from '../middleware/http';
+import { exactlyOnce } from '../middleware/idempotency';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /**
@@ -32,13 +33,19 @@ export const operatorOf = (event: APIGatewayProxyEvent): string => {
   return identity;
 };
 
+/** The answer of a change-request write: the record (with its diff when created) under `statusCode`. */
+const answered =
+  (statusCode: number) =>
+  (body: object): HttpResult => ({ statusCode, body });
+
 const pathOf = (event: APIGatewayProxyEvent) =>
   parseWith(changeRequestPathSchema, event.pathParameters ?? {}, 'path');
 
 /** `POST /admin/change-requests`: 201 with the request, its diff and guardrail findings. */
 export const createChangeRequestOperation =
   (deps: ChangeRequestDependencies): Operation =>
-  async ({ event }) => {
+  async (request) => {
+    const { event } = request;
     const body = parseJsonBody(createChangeRequestSchema, event.body, event.isBase64Encoded);
     const created = await createChangeRequest(
       deps,
@@ -49,8 +56,9 @@ export const createChangeRequestOperation =
         ...(body.note ? { note: body.note } : {}),
       },
       operatorOf(event),
+      exactlyOnce(request, answered(201)),
     );
-    return { statusCode: 201, body: created };
+    return answered(201)(created);
   };
 
 /**
@@ -59,7 +67,8 @@ export const createChangeRequestOperation =
  */
 export const importCatalogOperation =
   (deps: ChangeRequestDependencies): Operation =>
-  async ({ event }) => {
+  async (request) => {
+    const { event } = request;
     const document = parseJsonBody(z.record(z.string(), z.unknown()), event.body, event.isBase64Encoded);
     const { effective_from: effectiveFrom, ...payload } = document;
     const { effective_from } = parseWith(
@@ -70,8 +79,9 @@ export const importCatalogOperation =
       deps,
       { kind: 'catalog', payload, ...(effective_from ? { effective_from } : {}), note: 'catalog import' },
       operatorOf(event),
+      exactlyOnce(request, answered(202)),
     );
-    return { statusCode: 202, body: created };
+    return answered(202)(created);
   };
 
 export const listChangeRequestsOperation =
@@ -96,24 +106,36 @@ export const getChangeRequestOperation =
 /** `POST /admin/change-requests/{cr_id}/approve`: the second distinct approval publishes. */
 export const approveChangeRequestOperation =
   (deps: (traceId: string) => ChangeRequestDependencies): Operation =>
-  async ({ event, traceId }) => {
+  async (request) => {
+    const { event, traceId } = request;
     const { cr_id } = pathOf(event);
     const body = parseJsonBody(approveChangeRequestSchema, event.body || '{}', event.isBase64Encoded);
-    const record = await approveChangeRequest(deps(traceId), cr_id, {
-      by: operatorOf(event),
-      ...(body.comment ? { comment: body.comment } : {}),
-      ...(body.acknowledge ? { acknowledge: body.acknowledge } : {}),
-    });
-    return { statusCode: 200, body: record };
+    const record = await approveChangeRequest(
+      deps(traceId),
+      cr_id,
+      {
+        by: operatorOf(event),
+        ...(body.comment ? { comment: body.comment } : {}),
+        ...(body.acknowledge ? { acknowledge: body.acknowledge } : {}),
+      },
+      exactlyOnce(request, answered(200)),
+    );
+    return answered(200)(record);
   };
 
 export const rejectChangeRequestOperation =
   (deps: ChangeRequestDependencies): Operation =>
-  async ({ event }) => {
+  async (request) => {
+    const { event } = request;
     const { cr_id } = pathOf(event);
     const body = parseJsonBody(rejectChangeRequestSchema, event.body, event.isBase64Encoded);
-    const record = await rejectChangeRequest(deps, cr_id, { by: operatorOf(event), comment: body.comment });
-    return { statusCode: 200, body: record };
+    const record = await rejectChangeRequest(
+      deps,
+      cr_id,
+      { by: operatorOf(event), comment: body.comment },
+      exactlyOnce(request, answered(200)),
+    );
+    return answered(200)(record);
   };
 
 /** `GET /audit/releases/{cr_id}`: the DSSE envelope of a published change. */

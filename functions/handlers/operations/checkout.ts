@@ -1,3 +1,4 @@
+import type { JsonObject } from '../../domain/receipts/receipt';
 import type { PublicJwk, ReceiptSigner } from '../../ports/signing';
 import {
   commitRequestSchema,
@@ -6,7 +7,8 @@ import {
   refundRequestSchema,
 } from '../../schemas/checkout';
 import type { Checkout } from '../../usecases/checkout/checkout';
-import type { Operation } from '../middleware/http';
+import type { HttpResult, Operation } from '../middleware/http';
+import { exactlyOnce } from '../middleware/idempotency';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** `POST /pricing/quote`: priced on fresh catalog data, rate locked, signed; 201 with the quote. */
@@ -17,20 +19,32 @@ export const quoteOperation =
     return { statusCode: 201, body: await checkout.quote(request, traceId) };
   };
 
-/** `POST /pricing/commit`: the quote's receipt (the same one however often it is called). */
+const created = (body: JsonObject): HttpResult => ({ statusCode: 201, body });
+
+/**
+ * `POST /pricing/commit`: the quote's receipt (the same one however often it is called); the receipt, the quote's
+ * mark and the request's answer are one transaction.
+ */
 export const commitOperation =
   (checkout: Checkout): Operation =>
-  async ({ event, traceId }) => {
+  async (operation) => {
+    const { event, traceId } = operation;
     const request = parseJsonBody(commitRequestSchema, event.body, event.isBase64Encoded);
-    return { statusCode: 201, body: await checkout.commit(request.quote_id, request.signature, traceId) };
+    return created(
+      await checkout.commit(request.quote_id, request.signature, traceId, exactlyOnce(operation, created)),
+    );
   };
 
-/** `POST /pricing/refund`: a return or chargeback recalculated with the receipt's versions. */
+/**
+ * `POST /pricing/refund`: a return or chargeback recalculated with the receipt's versions; recorded on the receipt
+ * in the same write as the request's answer.
+ */
 export const refundOperation =
   (checkout: Checkout): Operation =>
-  async ({ event }) => {
+  async (operation) => {
+    const { event } = operation;
     const request = parseJsonBody(refundRequestSchema, event.body, event.isBase64Encoded);
-    return { statusCode: 201, body: await checkout.refund(request) };
+    return created(await checkout.refund(request, exactlyOnce(operation, created)));
   };
 
 /** `GET /receipts/{receipt_id}`. */

@@ -29,35 +29,49 @@ import {
 } from '../../usecases/webhooks/confirmations';
 import type { WebhookContext } from '../../usecases/webhooks/context';
 import {
+  type CreatedEndpoint,
   createEndpoint,
   deleteEndpoint,
   getEndpoint,
   listEndpoints,
+  type RotatedEndpoint,
   rotateSecret,
   updateEndpoint,
 } from '../../usecases/webhooks/endpoints';
-import { NO_VERSIONS, publishEvent, type VersionsInForce } from '../../usecases/webhooks/events';
+import {
+  NO_VERSIONS,
+  type PublishedEvent,
+  publishEvent,
+  type VersionsInForce,
+} from '../../usecases/webhooks/events';
 import { listEvents, showEvent } from '../../usecases/webhooks/history';
 import { authenticatePartner, catalogSnapshot, partnerEvents } from '../../usecases/webhooks/partner';
-import { replayDeliveries, replayProgress } from '../../usecases/webhooks/replay';
+import { type ReplayAccepted, replayDeliveries, replayProgress } from '../../usecases/webhooks/replay';
 import { errorBody, HttpError } from '../middleware/errors';
 import type { HttpResult, Operation } from '../middleware/http';
-import { IDEMPOTENCY_KEY_HEADER, type IdempotencyOptions, idempotent } from '../middleware/idempotency';
+import {
+  exactlyOnce,
+  IDEMPOTENCY_KEY_HEADER,
+  type IdempotencyOptions,
+  idempotent,
+} from '../middleware/idempotency';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 const pathOf = (event: { pathParameters: Record<string, string | undefined> | null }) =>
   event.pathParameters ?? {};
 
+const endpointCreated = (created: CreatedEndpoint): HttpResult => ({
+  statusCode: 201,
+  headers: { Location: `/webhooks/endpoints/${created.endpoint_id}` },
+  body: created,
+});
+
 export const createEndpointOperation =
   (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
+  async (request) => {
+    const { event } = request;
     const body = parseJsonBody(createEndpointSchema, event.body, event.isBase64Encoded);
-    const created = await createEndpoint(ctx, body);
-    return {
-      statusCode: 201,
-      headers: { Location: `/webhooks/endpoints/${created.endpoint_id}` },
-      body: created,
-    };
+    return endpointCreated(await createEndpoint(ctx, body, exactlyOnce(request, endpointCreated)));
   };
 
 export const listEndpointsOperation =
@@ -90,25 +104,32 @@ export const deleteEndpointOperation =
     return { statusCode: 204 };
   };
 
+const rotated = (endpoint: RotatedEndpoint): HttpResult => ({ statusCode: 200, body: endpoint });
+
 export const rotateSecretOperation =
   (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
-    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
-    return { statusCode: 200, body: await rotateSecret(ctx, endpoint_id) };
+  async (request) => {
+    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(request.event), 'path');
+    return rotated(await rotateSecret(ctx, endpoint_id, exactlyOnce(request, rotated)));
   };
+
+/** 202 for a new event; 200 for a repeat of a producer's `event_id` (C25). */
+const eventAccepted = ({ item, created }: PublishedEvent): HttpResult => ({
+  statusCode: created ? 202 : 200,
+  headers: { Location: `/webhooks/events/${item.event_id}` },
+  body: { event_id: item.event_id },
+});
 
 /** `POST /webhooks/events`: 202, delivery follows through the outbox. */
 export const publishEventOperation =
   (ctx: WebhookContext, versionsInForce: () => Promise<VersionsInForce>): Operation =>
-  async ({ event, traceId }) => {
+  async (request) => {
+    const { event, traceId } = request;
     const body = parseJsonBody(publishEventSchema, event.body, event.isBase64Encoded);
     const versions = await versionsInForce().catch(() => NO_VERSIONS);
-    const item = await publishEvent(ctx, body, traceId, versions);
-    return {
-      statusCode: 202,
-      headers: { Location: `/webhooks/events/${item.event_id}` },
-      body: { event_id: item.event_id },
-    };
+    return eventAccepted(
+      await publishEvent(ctx, body, traceId, versions, exactlyOnce(request, eventAccepted)),
+    );
   };
 
 export const listEventsOperation =
@@ -125,16 +146,18 @@ export const showEventOperation =
     return { statusCode: 200, body: await showEvent(ctx, event_id) };
   };
 
+const replayAccepted = (accepted: ReplayAccepted): HttpResult => ({
+  statusCode: 202,
+  headers: { Location: `/webhooks/replays/${accepted.replay_id}` },
+  body: accepted,
+});
+
 export const replayOperation =
   (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
+  async (request) => {
+    const { event } = request;
     const body = parseJsonBody(replayRequestSchema, event.body, event.isBase64Encoded);
-    const accepted = await replayDeliveries(ctx, body);
-    return {
-      statusCode: 202,
-      headers: { Location: `/webhooks/replays/${accepted.replay_id}` },
-      body: accepted,
-    };
+    return replayAccepted(await replayDeliveries(ctx, body, exactlyOnce(request, replayAccepted)));
   };
 
 export const showReplayOperation =

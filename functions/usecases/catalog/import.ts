@@ -140,6 +140,20 @@ export const publishCatalogChange = async (
         changed: newParts.map((part) => part.kind),
       };
     }
+    // A change request is published once: a concurrent completion of the same one may have won.
+    if (request.changeRequestId) {
+      const won = (
+        await deps.repository.publications({ afterRevision: current?.publication.revision ?? 0 })
+      ).find((published) => published.change_request_id === request.changeRequestId);
+      if (won) {
+        return {
+          revision: won.revision,
+          versions: partVersionNames(won.versions),
+          effective_from: won.effective_from,
+          changed: [],
+        };
+      }
+    }
   }
   throw new CatalogConflictError();
 };

@@ -36,6 +36,7 @@ import type {
   ChangeRequestStore,
 } from '../../ports/change-requests';
 import type { Clock } from '../../ports/clock';
+import type { ExactlyOnce, RequestCompletion } from '../../ports/idempotency';
 import type { CatalogDocument } from '../../schemas/catalog-document';
 import { newId } from '../../shared/ids';
 import { type CurrentCatalog, contentHash, currentCatalog, publishCatalogChange } from '../catalog/import';
@@ -107,6 +108,7 @@ export const createChangeRequest = async (
   deps: ChangeRequestDependencies,
   input: ChangeRequestInput,
   author: string,
+  once?: ExactlyOnce<ChangeRequestView>,
 ): Promise<ChangeRequestView> => {
   const current = await currentCatalog(deps.repository);
   const currentDocument = current ? documentOf(current) : undefined;
@@ -150,8 +152,9 @@ export const createChangeRequest = async (
     version: 1,
   };
   const content: ChangeRequestContent = { payload: input.payload, proposed: document, diff };
-  await deps.store.create(record, content);
-  return { ...record, diff };
+  const view: ChangeRequestView = { ...record, diff };
+  await deps.store.create(record, content, await once?.completion(view));
+  return view;
 };
 
 const load = async (store: ChangeRequestStore, crId: string): Promise<ChangeRequestRecord> => {
@@ -168,25 +171,34 @@ const refuse = (refusal: ReviewRefusal): never => {
   );
 };
 
-/** Applies `change` to the stored record, re-reading and retrying when another writer got there first. */
+/** The request's completion for a record about to be written, when that write is the request's last. */
+type CompletionOf = (record: ChangeRequestRecord) => Promise<RequestCompletion | undefined>;
+
+/**
+ * Applies `change` to the stored record, re-reading and retrying when another writer got there first; the
+ * request's completion (`completionOf`) goes in the same write.
+ */
 const updateRecord = async (
   store: ChangeRequestStore,
   crId: string,
   change: (record: ChangeRequestRecord) => ChangeRequestRecord | undefined,
+  completionOf?: CompletionOf,
 ): Promise<ChangeRequestRecord> => {
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt += 1) {
     const record = await load(store, crId);
     const next = change(record);
     if (!next) return record;
     const updated = { ...next, version: record.version + 1 };
-    if ((await store.update(updated)) === 'updated') return updated;
+    if ((await store.update(updated, await completionOf?.(updated))) === 'updated') return updated;
   }
   throw new Error(`change request ${crId} kept changing while being updated`);
 };
 
 /**
  * Records an approval. The author is refused; the same approver twice counts once; each approver acknowledges
- * every guardrail the change trips. The second distinct approval publishes the change.
+ * every guardrail the change trips. The second distinct approval publishes the change. Exactly once (C25): a
+ * first approval is written with the request's answer; a second one's answer goes with the last step of its
+ * publication, and a retry after a crash between the two finds the approval counted and resumes the publication.
  */
 export const approveChangeRequest = async (
   deps: ChangeRequestDependencies,
@@ -196,23 +208,29 @@ export const approveChangeRequest = async (
     readonly comment?: string;
     readonly acknowledge?: readonly GuardrailCode[];
   },
+  once?: ExactlyOnce<ChangeRequestRecord>,
 ): Promise<ChangeRequestRecord> => {
   const at = deps.clock.now().toISOString();
-  const record = await updateRecord(deps.store, crId, (current) => {
-    const outcome = decideApproval(current, {
-      by: approval.by,
-      at,
-      ...(approval.comment ? { comment: approval.comment } : {}),
-      acknowledged: approval.acknowledge ?? [],
-    });
-    if ('refused' in outcome) return refuse(outcome);
-    if (outcome.outcome === 'already_approved') return undefined;
-    const status: ChangeRequestStatus = outcome.approved ? 'approved' : 'pending_approval';
-    return { ...current, approvals: outcome.approvals, status, updated_at: at };
-  });
-  return record.status === 'approved' || record.status === 'published'
-    ? completeChangeRequest(deps, crId)
-    : record;
+  const record = await updateRecord(
+    deps.store,
+    crId,
+    (current) => {
+      const outcome = decideApproval(current, {
+        by: approval.by,
+        at,
+        ...(approval.comment ? { comment: approval.comment } : {}),
+        acknowledged: approval.acknowledge ?? [],
+      });
+      if ('refused' in outcome) return refuse(outcome);
+      if (outcome.outcome === 'already_approved') return undefined;
+      const status: ChangeRequestStatus = outcome.approved ? 'approved' : 'pending_approval';
+      return { ...current, approvals: outcome.approvals, status, updated_at: at };
+    },
+    async (updated) => (updated.status === 'pending_approval' ? once?.completion(updated) : undefined),
+  );
+  if (record.status !== 'approved' && record.status !== 'published') return record;
+  once?.checkpoint('after-approval');
+  return completeChangeRequest(deps, crId, once);
 };
 
 /** Rejects a pending change request with a comment; it never publishes. */
@@ -220,13 +238,19 @@ export const rejectChangeRequest = async (
   deps: ChangeRequestDependencies,
   crId: string,
   rejection: { readonly by: string; readonly comment: string },
+  once?: ExactlyOnce<ChangeRequestRecord>,
 ): Promise<ChangeRequestRecord> => {
   const at = deps.clock.now().toISOString();
-  return updateRecord(deps.store, crId, (current) => {
-    const outcome = decideRejection(current);
-    if ('refused' in outcome) return refuse(outcome);
-    return { ...current, status: 'rejected', rejection: { ...rejection, at }, updated_at: at };
-  });
+  return updateRecord(
+    deps.store,
+    crId,
+    (current) => {
+      const outcome = decideRejection(current);
+      if ('refused' in outcome) return refuse(outcome);
+      return { ...current, status: 'rejected', rejection: { ...rejection, at }, updated_at: at };
+    },
+    async (updated) => once?.completion(updated),
+  );
 };
 
 /** Thrown inside the publication plan when the change conflicts with what was published since its base. */
@@ -377,6 +401,7 @@ const releaseOfRecord = async (
 export const completeChangeRequest = async (
   deps: ChangeRequestDependencies,
   crId: string,
+  once?: ExactlyOnce<ChangeRequestRecord>,
 ): Promise<ChangeRequestRecord> => {
   let record = await load(deps.store, crId);
   if (record.status === 'approved') record = await publish(deps, record);
@@ -400,8 +425,13 @@ export const completeChangeRequest = async (
         release_sha256: contentHash(record.release),
       },
     });
-    record = await updateRecord(deps.store, crId, (current) =>
-      current.journal_index === undefined ? { ...current, journal_index: appended.index } : undefined,
+    // The last step: the approval that led here is answered in the same write.
+    record = await updateRecord(
+      deps.store,
+      crId,
+      (current) =>
+        current.journal_index === undefined ? { ...current, journal_index: appended.index } : undefined,
+      async (updated) => once?.completion(updated),
     );
   }
   return record;

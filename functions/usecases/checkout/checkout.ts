@@ -11,6 +11,7 @@ import type { BasketPricing, BasketRequest, PricedLine } from '../../domain/pric
 import { canonicalBytes, type JsonObject, quoteDigest, receiptHash } from '../../domain/receipts/receipt';
 import type { CheckoutRepository, StoredReceipt } from '../../ports/checkout';
 import type { Clock } from '../../ports/clock';
+import type { ExactlyOnce } from '../../ports/idempotency';
 import type { ServiceMetrics } from '../../ports/metrics';
 import type { MacSigner, ReceiptSigner } from '../../ports/signing';
 import { LOCK_TTL_SECONDS, type QuoteRequest } from '../../schemas/checkout';
@@ -154,7 +155,12 @@ export class Checkout {
    * an expired lock is refused with a fresh quote to confirm (`requote`); a signature that does not match is
    * refused. One quote gives one receipt, ever, however many commits race.
    */
-  async commit(quoteId: string, signature: string, traceId: string): Promise<JsonObject> {
+  async commit(
+    quoteId: string,
+    signature: string,
+    traceId: string,
+    once?: ExactlyOnce<JsonObject>,
+  ): Promise<JsonObject> {
     const stored = await this.deps.repository.quote(quoteId);
     if (!stored) throw new CheckoutError('not_found', `no quote ${quoteId}`);
     if (stored.receipt_id) return this.receiptOf(stored.receipt_id);
@@ -214,14 +220,17 @@ export class Checkout {
       quote_signature: stored.signature,
     };
     const receipt = await this.signed(receiptPayload);
-    const outcome = await this.deps.repository.commit({
-      receipt_id: receiptPayload.receipt_id as string,
-      quote_id: quoteId,
-      receipt,
-      status: 'issued',
-      refunds: [],
-      revision: 0,
-    });
+    const outcome = await this.deps.repository.commit(
+      {
+        receipt_id: receiptPayload.receipt_id as string,
+        quote_id: quoteId,
+        receipt,
+        status: 'issued',
+        refunds: [],
+        revision: 0,
+      },
+      await once?.completion(receipt),
+    );
     if (outcome === 'committed') {
       this.deps.metrics?.commitIssued(commitOutcomeOf(payload, receipt, now));
       return receipt;
@@ -244,11 +253,14 @@ export class Checkout {
    * on them and must give the receipt's totals), a bundle position refunding exactly its stored share, the
    * refund fee from the schedule in force on the transaction date, and never more than was bought.
    */
-  async refund(request: {
-    receipt_id: string;
-    kind: 'return' | 'chargeback';
-    lines: readonly { sku_id: string; quantity: number }[];
-  }): Promise<JsonObject> {
+  async refund(
+    request: {
+      receipt_id: string;
+      kind: 'return' | 'chargeback';
+      lines: readonly { sku_id: string; quantity: number }[];
+    },
+    once?: ExactlyOnce<JsonObject>,
+  ): Promise<JsonObject> {
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const stored = await this.deps.repository.receipt(request.receipt_id);
       if (!stored) throw new CheckoutError('not_found', `no receipt ${request.receipt_id}`);
@@ -348,7 +360,11 @@ export class Checkout {
         status,
         revision: stored.revision + 1,
       };
-      if ((await this.deps.repository.updateRefunds(next, stored.revision)) === 'updated') return refund;
+      // The refund and the request's answer are one write: a retry after a crash finds the answer, never records
+      // the return a second time.
+      const completion = await once?.completion(refund);
+      if ((await this.deps.repository.updateRefunds(next, stored.revision, completion)) === 'updated')
+        return refund;
     }
     throw new CheckoutError('invalid_state', 'the receipt changed while refunding; retry');
   }

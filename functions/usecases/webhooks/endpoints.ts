@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { jwkThumbprint, publicDpopJwk } from '../../domain/webhooks/dpop';
 import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { generateSecret } from '../../domain/webhooks/secret';
+import type { ExactlyOnce } from '../../ports/idempotency';
 import type {
   EndpointChanges,
   EndpointRecord,
@@ -117,10 +118,13 @@ export const signingSecrets = async (
  * `POST /webhooks/endpoints`: the signing secret and the partner key (for the resync routes) are returned once,
  * here; the secret is stored encrypted, the partner key only as its SHA-256.
  */
+export type CreatedEndpoint = EndpointView & { readonly secret: string; readonly partner_key: string };
+
 export const createEndpoint = async (
   ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes'>,
   request: CreateEndpointRequest,
-): Promise<EndpointView & { readonly secret: string; readonly partner_key: string }> => {
+  once?: ExactlyOnce<CreatedEndpoint>,
+): Promise<CreatedEndpoint> => {
   const now = ctx.clock.now();
   const endpointId = newId('ep', now);
   // Checked first: a refused certificate costs no encryption.
@@ -142,8 +146,11 @@ export const createEndpoint = async (
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   };
-  await ctx.endpoints.create(record);
-  return { ...endpointView(record), secret, partner_key: partnerKey };
+  const created: CreatedEndpoint = { ...endpointView(record), secret, partner_key: partnerKey };
+  // The endpoint and the request's answer are one write: a retry after a crash gets this endpoint and its
+  // secret, never a second endpoint (which would receive every event twice).
+  await ctx.endpoints.create(record, await once?.completion(created));
+  return created;
 };
 
 export const getEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, endpointId: string) => {
@@ -203,20 +210,25 @@ export const deleteEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, end
  * earlier rotation whose overlap has not ended is still sent until its own end (at most
  * `MAX_RETIRING_SECRETS` rotated-out secrets; the oldest beyond that are dropped).
  */
+export type RotatedEndpoint = EndpointView & { readonly secret: string };
+
+/** Rotations of one endpoint racing each other: each re-reads and tries again, at most this often. */
+const MAX_ROTATION_ATTEMPTS = 5;
+
 export const rotateSecret = async (
   ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'settings'>,
   endpointId: string,
-): Promise<EndpointView & { readonly secret: string }> => {
-  const record = await ctx.endpoints.get(endpointId);
-  if (!record) throw new EndpointNotFoundError(endpointId);
-  const now = ctx.clock.now();
-  const stored = await secretsOf(ctx, record);
-  const earlier = retiringSecrets(stored, now).slice(0, MAX_RETIRING_SECRETS - 1);
-  const secret = generateSecret(ctx.randomBytes);
-  const expiresAt = new Date(now.getTime() + ctx.settings.previousSecretHours * 3_600_000).toISOString();
-  const updated = await ctx.endpoints.update(
-    endpointId,
-    {
+  once?: ExactlyOnce<RotatedEndpoint>,
+): Promise<RotatedEndpoint> => {
+  for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt += 1) {
+    const record = await ctx.endpoints.get(endpointId);
+    if (!record) throw new EndpointNotFoundError(endpointId);
+    const now = ctx.clock.now();
+    const stored = await secretsOf(ctx, record);
+    const earlier = retiringSecrets(stored, now).slice(0, MAX_RETIRING_SECRETS - 1);
+    const secret = generateSecret(ctx.randomBytes);
+    const expiresAt = new Date(now.getTime() + ctx.settings.previousSecretHours * 3_600_000).toISOString();
+    const changes: EndpointChanges = {
       secret_ciphertext: await encryptSecrets(ctx, endpointId, {
         current: secret,
         previous: { secret: stored.current, expires_at: expiresAt },
@@ -224,9 +236,28 @@ export const rotateSecret = async (
       }),
       // The last of the rotated-out secrets to stop being sent.
       previous_secret_expires_at: expiresAt,
-    },
-    now.toISOString(),
-  );
-  if (!updated) throw new EndpointNotFoundError(endpointId);
-  return { ...endpointView(updated), secret };
+    };
+    // Conditional on the record read (a concurrent rotation would otherwise drop a secret still in its
+    // overlap), and one write with the request's answer: a retry after a crash gets this secret, and the
+    // endpoint is not rotated a second time.
+    const at = now.toISOString();
+    const rotated: RotatedEndpoint = {
+      ...endpointView({ ...record, ...changes, updated_at: at } as EndpointRecord),
+      secret,
+    };
+    const updated = await ctx.endpoints.update(endpointId, changes, at, {
+      expected: record,
+      completion: await once?.completion(rotated),
+    });
+    if (updated) return rotated;
+  }
+  throw new EndpointConflictError(endpointId);
 };
+
+/** The endpoint kept changing while it was being rotated. */
+export class EndpointConflictError extends Error {
+  constructor(endpointId: string) {
+    super(`endpoint ${endpointId} kept changing while its secret was rotated; retry`);
+    this.name = 'EndpointConflictError';
+  }
+}

@@ -1,3 +1,4 @@
+import { canonicalJson, type Json } from '../../domain/money/canonical';
 import {
   CATALOG_EVENT_TYPES,
   type CatalogEventType,
@@ -7,8 +8,9 @@ import {
   PAYOUT_PROCESSED,
 } from '../../domain/webhooks/envelope';
 import { findPersonalData } from '../../domain/webhooks/personal-data';
+import type { ExactlyOnce } from '../../ports/idempotency';
 import type { OutboxItem } from '../../schemas/envelope';
-import { payoutProcessedSchema } from '../../schemas/webhooks';
+import { type PublishEventRequest, payoutProcessedSchema } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
 import { epochSeconds, type WebhookContext } from './context';
 
@@ -28,7 +30,7 @@ export const NO_VERSIONS: VersionsInForce = {
 /** Refusals of `POST /webhooks/events` that the caller can fix. */
 export class EventRefusedError extends Error {
   constructor(
-    readonly code: 'personal_data_not_allowed' | 'invalid_request',
+    readonly code: 'personal_data_not_allowed' | 'invalid_request' | 'conflict',
     message: string,
     readonly details?: Readonly<Record<string, unknown>>,
   ) {
@@ -46,12 +48,14 @@ export const outboxItemOf = (
     readonly producer?: string;
     readonly trace_id: string;
     readonly versions: VersionsInForce;
+    /** The producer's own id (C25); absent: a new `evt_` ULID. */
+    readonly event_id?: string;
   },
   at: Date,
   bodyTtlDays: number,
 ): OutboxItem => {
   const ts = at.toISOString();
-  const eventId = newId('evt', at);
+  const eventId = input.event_id ?? newId('evt', at);
   const envelope: Envelope = {
     event_id: eventId,
     type: input.type,
@@ -76,12 +80,47 @@ export const outboxItemOf = (
  * produces them in the same transaction as the change); a `payout.processed` payload is checked against its
  * schema; no payload may carry a card number or an e-mail address (spec: identifiers only).
  */
+/** A published event: `created` false when the producer's `event_id` named an event published before. */
+export interface PublishedEvent {
+  readonly item: OutboxItem;
+  readonly created: boolean;
+}
+
+/** What makes two publications with one producer `event_id` the same event. */
+const contentOf = (event: {
+  readonly type: string;
+  readonly data?: unknown;
+  readonly tenant?: string;
+  readonly producer?: string;
+}): string =>
+  canonicalJson({
+    type: event.type,
+    data: (event.data ?? null) as Json,
+    tenant: event.tenant ?? null,
+    producer: event.producer ?? 'api',
+  });
+
+/**
+ * The answer to a producer's `event_id` that names a stored event: that event when it is the same one, else a
+ * conflict (another event has the id; its content is not shown).
+ */
+const repeatOf = (existing: OutboxItem, request: PublishEventRequest): PublishedEvent => {
+  if (contentOf(existing) !== contentOf(request)) {
+    throw new EventRefusedError(
+      'conflict',
+      `event_id ${existing.event_id} already names another event: give each event its own id`,
+    );
+  }
+  return { item: existing, created: false };
+};
+
 export const publishEvent = async (
-  ctx: Pick<WebhookContext, 'clock' | 'events' | 'settings'>,
-  request: { type: string; data: Record<string, unknown>; tenant?: string; producer?: string },
+  ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries' | 'settings'>,
+  request: PublishEventRequest,
   traceId: string,
   versions: VersionsInForce,
-): Promise<OutboxItem> => {
+  once?: ExactlyOnce<PublishedEvent>,
+): Promise<PublishedEvent> => {
   if (
     (CATALOG_EVENT_TYPES as readonly string[]).includes(request.type) ||
     request.type.startsWith('catalog.')
@@ -108,6 +147,18 @@ export const publishEvent = async (
         })),
       });
   }
+  if (request.event_id !== undefined) {
+    // Producers dedupe on their own id (C25): a repeat finds the event it published.
+    const existing = await ctx.events.get(request.event_id);
+    if (existing) return repeatOf(existing, request);
+    // The body expired, but its deliveries' history is kept longer: the id still names that event.
+    if ((await ctx.deliveries.forEvent(request.event_id)).length > 0) {
+      throw new EventRefusedError(
+        'conflict',
+        `event_id ${request.event_id} named an event whose delivery history is still kept: give a new id`,
+      );
+    }
+  }
   const item = outboxItemOf(
     {
       type: request.type,
@@ -116,12 +167,18 @@ export const publishEvent = async (
       producer: request.producer ?? 'api',
       trace_id: traceId,
       versions,
+      ...(request.event_id !== undefined ? { event_id: request.event_id } : {}),
     },
     ctx.clock.now(),
     ctx.settings.bodyTtlDays,
   );
-  if (!(await ctx.events.put(item))) throw new Error(`event id ${item.event_id} already exists`);
-  return item;
+  const published: PublishedEvent = { item, created: true };
+  // The event and the request's answer are one write: a retry after a crash gets this event's id and never
+  // publishes a second event (which partners would apply as another one).
+  if (await ctx.events.put(item, await once?.completion(published))) return published;
+  const raced = request.event_id !== undefined ? await ctx.events.get(request.event_id) : undefined;
+  if (raced) return repeatOf(raced, request);
+  throw new Error(`event id ${item.event_id} already exists`);
 };
 
 /** Which catalog events a publication produces, given the parts that changed. */

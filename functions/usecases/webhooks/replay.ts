@@ -1,4 +1,5 @@
 import { type DeliveryStatus, daysBetween, REPLAYABLE_STATUSES } from '../../domain/webhooks/envelope';
+import type { ExactlyOnce } from '../../ports/idempotency';
 import type { DeliveryRecord } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import type { ReplayRequest } from '../../schemas/webhooks';
@@ -57,6 +58,7 @@ const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string,
 export const replayDeliveries = async (
   ctx: WebhookContext,
   request: ReplayRequest,
+  once?: ExactlyOnce<ReplayAccepted>,
 ): Promise<ReplayAccepted> => {
   const now = ctx.clock.now();
   const items: OutboxItem[] = [];
@@ -100,9 +102,40 @@ export const replayDeliveries = async (
       );
   }
 
-  const replayId = newId('rpl', now);
+  // Reserved for the request: a retry after a crash restarts under the same replay and resumes it.
+  const replayId = once ? once.reservedId('rpl') : newId('rpl', now);
   const restarted: { event_id: string; endpoint_id: string }[] = [];
+  const send = async (delivery: DeliveryRecord, attempt: number, previous: DeliveryStatus) => {
+    const message: DeliveryMessage = {
+      event_id: delivery.event_id,
+      endpoint_id: delivery.endpoint_id,
+      attempt,
+      round_start: attempt,
+      replay_id: replayId,
+    };
+    try {
+      await ctx.queue.send('delivery', JSON.stringify(message));
+    } catch (error) {
+      // Without its message the delivery would stay `retrying` for good: give it its state back.
+      await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, previous);
+      throw error;
+    }
+    restarted.push({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id });
+  };
   for (const delivery of selected) {
+    if (delivery.replay_id === replayId) {
+      // Restarted by this very request before it crashed: its message may not have gone out. Send it again
+      // unless an attempt of this replay was claimed or recorded since (a duplicate message of the same
+      // attempt number is dropped by the claim, so this never makes a second attempt).
+      const attempt = Math.max(delivery.last_attempt, delivery.completed_attempt) + 1;
+      const progressed =
+        delivery.status !== 'retrying' ||
+        delivery.last_attempt !== delivery.completed_attempt ||
+        delivery.attempts.some((recorded) => recorded.replay_id === replayId);
+      if (progressed) restarted.push({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id });
+      else await send(delivery, attempt, 'retrying');
+      continue;
+    }
     // `force` also restarts a delivery still pending or retrying (say its message was dead-lettered by the
     // queue after repeated consumer failures): the replay's attempt claims first, and the older chain's next
     // message, carrying the same or a lower attempt number, is dropped by the claim.
@@ -115,21 +148,8 @@ export const replayDeliveries = async (
       ctx.clock.now().toISOString(),
     );
     if (attempt === undefined) continue;
-    const message: DeliveryMessage = {
-      event_id: delivery.event_id,
-      endpoint_id: delivery.endpoint_id,
-      attempt,
-      round_start: attempt,
-      replay_id: replayId,
-    };
-    try {
-      await ctx.queue.send('delivery', JSON.stringify(message));
-    } catch (error) {
-      // Without its message the delivery would stay `retrying` for good: give it its state back.
-      await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, delivery.status);
-      throw error;
-    }
-    restarted.push({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id });
+    once?.checkpoint('after-restart');
+    await send(delivery, attempt, delivery.status);
   }
   const accepted: ReplayAccepted = {
     replay_id: replayId,
@@ -137,13 +157,17 @@ export const replayDeliveries = async (
     enqueued: restarted.length,
     skipped: selected.length - restarted.length,
   };
-  await ctx.replays.put({
-    ...accepted,
-    requested_at: now.toISOString(),
-    request: { ...request },
-    deliveries: restarted,
-    expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
-  });
+  // The replay's record and the request's answer are one write.
+  await ctx.replays.put(
+    {
+      ...accepted,
+      requested_at: now.toISOString(),
+      request: { ...request },
+      deliveries: restarted,
+      expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
+    },
+    await once?.completion(accepted),
+  );
   return accepted;
 };
 

@@ -1,16 +1,19 @@
 import {
   ConditionalCheckFailedException,
-  DeleteItemCommand,
   DynamoDBClient,
   DynamoDBServiceException,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DynamoIdempotencyLedger } from '../../../functions/adapters/aws/idempotency-ledger';
 import type { RouteDefinition } from '../../../functions/definitions';
 import { HttpError } from '../../../functions/handlers/middleware/errors';
 import { createHttpApi, type Operation } from '../../../functions/handlers/middleware/http';
@@ -27,7 +30,8 @@ const client = new DynamoDBClient({
   region: 'eu-west-1',
   credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
 });
-const dynamo = mockClient(client);
+const documents = DynamoDBDocumentClient.from(client);
+const dynamo = mockClient(documents);
 afterEach(() => dynamo.reset());
 
 const routes: readonly RouteDefinition[] = [
@@ -56,7 +60,12 @@ const setup = (respond: Operation) => {
       runs.count += 1;
       return respond(request);
     },
-    { dynamoDb: client, tableName: 'idempotency' },
+    {
+      ledger: new DynamoIdempotencyLedger({
+        documents,
+        tableName: 'idempotency',
+      }),
+    },
   );
   const handler = createHttpApi({
     functionId: 'checkout',
@@ -115,7 +124,7 @@ describe('idempotent(): requests that never reach the table', () => {
 
 describe('idempotent(): table faults', () => {
   it('answers 503 unavailable (no SDK text) when storing the in-progress record fails, without running', async () => {
-    dynamo.on(PutItemCommand).rejects(serviceError('ProvisionedThroughputExceededException', 400));
+    dynamo.on(PutCommand).rejects(serviceError('ProvisionedThroughputExceededException', 400));
     const { runs, call } = setup(ok);
     const result = await call(withKey('k-1'));
     expect(result.statusCode).toBe(503);
@@ -126,68 +135,74 @@ describe('idempotent(): table faults', () => {
   });
 
   it('answers 503 when the response cannot be stored after the operation ran', async () => {
-    dynamo.on(PutItemCommand).resolves({});
-    dynamo.on(UpdateItemCommand).rejects(serviceError('InternalServerError', 500));
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(UpdateCommand).rejects(serviceError('InternalServerError', 500));
     const { runs, call } = setup(ok);
     const result = await call(withKey('k-1'));
     expect(result.statusCode).toBe(503);
     expect(runs.count).toBe(1);
   });
 
-  it('answers 503 when the in-progress record of a refused request cannot be deleted', async () => {
-    dynamo.on(PutItemCommand).resolves({});
-    dynamo.on(DeleteItemCommand).rejects(serviceError('InternalServerError', 500));
+  it('passes a refusal through even when the in-progress record cannot be given back', async () => {
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(DeleteCommand).rejects(serviceError('InternalServerError', 500));
     const { call } = setup(async () => {
       throw new HttpError('invalid_request', 'bad basket');
     });
     const result = await call(withKey('k-1'));
-    expect(result.statusCode).toBe(503);
-    expect(dynamo.commandCalls(DeleteItemCommand)).toHaveLength(1);
+    // The key stays held until its lease ends; the caller learns what was wrong with the request.
+    expect(result.statusCode).toBe(400);
+    expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(1);
   });
 
-  it('deletes the in-progress record and passes the refusal through when the operation refuses', async () => {
-    dynamo.on(PutItemCommand).resolves({});
-    dynamo.on(DeleteItemCommand).resolves({});
+  it('deletes the in-progress record (only while it is this request’s) and passes the refusal through', async () => {
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(DeleteCommand).resolves({});
     const { call } = setup(async () => {
       throw new HttpError('invalid_request', 'bad basket');
     });
     const result = await call(withKey('k-1'));
     expect(result.statusCode).toBe(400);
-    expect(dynamo.commandCalls(DeleteItemCommand)).toHaveLength(1);
-    expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(0);
+    const deleted = dynamo.commandCalls(DeleteCommand)[0]?.args[0].input;
+    expect(deleted?.ConditionExpression).toBe('#status = :in_progress AND #token = :token');
+    expect(deleted?.ExpressionAttributeValues?.[':token']).toEqual(
+      dynamo.commandCalls(PutCommand)[0]?.args[0].input.Item?.token,
+    );
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it('writes the in-progress lease from the route function timeout and the 24 h expiry', async () => {
-    dynamo.on(PutItemCommand).resolves({});
-    dynamo.on(UpdateItemCommand).resolves({});
+  it('writes a 10 s in-progress lease (IDEMPOTENCY_LEASE_SECONDS), a token and the 24 h expiry', async () => {
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(UpdateCommand).resolves({});
     const { call } = setup(ok);
     const before = Date.now();
     await call(withKey('k-1'));
-    const item = dynamo.commandCalls(PutItemCommand)[0]?.args[0].input.Item;
-    const lease = Number(item?.in_progress_expiration?.N);
-    expect(lease).toBeGreaterThanOrEqual(before + 15_000); // checkout: 15 s
-    expect(lease).toBeLessThanOrEqual(Date.now() + 15_000);
-    expect(Number(item?.expiration?.N)).toBeGreaterThanOrEqual(Math.floor(before / 1000) + 86_400);
-    expect(item?.id?.S).toMatch(/^http#/);
-    expect(item?.id?.S).not.toContain('k-1');
+    const item = dynamo.commandCalls(PutCommand)[0]?.args[0].input.Item;
+    const lease = Number(item?.lease_until);
+    expect(lease).toBeGreaterThanOrEqual(before + 10_000);
+    expect(lease).toBeLessThanOrEqual(Date.now() + 10_000);
+    expect(Number(item?.expiration)).toBeGreaterThanOrEqual(Math.floor(before / 1000) + 86_400);
+    expect(item?.token).toMatch(/^[0-9a-f]{32}$/);
+    expect(item?.id).toMatch(/^req#[0-9a-f]{64}$/);
+    expect(item?.id).not.toContain('k-1');
+    const completed = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(completed?.ConditionExpression).toBe('#status = :in_progress AND #token = :token');
   });
 
-  it('falls back to reading the record when the conditional write does not return it', async () => {
-    dynamo.on(PutItemCommand).resolves({});
-    dynamo.on(UpdateItemCommand).resolves({});
+  it('replays the stored answer read back after the conditional write found the record', async () => {
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(UpdateCommand).resolves({});
     const { call } = setup(ok);
     await call(withKey('k-1'));
-    const stored = dynamo.commandCalls(UpdateItemCommand)[0]?.args[0].input;
-    const written = dynamo.commandCalls(PutItemCommand)[0]?.args[0].input.Item;
+    const stored = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    const written = dynamo.commandCalls(PutCommand)[0]?.args[0].input.Item;
     dynamo.reset();
-    dynamo
-      .on(PutItemCommand)
-      .rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
-    dynamo.on(GetItemCommand).resolves({
+    dynamo.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+    dynamo.on(GetCommand).resolves({
       Item: {
         ...written,
-        status: { S: 'COMPLETED' },
-        data: stored?.ExpressionAttributeValues?.[':response_data'] ?? { NULL: true },
+        status: 'completed',
+        answer_json: stored?.ExpressionAttributeValues?.[':answer'],
       },
     });
     const replay = await call(withKey('k-1'));
@@ -197,19 +212,20 @@ describe('idempotent(): table faults', () => {
   });
 
   it('answers 500 (never a half-made response) when a stored record is malformed', async () => {
-    dynamo.on(PutItemCommand).resolves({});
-    dynamo.on(UpdateItemCommand).resolves({});
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(UpdateCommand).resolves({});
     const { runs, call } = setup(ok);
     await call(withKey('k-1'));
-    const written = dynamo.commandCalls(PutItemCommand)[0]?.args[0].input.Item;
+    const written = dynamo.commandCalls(PutCommand)[0]?.args[0].input.Item;
     dynamo.reset();
-    dynamo.on(PutItemCommand).rejects(
-      new ConditionalCheckFailedException({
-        message: 'exists',
-        $metadata: {},
-        Item: { ...written, status: { S: 'COMPLETED' }, data: { M: marshall({ unexpected: true }) } },
-      }),
-    );
+    dynamo.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+    dynamo.on(GetCommand).resolves({
+      Item: {
+        ...written,
+        status: 'completed',
+        answer_json: JSON.stringify({ unexpected: true }),
+      },
+    });
     const result = await call(withKey('k-1'));
     expect(result.statusCode).toBe(500);
     expect(errorOf(result)).toBe('internal_error');

@@ -102,7 +102,8 @@ describe('confirmEventSchema', () => {
   it('refuses other outcomes, bad ids, unknown fields and missing fields', () => {
     expect(confirmEventSchema.safeParse({ ...valid, outcome: 'done' }).success).toBe(false);
     expect(confirmEventSchema.safeParse({ ...valid, outcome: 'ACCEPTED' }).success).toBe(false);
-    expect(confirmEventSchema.safeParse({ ...valid, event_id: 'evt_1' }).success).toBe(false);
+    expect(confirmEventSchema.safeParse({ ...valid, event_id: 'evt 1' }).success).toBe(false);
+    expect(confirmEventSchema.safeParse({ ...valid, event_id: 'e'.repeat(129) }).success).toBe(false);
     expect(confirmEventSchema.safeParse({ ...valid, extra: 1 }).success).toBe(false);
     for (const field of ['event_id', 'outcome', 'reference'] as const) {
       const { [field]: _removed, ...rest } = valid;
