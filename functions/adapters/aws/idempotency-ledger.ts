@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   DeleteCommand,
   type DynamoDBDocumentClient,
@@ -41,7 +42,8 @@ interface LedgerItem {
   readonly validation: string;
   readonly started_at: string;
   readonly seed: string;
-  readonly answer_json?: string;
+  readonly answer_json?: string | null;
+  readonly answer_gzip?: Uint8Array | null;
   readonly expiration: number;
 }
 
@@ -57,8 +59,34 @@ export interface DynamoIdempotencyLedgerOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Answers above this size are stored gzip'd (`answer_gzip`): a change request's answer carries its diff, which
+ * for a large import would not fit in a DynamoDB item (400 KB) as text, and compresses tenfold.
+ */
+const COMPRESS_ABOVE_BYTES = 32 * 1024;
+
+/** The record's answer attributes: the JSON text, or its gzip when large. */
+const answerAttributes = (
+  answer: StoredAnswer,
+): { answer_json: string | null; answer_gzip: Uint8Array | null } => {
+  const json = JSON.stringify(answer);
+  return Buffer.byteLength(json, 'utf8') > COMPRESS_ABOVE_BYTES
+    ? { answer_json: null, answer_gzip: gzipSync(json) }
+    : { answer_json: json, answer_gzip: null };
+};
+
+const answerOf = (item: LedgerItem): StoredAnswer => {
+  if (item.answer_gzip) return parseAnswer(gunzipSync(item.answer_gzip).toString('utf8'));
+  return parseAnswer(item.answer_json ?? undefined);
+};
+
 const parseAnswer = (json: string | undefined): StoredAnswer => {
-  const value: unknown = json === undefined ? undefined : JSON.parse(json);
+  let value: unknown;
+  try {
+    value = json === undefined ? undefined : JSON.parse(json);
+  } catch {
+    throw new MalformedLedgerRecordError();
+  }
   if (
     typeof value !== 'object' ||
     value === null ||
@@ -98,7 +126,7 @@ export class DynamoIdempotencyLedger implements IdempotencyLedger {
   /** What a record that is not (or no longer) ours says to a request with `scope`. */
   private entryOf(item: LedgerItem, scope: RequestScope): LedgerEntry {
     if (item.validation !== scope.validation) return { state: 'mismatch' };
-    if (item.status === COMPLETED) return { state: 'completed', answer: parseAnswer(item.answer_json) };
+    if (item.status === COMPLETED) return { state: 'completed', answer: answerOf(item) };
     // The holder usually finishes within a second; a crashed one's lease ends within `leaseSeconds`.
     return { state: 'in_progress', retryAfterSeconds: 1 };
   }
@@ -173,18 +201,21 @@ export class DynamoIdempotencyLedger implements IdempotencyLedger {
     answer: StoredAnswer,
     onCommitted: () => void,
   ): RequestCompletion {
+    const stored = answerAttributes(answer);
     return {
       update: {
         TableName: this.table,
         Key: { id: scope.recordId },
-        UpdateExpression: 'SET #status = :completed, answer_json = :answer, expiration = :expiration',
+        UpdateExpression:
+          'SET #status = :completed, answer_json = :answer_json, answer_gzip = :answer_gzip, expiration = :expiration',
         ConditionExpression: '#status = :in_progress AND #token = :token',
         ExpressionAttributeNames: { '#status': 'status', '#token': 'token' },
         ExpressionAttributeValues: {
           ':completed': COMPLETED,
           ':in_progress': IN_PROGRESS,
           ':token': token,
-          ':answer': JSON.stringify(answer),
+          ':answer_json': stored.answer_json,
+          ':answer_gzip': stored.answer_gzip,
           ':expiration': this.expiration(this.now()),
         },
       },

@@ -118,10 +118,14 @@ export const ensureTable = async (
   return description.LatestStreamArn;
 };
 
-const queueAttributesOf = (queue: QueueDefinition, queueArns: Partial<Record<string, string>>) => {
+const queueAttributesOf = (
+  queue: QueueDefinition,
+  queueArns: Partial<Record<string, string>>,
+  visibilityOverrideSeconds?: number,
+) => {
   const attributes: Record<string, string> = {
     MessageRetentionPeriod: String(queue.retentionDays * SECONDS_PER_DAY),
-    VisibilityTimeout: String(visibilityTimeoutSeconds(queueIdOf(queue))),
+    VisibilityTimeout: String(visibilityOverrideSeconds ?? visibilityTimeoutSeconds(queueIdOf(queue))),
   };
   if (queue.deadLetter) {
     const target = queueArns[queue.deadLetter.queue];
@@ -177,6 +181,12 @@ export interface ProvisionOptions {
   readonly s3: S3Client;
   /** Prepended to every physical name (tests isolate themselves with a unique prefix). */
   readonly namePrefix?: string;
+  /**
+   * The visibility timeout of every queue, instead of its definition's (≥ 6 × its consumer's timeout, as in
+   * AWS): how long a message received by a consumer that died stays hidden. Fault tests that kill the stack
+   * shorten it so its in-flight deliveries come back within seconds.
+   */
+  readonly visibilityTimeoutSeconds?: number;
 }
 
 /**
@@ -204,7 +214,7 @@ export const provisionResources = async (options: ProvisionOptions): Promise<Pro
     const created = await ensureQueue(
       options.sqs,
       `${prefix}${queue.id}`,
-      queueAttributesOf(queue, arnsByDefinitionId),
+      queueAttributesOf(queue, arnsByDefinitionId, options.visibilityTimeoutSeconds),
     );
     queueUrls[id] = created.url;
     queueArns[id] = created.arn;

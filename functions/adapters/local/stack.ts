@@ -12,6 +12,7 @@ import type {
 } from 'aws-lambda';
 import { changeRequestDependencies, guardrailsFromEnv } from '../../composition/change-requests';
 import type { ServiceDependencies, ServiceTableId } from '../../composition/dependencies';
+import { integerSetting } from '../../composition/environment';
 import { FUNCTION_FACTORIES } from '../../composition/functions';
 import { crashHookFromEnv, idempotencyDependencies } from '../../composition/idempotency';
 import { JOURNAL_LOG_ID, journalSlicing } from '../../composition/journal';
@@ -183,10 +184,12 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     stopStack.push({ stop: async () => destroyAwsClients(clients) });
 
     progress('creating tables, queues and buckets from the definitions');
+    const visibility = integerSetting(options.environment ?? {}, 'LOCAL_QUEUE_VISIBILITY_SECONDS', 5, 43_200);
     const resources = await provisionResources({
       dynamoDb: clients.dynamoDb,
       sqs: clients.sqs,
       s3: clients.s3,
+      ...(visibility ? { visibilityTimeoutSeconds: visibility } : {}),
     });
     const keys = await loadOrCreateLocalKeys(path.join(root, 'keys'));
 

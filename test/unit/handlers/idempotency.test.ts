@@ -202,7 +202,7 @@ describe('idempotent(): table faults', () => {
       Item: {
         ...written,
         status: 'completed',
-        answer_json: stored?.ExpressionAttributeValues?.[':answer'],
+        answer_json: stored?.ExpressionAttributeValues?.[':answer_json'],
       },
     });
     const replay = await call(withKey('k-1'));
