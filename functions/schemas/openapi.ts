@@ -172,7 +172,8 @@ const PARAMETERS: JsonObject = {
     description:
       'C8: the same key with the same body answers the stored response (with `Idempotent-Replayed: true`); ' +
       'the same key with another body answers 422 `idempotency_key_reused`; a concurrent duplicate answers ' +
-      '409 `request_in_progress`. Kept at least 24 h.',
+      '409 `request_in_progress`. Kept at least 24 h. C25: an effect and its stored response are one write, so ' +
+      'a retry after a lost connection or a crash gets the original response, never a second effect.',
     // The pattern of `handlers/middleware/idempotency.ts`: 1–255 printable ASCII, no space at either end.
     schema: { type: 'string', pattern: '^[\\x21-\\x7E](?:[\\x20-\\x7E]{0,253}[\\x21-\\x7E])?$' },
   },

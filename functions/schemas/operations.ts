@@ -483,9 +483,18 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       'Accepted into the outbox (202) and delivered at least once to every matching endpoint. A ' +
       '`payout.processed` payload needs `payout_id`, `status`, `amount_minor` (integer) and `currency` (ISO 4217). ' +
       'A payload with a card number or an e-mail address is refused (422 `personal_data_not_allowed`); catalog ' +
-      'events come from the catalog only.',
+      'events come from the catalog only. A producer may give its own `event_id` (C25), which becomes the ' +
+      "event's id in its envelope: publishing it again with the same content answers 200 with the existing " +
+      'event (nothing is published twice), with other content 409 `conflict`.',
     body: publishEventSchema,
     response: { status: 202, schema: eventAcceptedResponseSchema, description: 'Accepted.' },
+    otherResponses: [
+      {
+        status: 200,
+        schema: eventAcceptedResponseSchema,
+        description: "A repeat of a producer's `event_id`: the event published before.",
+      },
+    ],
     errors: [400, 413, 422],
     idempotent: true,
     example: {

@@ -188,6 +188,7 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
     };
     await crashOn(call, 'publishEvent:after-effect');
     const answer = await retry(call);
+    seen.endpoint = String(answer.body.endpoint_id);
     expect(answer.status).toBe(201);
     expect(answer.replayed).toBe(true);
     expect(answer.body.secret).toMatch(/^whsec_/);
@@ -198,7 +199,6 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
     expect(listed.filter((endpoint) => endpoint.url === receiver.baseUrl).map((e) => e.endpoint_id)).toEqual([
       answer.body.endpoint_id,
     ]);
-    seen.endpoint = String(answer.body.endpoint_id);
   });
 
   it('POST /webhooks/events (crash after the effect): the same event_id, one event, delivered once', async () => {
@@ -211,10 +211,10 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
     };
     await crashOn(call, 'rotateEndpointSecret:after-effect');
     const answer = await retry(call);
+    seen.event = String(answer.body.event_id);
     expect(answer.status).toBe(202);
     expect(answer.replayed).toBe(true);
     expect(await eventsWithPayout('po_crash_1')).toEqual([answer.body.event_id]);
-    seen.event = String(answer.body.event_id);
     await waitFor(async () =>
       receiver.requests.some((request) => request.envelope.event_id === seen.event) ? true : undefined,
     );
@@ -247,6 +247,10 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
     };
     await crashOn(call, 'approveChangeRequest:after-effect');
     const answer = await retry(call);
+    seen.acknowledge = JSON.stringify(
+      [...new Set(((answer.body.guardrails ?? []) as { code: string }[]).map((g) => g.code))].sort(),
+    );
+    seen.cr = String(answer.body.cr_id);
     expect(answer.status).toBe(201);
     expect(answer.replayed).toBe(true);
     const listed = ((await admin('GET', '/admin/change-requests?limit=100')).body.items ?? []) as {
@@ -256,21 +260,19 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
     expect(listed.filter((cr) => cr.note === 'crash-test change').map((cr) => cr.cr_id)).toEqual([
       answer.body.cr_id,
     ]);
-    seen.cr = String(answer.body.cr_id);
-    seen.acknowledge = JSON.stringify(
-      [...new Set(((answer.body.guardrails ?? []) as { code: string }[]).map((g) => g.code))].sort(),
-    );
+  });
+
+  /** The approval of the scenarios' change request by reviewer `reviewer`, acknowledging its guardrails. */
+  const approval = (reviewer: number, key: string): Call => ({
+    method: 'POST',
+    path: `/admin/change-requests/${seen.cr}/approve`,
+    token: TEST_REVIEWERS[reviewer]?.token as string,
+    key,
+    body: { acknowledge: JSON.parse(seen.acknowledge ?? '[]') },
   });
 
   it('POST /admin/change-requests/{id}/approve (first approval, crash after the effect): counted once', async () => {
-    const [alice] = TEST_REVIEWERS;
-    const call: Call = {
-      method: 'POST',
-      path: `/admin/change-requests/${seen.cr}/approve`,
-      token: alice?.token as string,
-      key: 'crash-approve-1',
-      body: { acknowledge: JSON.parse(seen.acknowledge ?? '[]') },
-    };
+    const call = approval(0, 'crash-approve-1');
     await crashOn(call, 'approveChangeRequest:after-approval');
     const answer = await retry(call);
     expect(answer.status).toBe(200);
@@ -280,14 +282,7 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
   });
 
   it('POST …/approve (second approval, crash before its publication): published once, on the retry', async () => {
-    const bob = TEST_REVIEWERS[1];
-    const call: Call = {
-      method: 'POST',
-      path: `/admin/change-requests/${seen.cr}/approve`,
-      token: bob?.token as string,
-      key: 'crash-approve-2',
-      body: { acknowledge: JSON.parse(seen.acknowledge ?? '[]') },
-    };
+    const call = approval(1, 'crash-approve-2');
     await crashOn(call, 'commit:after-effect');
     const answer = await retry(call);
     expect(answer.status).toBe(200);
@@ -329,10 +324,10 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
     };
     await crashOn(call, 'refund:after-effect');
     const answer = await retry(call);
+    seen.receipt = String(answer.body.receipt_id);
     expect(answer.status).toBe(201);
     expect(answer.replayed).toBe(true);
     expect((await send({ method: 'GET', path: `/receipts/${answer.body.receipt_id}` })).status).toBe(200);
-    seen.receipt = String(answer.body.receipt_id);
   });
 
   it('POST /pricing/refund (crash after the effect): the same refund, recorded once', async () => {
@@ -357,7 +352,11 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
     expect(receipt.status).toBe('partially_refunded');
   });
 
-  it('POST /webhooks/replay (crash after the effect): the same replay_id, one more attempt', async () => {
+  /**
+   * Replays the delivered event with `key`, crashing at the armed point and arming `next`; the retry must answer
+   * the replay, and the receiver must get exactly one more attempt of the event (none after it settles).
+   */
+  const replayOnceThroughCrash = async (key: string, next: string): Promise<Answer> => {
     const deliveriesOf = () =>
       receiver.requests.filter((request) => request.envelope.event_id === seen.event).length;
     const before = deliveriesOf();
@@ -365,43 +364,33 @@ describe('an idempotent POST retried after its process was killed', { timeout: 1
       method: 'POST',
       path: '/webhooks/replay',
       token: ADMIN,
-      key: 'crash-replay-1',
+      key,
       body: { event_ids: [seen.event] },
     };
-    await crashOn(call, 'replay:after-restart');
-    const answer = await retry(call);
-    expect(answer.status).toBe(202);
-    expect(answer.replayed).toBe(true);
-    expect(answer.body).toMatchObject({ matched: 1, enqueued: 1 });
-    await waitFor(async () => (deliveriesOf() === before + 1 ? true : undefined));
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(deliveriesOf()).toBe(before + 1);
-  });
-
-  it('POST /webhooks/replay (crash between restarting a delivery and sending it): resumed, one attempt', async () => {
-    const deliveriesOf = () =>
-      receiver.requests.filter((request) => request.envelope.event_id === seen.event).length;
-    const before = deliveriesOf();
-    const call: Call = {
-      method: 'POST',
-      path: '/webhooks/replay',
-      token: ADMIN,
-      key: 'crash-replay-2',
-      body: { event_ids: [seen.event] },
-    };
-    await crashOn(call, 'rejectChangeRequest:after-effect');
+    await crashOn(call, next);
     const answer = await retry(call);
     expect(answer.status).toBe(202);
     expect(answer.body).toMatchObject({ matched: 1, enqueued: 1, skipped: 0 });
-    await waitFor(async () => (deliveriesOf() === before + 1 ? true : undefined));
     const progress = await waitFor(async () => {
       const shown = (await admin('GET', `/webhooks/replays/${answer.body.replay_id}`)).body;
       return shown.done === true ? shown : undefined;
     });
     expect(progress.progress).toMatchObject({ delivered: 1 });
-    // Settled: no second attempt follows.
+    await waitFor(async () => (deliveriesOf() === before + 1 ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(deliveriesOf()).toBe(before + 1);
+    return answer;
+  };
+
+  it('POST /webhooks/replay (crash after the effect): the same replay_id, one more attempt', async () => {
+    const answer = await replayOnceThroughCrash('crash-replay-1', 'replay:after-restart');
+    expect(answer.replayed).toBe(true);
+  });
+
+  it('POST /webhooks/replay (crash between restarting a delivery and sending it): resumed, one attempt', async () => {
+    // The retry took the crashed request's key over and resumed its replay (the same reserved replay_id).
+    const answer = await replayOnceThroughCrash('crash-replay-2', 'rejectChangeRequest:after-effect');
+    expect(answer.replayed).toBe(false);
   });
 
   it('POST /admin/change-requests/{id}/reject (crash after the effect): rejected once', async () => {

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/adapters/local/local-aws';
+import { mulberry32 } from '../support/prng';
 import { killStack, type StackProcess, startStackProcess } from '../support/stack-process';
 import {
   type Reaction,
@@ -48,18 +49,6 @@ afterAll(async () => {
   await receiver?.close();
   rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
-
-/** mulberry32: a small seedable PRNG (uniform in [0, 1)). */
-const mulberry32 = (seed: number) => {
-  let state = seed >>> 0;
-  return (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
