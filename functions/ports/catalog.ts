@@ -46,5 +46,11 @@ export interface CatalogRepository {
   part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined>;
   /** Highest version of a part ever written (published or not): new versions go above it. */
   latestPartVersion(kind: CatalogPartKind): Promise<number>;
+  /**
+   * Publishes: `conflict` when the pointer moved since `expectedRevision`, or when the publication's change
+   * request was published already (one publication per change request, ever).
+   */
   publish(request: PublishRequest): Promise<'published' | 'conflict'>;
+  /** The publication a change request made, if it made one. */
+  publicationOfChange(changeRequestId: string): Promise<Publication | undefined>;
 }

@@ -99,8 +99,12 @@ export interface IdempotencyLedger {
   ): RequestCompletion;
   /** Completes a started request on its own (routes whose effect needs no atomic record). */
   complete(scope: RequestScope, token: string, answer: StoredAnswer): Promise<void>;
-  /** Gives the key back after a refusal or a failure (only while it is still this request's). */
-  release(scope: RequestScope, token: string): Promise<void>;
+  /**
+   * Gives the key back after a refusal or a failure (only while it is still this request's). With
+   * `keepReservation` (the request reserved ids and may have begun a multi-step effect under them) the record
+   * stays with its seed and only its lease ends, so a retry takes it over at once and resumes under the same ids.
+   */
+  release(scope: RequestScope, token: string, keepReservation?: boolean): Promise<void>;
   /** The record as it stands (after a takeover). */
   read(scope: RequestScope): Promise<LedgerEntry | undefined>;
 }

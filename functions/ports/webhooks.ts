@@ -182,6 +182,8 @@ export interface DeliveryRecord {
   readonly next_attempt_at?: string;
   readonly stop_reason?: string;
   readonly replay_id?: string;
+  /** The status the replay `replay_id` restarted the delivery from (what undoing it gives back). */
+  readonly replay_from_status?: DeliveryStatus;
   readonly attempts: readonly AttemptRecord[];
   readonly expires_at: number;
   /** The partner's confirmation of the event, once it confirmed it. */

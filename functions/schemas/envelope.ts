@@ -2,9 +2,10 @@ import { z } from 'zod';
 
 /**
  * An event's id: the service's own (`evt_` + ULID), or one its producer gave on `POST /webhooks/events` (C25:
- * 1–128 of letters, digits, `_ . : -`), which is then the event's id everywhere, envelope included.
+ * 1–128 of letters, digits, `_ . : -`, starting with a letter or digit, so never `.` or `..` in a path), which is
+ * then the event's id everywhere, envelope included. Producer ids are global: the first event to take one keeps it.
  */
-export const EVENT_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const EVENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
 /** ISO 8601 UTC with milliseconds, as every timestamp of the service (C4). */
 export const isoTimestamp = z

@@ -13,7 +13,7 @@ export const eventIdSchema = z
   .string()
   .regex(
     EVENT_ID_PATTERN,
-    'an event id: 1 to 128 letters, digits, "_", ".", ":" or "-" (evt_… when the service made it)',
+    'an event id: 1 to 128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit (evt_… when the service made it)',
   );
 export const replayIdSchema = z.string().regex(/^rpl_[0-9A-HJKMNP-TV-Z]{26}$/, 'an rpl_ ULID');
 

@@ -4,9 +4,9 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCatalogRepository } from '../../functions/adapters/aws/catalog-repository';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import type { Clock } from '../../functions/ports/clock';
-import { importCatalog } from '../../functions/usecases/catalog/import';
+import { importCatalog, publishCatalogChange } from '../../functions/usecases/catalog/import';
 import { CatalogReader } from '../../functions/usecases/catalog/reader';
-import { joinRelease } from '../../functions/usecases/catalog/release';
+import { joinRelease, splitDocument } from '../../functions/usecases/catalog/release';
 import { CatalogValidationError } from '../../functions/usecases/catalog/validate';
 import { minimalDocument } from '../support/catalog-document';
 import { engineClients, provisionIsolated } from '../support/engines';
@@ -161,5 +161,31 @@ describe('catalog import and versions (DynamoDB Local)', () => {
       2, 3,
     ]);
     expect(await repository.publications({ afterRevision: 3 })).toEqual([]);
+  });
+
+  it('publishes a change request once: a racing completion of the same one finds its publication', async () => {
+    await importCatalog({ repository, clock }, minimalDocument());
+    const changed = minimalDocument({
+      products: minimalDocument().products.map((product) => ({ ...product, title: 'changed' })),
+    });
+    const parts = splitDocument(changed);
+    const publishIt = () =>
+      publishCatalogChange(
+        { repository, clock },
+        { plan: () => parts, changeRequestId: 'cr_once', effectiveFrom: '2026-01-01T00:00:00.000Z' },
+      );
+    // Both read revision 1 and plan the same change; one publishes, the other finds that publication.
+    const [first, second] = await Promise.all([publishIt(), publishIt()]);
+    expect(first.revision).toBe(2);
+    expect(second.revision).toBe(2);
+    expect((await repository.publications()).map((entry) => entry.change_request_id ?? null)).toEqual([
+      null,
+      'cr_once',
+    ]);
+    expect((await repository.publicationOfChange('cr_once'))?.revision).toBe(2);
+    expect(await repository.publicationOfChange('cr_other')).toBeUndefined();
+    // Later, with the pointer at the same revision, a third completion is refused by the mark, not published.
+    expect((await publishIt()).revision).toBe(2);
+    expect(await repository.publications({ afterRevision: 2 })).toEqual([]);
   });
 });

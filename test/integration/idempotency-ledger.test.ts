@@ -137,6 +137,23 @@ describe('DynamoIdempotencyLedger with an effect written in the same transaction
     expect(await ledger.read(request)).toBeUndefined();
   });
 
+  it('keeps the reservation of a failed multi-step request: a retry takes over at once with the same ids', async () => {
+    const ledger = ledgerWith(60);
+    const request = scope();
+    const first = await ledger.begin(request);
+    if (first.state !== 'started') throw new Error(first.state);
+    await ledger.release(request, first.token, true);
+    const retry = await ledger.begin(request);
+    if (retry.state !== 'started') throw new Error(retry.state);
+    expect(retry.seed).toBe(first.seed);
+    expect(retry.startedAt.toISOString()).toBe(first.startedAt.toISOString());
+    // Given back without a reservation, the key starts afresh.
+    await ledger.release(request, retry.token);
+    const fresh = await ledger.begin(request);
+    if (fresh.state !== 'started') throw new Error(fresh.state);
+    expect(fresh.seed).not.toBe(first.seed);
+  });
+
   it('stores a large answer compressed and gives it back exactly', async () => {
     const ledger = ledgerWith();
     const request = scope();

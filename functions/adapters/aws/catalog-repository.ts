@@ -73,6 +73,25 @@ export class DynamoCatalogRepository implements CatalogRepository {
     return items;
   }
 
+  async publicationOfChange(changeRequestId: string): Promise<Publication | undefined> {
+    const mark = await this.documents.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: PUBLISHED_CHANGES, sk: changeRequestId },
+        ConsistentRead: true,
+      }),
+    );
+    if (!mark.Item) return undefined;
+    const published = await this.documents.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: PUBLICATIONS, sk: `r#${pad(Number(mark.Item.revision))}` },
+        ConsistentRead: true,
+      }),
+    );
+    return published.Item?.publication as Publication | undefined;
+  }
+
   async latestPartVersion(kind: CatalogPartKind): Promise<number> {
     const result = await this.documents.send(
       new QueryCommand({

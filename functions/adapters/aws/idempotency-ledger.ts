@@ -233,16 +233,25 @@ export class DynamoIdempotencyLedger implements IdempotencyLedger {
     }
   }
 
-  async release(scope: RequestScope, token: string): Promise<void> {
+  async release(scope: RequestScope, token: string, keepReservation = false): Promise<void> {
+    const key = {
+      TableName: this.table,
+      Key: { id: scope.recordId },
+      ConditionExpression: '#status = :in_progress AND #token = :token',
+      ExpressionAttributeNames: { '#status': 'status', '#token': 'token' },
+    };
     try {
       await this.options.documents.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: { id: scope.recordId },
-          ConditionExpression: '#status = :in_progress AND #token = :token',
-          ExpressionAttributeNames: { '#status': 'status', '#token': 'token' },
-          ExpressionAttributeValues: { ':in_progress': IN_PROGRESS, ':token': token },
-        }),
+        keepReservation
+          ? new UpdateCommand({
+              ...key,
+              UpdateExpression: 'SET lease_until = :ended',
+              ExpressionAttributeValues: { ':in_progress': IN_PROGRESS, ':token': token, ':ended': 0 },
+            })
+          : new DeleteCommand({
+              ...key,
+              ExpressionAttributeValues: { ':in_progress': IN_PROGRESS, ':token': token },
+            }),
       );
     } catch (error) {
       // Completed, or taken over by a retry: it is not ours to give back.
@@ -286,22 +295,34 @@ export const writeWithCompletion = async (
     else await documents.send(new TransactWriteCommand({ TransactItems: items }));
     return;
   }
-  try {
-    await documents.send(
-      new TransactWriteCommand({ TransactItems: [...items, { Update: { ...completion.update } }] }),
-    );
-  } catch (error) {
-    const reasons = (error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons;
-    if (
-      (error as Error).name === 'TransactionCanceledException' &&
-      reasons?.[items.length]?.Code === 'ConditionalCheckFailed'
-    ) {
-      throw new RequestSupersededError();
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await documents.send(
+        new TransactWriteCommand({ TransactItems: [...items, { Update: { ...completion.update } }] }),
+      );
+      break;
+    } catch (error) {
+      const reasons = (error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons;
+      if (
+        (error as Error).name === 'TransactionCanceledException' &&
+        reasons?.[items.length]?.Code === 'ConditionalCheckFailed'
+      ) {
+        throw new RequestSupersededError();
+      }
+      // Cancelled only because another transaction held an item: nothing was decided, so try again shortly
+      // (a single write would have waited its turn instead).
+      if (conditionalFailure(error) === 'conflict' && attempt < TRANSACTION_CONFLICT_RETRIES) {
+        await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
+        continue;
+      }
+      throw error;
     }
-    throw error;
   }
   completion.committed();
 };
+
+/** Retries of a transaction cancelled by a concurrent one (not by its conditions). */
+const TRANSACTION_CONFLICT_RETRIES = 5;
 
 const sendSingle = async (documents: DynamoDBDocumentClient, item: TransactItem): Promise<void> => {
   if (item.Put) await documents.send(new PutCommand(item.Put));

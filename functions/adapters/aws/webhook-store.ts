@@ -266,12 +266,16 @@ export class DynamoEndpointRepository implements EndpointRepository {
       Key: { endpoint_id: endpointId },
       UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
       ConditionExpression: expected
-        ? 'attribute_exists(endpoint_id) AND #updated_at = :expected_updated_at'
+        ? 'attribute_exists(endpoint_id) AND #updated_at = :expected_updated_at AND secret_ciphertext = :expected_secret'
         : 'attribute_exists(endpoint_id)',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: {
         ...values,
-        ...(expected ? { ':expected_updated_at': expected.updated_at } : {}),
+        // The secret's ciphertext changes with every rotation (a fresh IV), so two updates within one
+        // millisecond still cannot both pass for a rotation.
+        ...(expected
+          ? { ':expected_updated_at': expected.updated_at, ':expected_secret': expected.secret_ciphertext }
+          : {}),
       },
     };
     try {
@@ -495,7 +499,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
           TableName: this.tableName,
           Key: this.key(eventId, endpointId),
           UpdateExpression:
-            'SET #status = :retrying, replay_id = :replay, updated_at = :at REMOVE stop_reason',
+            'SET #status = :retrying, replay_id = :replay, replay_from_status = :expected, updated_at = :at REMOVE stop_reason',
           ConditionExpression: '#status = :expected',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -526,7 +530,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: this.key(eventId, endpointId),
-          UpdateExpression: 'SET #status = :previous REMOVE replay_id',
+          UpdateExpression: 'SET #status = :previous REMOVE replay_id, replay_from_status',
           ConditionExpression:
             '#status = :retrying AND replay_id = :replay AND completed_attempt = last_attempt',
           ExpressionAttributeNames: { '#status': 'status' },

@@ -210,7 +210,13 @@ export const idempotent = (operation: Operation, options: IdempotencyOptions): O
 
     /** The answer stored with the effect, once the store's transaction committed. */
     let committed: HttpResult | undefined;
-    const reserved = reservedIds(entry.seed, entry.startedAt);
+    /** Whether the operation reserved ids: a multi-step effect may have begun under them. */
+    let reservedUsed = false;
+    const derive = reservedIds(entry.seed, entry.startedAt);
+    const reserved = (prefix: ReservedIdPrefix, n?: number): string => {
+      reservedUsed = true;
+      return derive(prefix, n);
+    };
     const idempotency: RequestIdempotency = {
       once: <R>(answer: (result: R) => HttpResult): ExactlyOnce<R> => ({
         completion: async (result) => {
@@ -233,7 +239,7 @@ export const idempotent = (operation: Operation, options: IdempotencyOptions): O
       if (committed) return committed;
       // A retry took the key over (this request's lease ran out) and wrote first: its answer is the answer.
       if (error instanceof RequestSupersededError) return settled();
-      await ledger.release(scope, token).catch(() => undefined);
+      await ledger.release(scope, token, reservedUsed).catch(() => undefined);
       throw error;
     }
     if (committed) {

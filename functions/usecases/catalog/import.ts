@@ -81,6 +81,19 @@ export const publishCatalogChange = async (
 ): Promise<ImportResult> => {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     if (attempt > 0) await backoff(attempt);
+    // A change request is published once: after a conflict, a concurrent completion of the same one may have won.
+    const won =
+      attempt > 0 && request.changeRequestId
+        ? await deps.repository.publicationOfChange(request.changeRequestId)
+        : undefined;
+    if (won) {
+      return {
+        revision: won.revision,
+        versions: partVersionNames(won.versions),
+        effective_from: won.effective_from,
+        changed: [],
+      };
+    }
     const current = await currentCatalog(deps.repository);
     const planned = request.plan(current);
     const now = deps.clock.now().toISOString();
@@ -139,20 +152,6 @@ export const publishCatalogChange = async (
         effective_from: effectiveFrom,
         changed: newParts.map((part) => part.kind),
       };
-    }
-    // A change request is published once: a concurrent completion of the same one may have won.
-    if (request.changeRequestId) {
-      const won = (
-        await deps.repository.publications({ afterRevision: current?.publication.revision ?? 0 })
-      ).find((published) => published.change_request_id === request.changeRequestId);
-      if (won) {
-        return {
-          revision: won.revision,
-          versions: partVersionNames(won.versions),
-          effective_from: won.effective_from,
-          changed: [],
-        };
-      }
     }
   }
   throw new CatalogConflictError();

@@ -85,6 +85,8 @@ export const replayDeliveries = async (
       { event_ids: tooOld.slice(0, 100) },
     );
 
+  // Reserved for the request: a retry after a crash restarts under the same replay and resumes it.
+  const replayId = once ? once.reservedId('rpl') : newId('rpl', now);
   const selected: DeliveryRecord[] = [];
   for (const item of items) {
     const deliveries = await ctx.deliveries.forEvent(item.event_id);
@@ -92,7 +94,10 @@ export const replayDeliveries = async (
       ...deliveries.filter(
         (delivery) =>
           (request.endpoint_id === undefined || delivery.endpoint_id === request.endpoint_id) &&
-          (request.status === undefined || delivery.status === request.status),
+          // A delivery this replay restarted before a crash no longer has the status the filter names.
+          (request.status === undefined ||
+            delivery.status === request.status ||
+            delivery.replay_id === replayId),
       ),
     );
     if (selected.length > MAX_REPLAY_DELIVERIES)
@@ -102,8 +107,6 @@ export const replayDeliveries = async (
       );
   }
 
-  // Reserved for the request: a retry after a crash restarts under the same replay and resumes it.
-  const replayId = once ? once.reservedId('rpl') : newId('rpl', now);
   const restarted: { event_id: string; endpoint_id: string }[] = [];
   const send = async (delivery: DeliveryRecord, attempt: number, previous: DeliveryStatus) => {
     const message: DeliveryMessage = {
@@ -133,7 +136,7 @@ export const replayDeliveries = async (
         delivery.last_attempt !== delivery.completed_attempt ||
         delivery.attempts.some((recorded) => recorded.replay_id === replayId);
       if (progressed) restarted.push({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id });
-      else await send(delivery, attempt, 'retrying');
+      else await send(delivery, attempt, delivery.replay_from_status ?? 'dead');
       continue;
     }
     // `force` also restarts a delivery still pending or retrying (say its message was dead-lettered by the

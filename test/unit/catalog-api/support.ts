@@ -88,8 +88,14 @@ export class InMemoryCatalogRepository implements CatalogRepository {
     );
   }
 
+  async publicationOfChange(changeRequestId: string): Promise<Publication | undefined> {
+    return this.history.find((entry) => entry.change_request_id === changeRequestId);
+  }
+
   async publish(request: PublishRequest): Promise<'published' | 'conflict'> {
     if ((this.history.at(-1)?.revision ?? 0) !== request.expectedRevision) return 'conflict';
+    const changeRequestId = request.publication.change_request_id;
+    if (changeRequestId && (await this.publicationOfChange(changeRequestId))) return 'conflict';
     for (const part of request.newParts) this.parts.set(`${part.kind}:${part.version}`, part);
     this.history.push(request.publication);
     return 'published';
