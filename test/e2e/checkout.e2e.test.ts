@@ -204,6 +204,18 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
     expect([result.status, result.body.error]).toEqual([422, 'invalid_signature']);
   });
 
+  it('checks the signature before anything else: a committed quote with a forged one gets 422, not its receipt', async () => {
+    const quoted = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 1 }]);
+    expect((await commit(quoted)).status).toBe(201);
+    const forged = `v1=${Buffer.alloc(32, 9).toString('base64')}`;
+    const result = await call('POST', '/pricing/commit', {
+      quote_id: quoted.body.quote_id,
+      signature: forged,
+    });
+    expect([result.status, result.body.error]).toEqual([422, 'invalid_signature']);
+    expect(JSON.stringify(result.body)).not.toContain('rcpt_');
+  });
+
   it('returns one position of a bundle for exactly its stored share, and never more than was bought', async () => {
     const bundle = demo.pricelists[0]?.items.find((item) => item.pricing_model === 'bundle');
     const position = bundle?.bundle?.positions[0];

@@ -163,9 +163,16 @@ export class Checkout {
   ): Promise<JsonObject> {
     const stored = await this.deps.repository.quote(quoteId);
     if (!stored) throw new CheckoutError('not_found', `no quote ${quoteId}`);
+    const payload = stored.payload;
+    // The signature first, before any other answer: without it nobody learns whether the quote was committed
+    // (nor gets its receipt) or is asked to confirm a requote.
+    const given = Buffer.from(signature);
+    const expected = Buffer.from(await macOf(this.deps.mac, payload));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw new CheckoutError('invalid_signature', 'the signature does not match the quote');
+    }
     if (stored.receipt_id) return this.receiptOf(stored.receipt_id);
     const now = this.deps.clock.now();
-    const payload = stored.payload;
     if (now.getTime() >= new Date(String(payload.expires_at)).getTime()) {
       this.deps.metrics?.commitRefusedExpired();
       const basket = payload.basket as unknown as BasketRequest;
@@ -176,11 +183,6 @@ export class Checkout {
       throw new CheckoutError('quote_expired', `the rate lock of ${quoteId} ended; confirm the new price`, {
         requote,
       });
-    }
-    const given = Buffer.from(signature);
-    const expected = Buffer.from(await macOf(this.deps.mac, payload));
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw new CheckoutError('invalid_signature', 'the signature does not match the quote');
     }
     const release = await this.deps.reader.release({
       commercial: Number(payload.pricelist_version),
