@@ -6,7 +6,7 @@ import { CatalogReader } from '../usecases/catalog/reader';
 import { Checkout } from '../usecases/checkout/checkout';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
-import { idempotent } from './middleware/idempotency';
+import { idempotent, requireIdempotencyKey } from './middleware/idempotency';
 import { commitOperation, getReceiptOperation, quoteOperation, refundOperation } from './operations/checkout';
 
 /** The `checkout` function: quotes, commits, receipts and refunds. Checkout paths always read fresh data. */
@@ -33,7 +33,8 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
     operations: {
       quote: idempotent(quoteOperation(checkout), idempotency),
       commit: idempotent(commitOperation(checkout), idempotency),
-      refund: idempotent(refundOperation(checkout), idempotency),
+      // A refund moves money: its key is required, so a retry can never record a return twice.
+      refund: requireIdempotencyKey(idempotent(refundOperation(checkout), idempotency)),
       getReceipt: getReceiptOperation(checkout),
     },
   });

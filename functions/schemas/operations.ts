@@ -389,7 +389,9 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   },
   refund: {
     summary: 'Refund lines of a receipt (return or chargeback) with the versions stored in the receipt.',
-    description: "The refund fee is taken from the catalog on the refund's date (rule 13).",
+    description:
+      "The refund fee is taken from the catalog on the refund's date (rule 13). The `Idempotency-Key` is " +
+      '**required** (400 without it): a retry with it gets the same refund, never a second one.',
     body: refundRequestSchema,
     response: { status: 201, schema: refundResponseSchema, description: 'The refund.' },
     errors: [400, 404, 422, 503],

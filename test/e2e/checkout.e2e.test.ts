@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recomputeDifferences } from '../../bin/verify-receipt';
@@ -41,7 +42,13 @@ type Json = JsonObject & Record<string, unknown>;
 const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
   const response = await fetch(`${stack.url}${route}`, {
     method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json', ...headers },
+    headers: {
+      'x-api-key': API_KEY,
+      'content-type': 'application/json',
+      // A refund requires its Idempotency-Key.
+      ...(route === '/pricing/refund' ? { 'idempotency-key': randomUUID() } : {}),
+      ...headers,
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: response.status, body: (await response.json()) as Json };
@@ -202,6 +209,25 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
       signature: forged,
     });
     expect([result.status, result.body.error]).toEqual([422, 'invalid_signature']);
+  });
+
+  it('refuses a refund without an Idempotency-Key (400) and records nothing', async () => {
+    const quoted = await quote('DE', 'EUR', [{ sku_id: skus[0] ?? '', quantity: 2 }]);
+    const receipt = (await commit(quoted)).body;
+    const response = await fetch(`${stack.url}/pricing/refund`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        receipt_id: receipt.receipt_id,
+        kind: 'return',
+        lines: [{ sku_id: skus[0], quantity: 1 }],
+      }),
+    });
+    const body = (await response.json()) as Json;
+    expect([response.status, body.error]).toEqual([400, 'invalid_request']);
+    expect(String(body.error_description)).toContain('Idempotency-Key');
+    const stored = await call('GET', `/receipts/${receipt.receipt_id}`);
+    expect([stored.body.status, stored.body.refunds]).toEqual(['issued', []]);
   });
 
   it('checks the signature before anything else: a committed quote with a forged one gets 422, not its receipt', async () => {

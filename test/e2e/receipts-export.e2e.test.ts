@@ -4,7 +4,7 @@
  * the journal entry of its Merkle root, and `npm run receipts -- export` verifying it all, then catching one
  * change at a time.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -55,7 +55,12 @@ type Json = JsonObject & Record<string, unknown>;
 const call = async (method: string, route: string, body?: unknown) => {
   const response = await fetch(`${stack.url}${route}`, {
     method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+    headers: {
+      'x-api-key': API_KEY,
+      'content-type': 'application/json',
+      // A refund requires its Idempotency-Key.
+      ...(route === '/pricing/refund' ? { 'idempotency-key': randomUUID() } : {}),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: response.status, body: (await response.json()) as Json };

@@ -168,6 +168,19 @@ export const exactlyOnce = <R>(
 ): ExactlyOnce<R> => request.idempotency?.once(answer) ?? (WITHOUT_KEY as ExactlyOnce<R>);
 
 /**
+ * Money-moving and partner-callback POSTs (C8): the `Idempotency-Key` header is required (400 without it), so
+ * that a client's retry can never record the outcome twice.
+ */
+export const requireIdempotencyKey =
+  (operation: Operation): Operation =>
+  async (request) => {
+    if (headerValue(request.event, IDEMPOTENCY_KEY_HEADER) === undefined) {
+      throw new HttpError('invalid_request', 'this operation requires an Idempotency-Key header (C8)');
+    }
+    return operation(request);
+  };
+
+/**
  * C8 and C25 for POST routes. With an `Idempotency-Key` header (1–255 printable ASCII, else 400
  * `invalid_request`), scoped by route (method + resource) and caller, the request takes the key in the ledger:
  * - the same key with the same body and path parameters after the first completed: the stored answer with

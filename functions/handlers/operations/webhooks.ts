@@ -54,6 +54,7 @@ import {
   IDEMPOTENCY_KEY_HEADER,
   type IdempotencyOptions,
   idempotent,
+  requireIdempotencyKey,
 } from '../middleware/idempotency';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
@@ -282,11 +283,8 @@ export const confirmEventOperation = (ctx: WebhookContext, deps: ConfirmEventDep
       deps.onDpopRefused?.({ endpoint_id: endpoint.endpoint_id, refusal: error.refusal });
       return dpopRefusal(error, traceId);
     }
-    if (headerOf(event, IDEMPOTENCY_KEY_HEADER) === undefined) {
-      throw new HttpError('invalid_request', 'this operation requires an Idempotency-Key header (C8)');
-    }
     authenticated.set(event, endpoint);
-    return confirm(request);
+    return requireIdempotencyKey(confirm)(request);
   };
 };
 
