@@ -67,9 +67,6 @@ export class DynamoReceiptItemSource implements ReceiptItemSource {
   }
 }
 
-/** Retries of a commit transaction cancelled by a concurrent one (not by its conditions). */
-const COMMIT_CONFLICT_RETRIES = 5;
-
 /** Quotes and receipts on DynamoDB; one quote → one receipt, enforced by a conditional transaction. */
 export class DynamoCheckoutRepository implements CheckoutRepository {
   constructor(
@@ -95,41 +92,34 @@ export class DynamoCheckoutRepository implements CheckoutRepository {
   }
 
   async commit(receipt: StoredReceipt, completion?: RequestCompletion): Promise<'committed' | 'exists'> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await writeWithCompletion(
-          this.documents,
-          [
-            {
-              Update: {
-                TableName: this.tables.quotes,
-                Key: { quote_id: receipt.quote_id },
-                UpdateExpression: 'SET receipt_id = :receipt',
-                ConditionExpression: 'attribute_exists(quote_id) AND attribute_not_exists(receipt_id)',
-                ExpressionAttributeValues: { ':receipt': receipt.receipt_id },
-              },
+    try {
+      // A transaction cancelled by a concurrent one is retried by `writeWithCompletion`.
+      await writeWithCompletion(
+        this.documents,
+        [
+          {
+            Update: {
+              TableName: this.tables.quotes,
+              Key: { quote_id: receipt.quote_id },
+              UpdateExpression: 'SET receipt_id = :receipt',
+              ConditionExpression: 'attribute_exists(quote_id) AND attribute_not_exists(receipt_id)',
+              ExpressionAttributeValues: { ':receipt': receipt.receipt_id },
             },
-            {
-              Put: {
-                TableName: this.tables.receipts,
-                Item: toReceiptItem(receipt),
-                ConditionExpression: 'attribute_not_exists(receipt_id)',
-              },
+          },
+          {
+            Put: {
+              TableName: this.tables.receipts,
+              Item: toReceiptItem(receipt),
+              ConditionExpression: 'attribute_not_exists(receipt_id)',
             },
-          ],
-          completion,
-        );
-        return 'committed';
-      } catch (error) {
-        const failure = conditionalFailure(error);
-        if (failure === 'condition') return 'exists';
-        // Another transaction held the quote: nothing was decided, so try again shortly.
-        if (failure === 'conflict' && attempt < COMMIT_CONFLICT_RETRIES) {
-          await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
-          continue;
-        }
-        throw error;
-      }
+          },
+        ],
+        completion,
+      );
+      return 'committed';
+    } catch (error) {
+      if (conditionalFailure(error) === 'condition') return 'exists';
+      throw error;
     }
   }
 

@@ -279,7 +279,8 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 /**
  * Writes a store's effect — one transaction item, or several that must commit together — with the request's
  * completion when there is one: all in one `TransactWriteItems`, so the effect and the answer a retry gets are
- * one write. Without a completion a single item goes out as its own command (no transaction's double cost).
+ * one write. Without a completion a single item goes out as its own command (no transaction's double cost). A
+ * transaction cancelled only by a concurrent one is retried here, for every store.
  * A refusal of the completion's condition (the key was taken over) is `RequestSupersededError`; any other
  * failure is thrown as the store would see it without a completion.
  */
@@ -289,21 +290,20 @@ export const writeWithCompletion = async (
   completion: RequestCompletion | undefined,
 ): Promise<void> => {
   const items = Array.isArray(effect) ? [...effect] : [effect as TransactItem];
-  if (!completion) {
-    const [only] = items;
-    if (items.length === 1 && only) await sendSingle(documents, only);
-    else await documents.send(new TransactWriteCommand({ TransactItems: items }));
+  const [only] = items;
+  if (!completion && items.length === 1 && only) {
+    await sendSingle(documents, only);
     return;
   }
+  const transaction = completion ? [...items, { Update: { ...completion.update } }] : items;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      await documents.send(
-        new TransactWriteCommand({ TransactItems: [...items, { Update: { ...completion.update } }] }),
-      );
+      await documents.send(new TransactWriteCommand({ TransactItems: transaction }));
       break;
     } catch (error) {
       const reasons = (error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons;
       if (
+        completion &&
         (error as Error).name === 'TransactionCanceledException' &&
         reasons?.[items.length]?.Code === 'ConditionalCheckFailed'
       ) {
@@ -318,7 +318,7 @@ export const writeWithCompletion = async (
       throw error;
     }
   }
-  completion.committed();
+  completion?.committed();
 };
 
 /** Retries of a transaction cancelled by a concurrent one (not by its conditions). */
