@@ -12,7 +12,7 @@ import {
   removeLocalRuntime,
   writeLocalRuntime,
 } from '../functions/adapters/local/runtime-file';
-import { type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
+import { DEMO_TENANT, type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
 import { egressPolicyFromEnv, LOCAL_EGRESS, retryPolicyFromEnv } from '../functions/composition/webhooks';
 import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 
@@ -38,6 +38,7 @@ const main = async (): Promise<void> => {
     port: config.port,
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),
     apiKey: config.apiKey,
+    chargebackKey: config.chargebackKey,
     adminToken: config.adminToken,
     admins: config.admins,
     environment: process.env,
@@ -59,13 +60,14 @@ const main = async (): Promise<void> => {
     `  Base URL     ${stack.url}`,
     `  Health       curl ${stack.url}/health`,
     `  Data         ${config.dataDir ?? 'in memory (IN_MEMORY=true): discarded at stop'}`,
-    `  API key      ${config.apiKey}   (x-api-key; ${config.generated.apiKey ? 'generated and saved' : 'from API_KEY or saved'})`,
-    `  Admin token  ${config.adminToken}   (Authorization: Bearer; ${config.generated.adminToken ? 'generated and saved' : 'from ADMIN_TOKEN or saved'})`,
+    `  API key      ${config.apiKey}   (x-api-key of tenant ${DEMO_TENANT}: prices, quotes, receipts, returns; ${config.generated.apiKey ? 'generated and saved' : 'from API_KEY or saved'})`,
+    `  PSP key      ${config.chargebackKey}   (x-api-key of tenant ${DEMO_TENANT}: chargebacks only)`,
+    `  Admin token  ${config.adminToken}   (Authorization: Bearer; roles ${config.admins[0]?.roles.join('+')}; ${config.generated.adminToken ? 'generated and saved' : 'from ADMIN_TOKEN or saved'})`,
     ...config.admins
       .slice(1)
       .map(
         (admin) =>
-          `  Reviewer     ${admin.name}: ${admin.token}   (Bearer; approves change requests: --as ${admin.name})`,
+          `  Operator     ${admin.name}: ${admin.token}   (Bearer; roles ${admin.roles.join('+')}${admin.machine ? ', machine' : ''}: --as ${admin.name})`,
       ),
     `  DynamoDB     ${stack.dynamoDbEndpoint}    SQS/S3 ${stack.sqsEndpoint}`,
   ]);

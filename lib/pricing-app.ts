@@ -1,5 +1,7 @@
 import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { OperatorRole } from '../functions/domain/access/principals';
+import type { MachineOperatorRole } from './constructs/operator-roles';
 import { staticEgressFromContext } from './constructs/static-egress';
 import { PricingServiceStack } from './stacks/service-stack';
 import { PricingStatefulStack, RECEIPT_RETENTION_YEARS } from './stacks/stateful-stack';
@@ -18,7 +20,36 @@ export interface PricingAppOptions {
   readonly nag?: boolean;
   /** Years receipts stay write-once (7–10). @default context `receiptRetentionYears`, else 7 */
   readonly receiptRetentionYears?: number;
+  /** The account whose principals may assume the human operator roles. @default context `operatorTrustAccount`, else the stack's account */
+  readonly operatorTrustAccount?: string;
+  /** Machine operator roles. @default context `machineOperatorRoleArns`, else none */
+  readonly machineOperatorRoles?: readonly MachineOperatorRole[];
+  /** KMS key ARNs of retired receipt keys (C10). @default context `retiredReceiptKeyArns`, else none */
+  readonly retiredReceiptKeyArns?: readonly string[];
 }
+
+/**
+ * `retiredReceiptKeyArns`: receipt keys retired from signing whose receipts are still kept (C10), as a list in
+ * cdk.json or comma-separated on the command line. Each must be a KMS key ARN.
+ */
+export const retiredReceiptKeyArnsFromContext = (app: App): string[] | undefined => {
+  const key = 'retiredReceiptKeyArns';
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined || value === '') return undefined;
+  const list = typeof value === 'string' ? value.split(',').map((entry) => entry.trim()) : value;
+  if (
+    !Array.isArray(list) ||
+    !list.every(
+      (entry: unknown) =>
+        typeof entry === 'string' &&
+        /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]{1,64}$/.test(entry),
+    )
+  )
+    throw new Error(
+      `context ${key} must be KMS key ARNs (a list, or comma-separated), got ${JSON.stringify(value)}`,
+    );
+  return list as string[];
+};
 
 const contextString = (app: App, key: string): string | undefined => {
   const value: unknown = app.node.tryGetContext(key);
@@ -39,6 +70,50 @@ const contextInteger = (app: App, key: string): number | undefined => {
 };
 
 /**
+ * `-c operatorTrustAccount=123456789012`: a 12-digit account id; anything else is refused, naming the key.
+ */
+const contextAccount = (app: App, key: string): string | undefined => {
+  const value = contextString(app, key);
+  if (value !== undefined && !/^\d{12}$/.test(value))
+    throw new Error(`context ${key} must be a 12-digit AWS account id, got ${JSON.stringify(value)}`);
+  return value;
+};
+
+/**
+ * `machineOperatorRoleArns`: machine principals acting as operators (C27), each a role ARN and the roles it
+ * holds (never `approver`), as a list in cdk.json or as its JSON on the command line:
+ * `-c machineOperatorRoleArns='[{"role_arn":"arn:aws:iam::123456789012:role/ci","roles":["author"]}]'`.
+ * The roles themselves are checked by `OperatorRoles`.
+ */
+export const machineOperatorRolesFromContext = (app: App): MachineOperatorRole[] | undefined => {
+  const key = 'machineOperatorRoleArns';
+  let value: unknown = app.node.tryGetContext(key);
+  if (value === undefined || value === '') return undefined;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      throw new Error(
+        `context ${key} must be a JSON list of {"role_arn","roles"}, got ${JSON.stringify(value)}`,
+      );
+    }
+  }
+  if (!Array.isArray(value)) throw new Error(`context ${key} must be a list of {"role_arn","roles"}`);
+  return value.map((entry: unknown) => {
+    const candidate = entry as { role_arn?: unknown; roles?: unknown };
+    if (
+      typeof candidate !== 'object' ||
+      candidate === null ||
+      typeof candidate.role_arn !== 'string' ||
+      !Array.isArray(candidate.roles) ||
+      !candidate.roles.every((role: unknown) => typeof role === 'string')
+    )
+      throw new Error(`context ${key}: each entry is {"role_arn": "<role ARN>", "roles": ["<role>", …]}`);
+    return { roleArn: candidate.role_arn, roles: candidate.roles as OperatorRole[] };
+  });
+};
+
+/**
  * Adds the two stacks to an app: the stateful one (keys, tables, buckets) and the service one that uses them.
  * Shared by `bin/app.ts` and the infra tests, so the tests check the app that is deployed.
  */
@@ -52,6 +127,9 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
   };
 
   const staticEgress = staticEgressFromContext(app);
+  const operatorTrustAccount = options.operatorTrustAccount ?? contextAccount(app, 'operatorTrustAccount');
+  const machineOperatorRoles = options.machineOperatorRoles ?? machineOperatorRolesFromContext(app);
+  const retiredReceiptKeyArns = options.retiredReceiptKeyArns ?? retiredReceiptKeyArnsFromContext(app);
   const stateful = new PricingStatefulStack(app, 'PricingStatefulStack', {
     stackName: `pricing-${stage}-stateful`,
     description: 'Pricing service: KMS keys, DynamoDB tables and S3 buckets (retained)',
@@ -75,6 +153,9 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     bucketReaders: stateful.bucketReaders,
     // `-c staticEgress=true [-c staticEgressAzs=2]`: deliveries from stack-allocated Elastic IPs (costs money).
     ...(staticEgress ? { staticEgress } : {}),
+    ...(operatorTrustAccount ? { operatorTrustAccount } : {}),
+    ...(machineOperatorRoles ? { machineOperatorRoles } : {}),
+    ...(retiredReceiptKeyArns ? { retiredReceiptKeyArns } : {}),
   });
   service.addStackDependency(stateful);
 

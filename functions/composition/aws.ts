@@ -1,3 +1,4 @@
+import { DynamoApiKeyStore } from '../adapters/aws/api-key-store';
 import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
 import { DynamoReceiptItemSource } from '../adapters/aws/checkout-repository';
@@ -33,7 +34,9 @@ import type { ServiceDependencies, ServiceTableId } from './dependencies';
 import type { Environment } from './environment';
 import { idempotencyDependencies } from './idempotency';
 import { JOURNAL_LOG_ID, journalSlicing } from './journal';
-import { receiptExportSettings } from './receipts';
+import { callerUsagePlanFromEnv, operatorRolesFromEnv } from './operators';
+import { awsRateSourceAccess } from './rates';
+import { receiptExportSettings, retiredReceiptKeysFromEnv } from './receipts';
 import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookDependencies } from './webhooks';
 
 /** A required setting of the deployed function; its absence is a deployment defect, reported by name. */
@@ -87,7 +90,9 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
   const keyIds = {
     receipt: required(env, KEYS.receiptSigning.envVar),
     quote: required(env, KEYS.quoteMac.envVar),
-    data: required(env, KEYS.data.envVar),
+    // Application secrets (endpoint secrets, client-certificate keys, sealed answers): the data key is for
+    // DynamoDB, SQS and S3 only, used by those services, never by the functions directly.
+    secrets: required(env, KEYS.secrets.envVar),
   };
   const clients = createAwsClients({ region });
   const kms = createKmsClient(region);
@@ -107,8 +112,9 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
       queueArns,
     }),
     receiptSigner,
+    retiredReceiptKeys: retiredReceiptKeysFromEnv(env).map((keyId) => new KmsReceiptSigner(kms, keyId)),
     quoteMac: new KmsMacSigner(kms, keyIds.quote),
-    dataCipher: new KmsDataCipher(kms, keyIds.data),
+    secretsCipher: new KmsDataCipher(kms, keyIds.secrets),
     catalogRepository: new DynamoCatalogRepository(clients.documents, tableNames.catalog, tableNames.events),
     webhooks: webhookDependencies({
       documents: clients.documents,
@@ -123,6 +129,7 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
       state: new DynamoRateStateStore(clients.documents, tableNames.rateState),
       simulatedStepSeconds: 60,
       simulated: {},
+      ...awsRateSourceAccess(env, region),
     },
     journal: new Journal({
       store: new DynamoJournalStore(clients.documents, tableNames.journal),
@@ -155,6 +162,9 @@ export const awsDependencies = (env: Environment = process.env): ServiceDependen
       }),
     },
     idempotency: idempotencyDependencies(clients.documents, tableNames.idempotency, env),
+    apiKeys: new DynamoApiKeyStore(clients.documents, tableNames.apiKeys),
+    operatorRoles: operatorRolesFromEnv(env),
+    callerUsagePlan: callerUsagePlanFromEnv(env, region),
     healthProbes: [
       dynamoDbProbe(clients.dynamoDb, tableNames.events),
       sqsProbe(clients.sqs, queueUrls.delivery),

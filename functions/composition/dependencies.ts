@@ -2,8 +2,10 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BucketId, FunctionId, QueueId, TABLES, TableId } from '../definitions';
+import type { AwsOperatorRole } from '../domain/access/principals';
 import type { GuardrailSettings } from '../domain/change-control/guardrails';
 import type { RetryPolicy } from '../domain/webhooks/retry-policy';
+import type { ApiKeyStore } from '../ports/api-keys';
 import type { CatalogRepository } from '../ports/catalog';
 import type { ChangeRequestStore } from '../ports/change-requests';
 import type { ReceiptItemSource } from '../ports/checkout';
@@ -15,11 +17,13 @@ import type { ObjectStore } from '../ports/object-store';
 import type { MessageQueue, QueueDepths } from '../ports/queue';
 import type { OneTimeScheduler } from '../ports/scheduler';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
+import type { CallerUsagePlan } from '../ports/usage-plan';
 import type { WebhookHttpClient } from '../ports/webhook-http';
 import type { DeliveryRepository, EndpointRepository, EventStore, ReplayRepository } from '../ports/webhooks';
 import type { Journal } from '../usecases/audit/journal';
 import type { PriceCacheStore } from '../usecases/catalog/price-cache';
 import type { ReceiptExportSettings } from '../usecases/receipts/export';
+import type { PublicKeySource } from '../usecases/receipts/key-set';
 import type { WebhookSettings } from '../usecases/webhooks/context';
 import type { RateIngestionDependencies } from './rates';
 
@@ -44,8 +48,11 @@ export interface ServiceDependencies {
   readonly queueUrls: Readonly<Record<QueueId, string>>;
   readonly scheduler: OneTimeScheduler;
   readonly receiptSigner: ReceiptSigner;
+  /** Receipt keys no longer signing, still listed by `GET /keys` (C10; AWS: `RETIRED_RECEIPT_KEY_IDS`). */
+  readonly retiredReceiptKeys: readonly PublicKeySource[];
   readonly quoteMac: MacSigner;
-  readonly dataCipher: DataCipher;
+  /** Application secrets (endpoint secrets, client-certificate keys, sealed answers): the `secrets` key. */
+  readonly secretsCipher: DataCipher;
   readonly healthProbes: readonly HealthProbe[];
   readonly catalogRepository: CatalogRepository;
   /** The shared tier of the price cache (C18); each instance keeps its own local tier in front of it. */
@@ -66,6 +73,12 @@ export interface ServiceDependencies {
   readonly metrics: MetricsDependencies;
   /** Every POST's `Idempotency-Key` (C8, C25): the ledger its effects complete atomically. */
   readonly idempotency: IdempotencyDependencies;
+  /** Caller keys (C26): issued by operators, read by the caller-key authorizer. */
+  readonly apiKeys: ApiKeyStore;
+  /** Where caller keys' usage identifiers are registered for the per-key throttle (AWS: the usage plan). */
+  readonly callerUsagePlan: CallerUsagePlan;
+  /** The IAM roles of operators (C27, AWS): how an admin request's IAM principal becomes an operator. */
+  readonly operatorRoles: readonly AwsOperatorRole[];
 }
 
 export interface IdempotencyDependencies {

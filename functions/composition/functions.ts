@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { FunctionId } from '../definitions';
 import { createAdminHandler } from '../handlers/admin';
 import { createApiHandler } from '../handlers/api';
+import { type AuthorizerHandler, createAuthorizerHandler } from '../handlers/authorizer';
 import { createCatalogHandler } from '../handlers/catalog';
 import { createCheckoutHandler } from '../handlers/checkout';
 import { createDeliverHandler, type QueueHandler } from '../handlers/deliver';
@@ -20,6 +21,7 @@ type HttpFunction = (event: APIGatewayProxyEvent, context: Context) => Promise<A
  * same factory from the AWS composition root). The local stack builds its instances from here.
  */
 export const FUNCTION_FACTORIES = {
+  authorizer: (deps: ServiceDependencies): AuthorizerHandler => createAuthorizerHandler(deps),
   api: (deps: ServiceDependencies): HttpFunction => createApiHandler(deps),
   catalog: (deps: ServiceDependencies): HttpFunction => createCatalogHandler(deps),
   checkout: (deps: ServiceDependencies): HttpFunction => createCheckoutHandler(deps),

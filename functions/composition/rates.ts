@@ -1,6 +1,15 @@
-import { rateSourcesFor } from '../adapters/http/rate-sources';
+import path from 'node:path';
+import {
+  createSecretsManagerClient,
+  DEFAULT_FX_SECRETS_PREFIX,
+  SecretsManagerSecretValues,
+} from '../adapters/aws/secrets-manager';
+import { createGuardedFetch, type EgressPolicy } from '../adapters/http/guarded-http-client';
+import { type FetchLike, rateSourcesFor } from '../adapters/http/rate-sources';
+import { FileSecretValues } from '../adapters/local/file-secrets';
 import { SimulatedFeed } from '../domain/rates/simulated';
 import type { RateSource, RateStateStore } from '../ports/rates';
+import type { SecretValues } from '../ports/secrets';
 import type { RatePolicy } from '../schemas/rate-policy';
 import { type IngestDeps, type IngestOptions, ingestRates } from '../usecases/rates/ingest';
 import {
@@ -11,6 +20,7 @@ import {
 import { changeRequestDependencies } from './change-requests';
 import type { ServiceDependencies } from './dependencies';
 import { type Environment, integerSetting } from './environment';
+import { AWS_EGRESS } from './webhooks';
 
 /** FX ingestion's own dependencies: its state, and the local stack's faster pace when configured. */
 export interface RateIngestionDependencies {
@@ -24,7 +34,58 @@ export interface RateIngestionDependencies {
    * spike). Filled on the first ingestion run.
    */
   readonly simulated: { feed?: SimulatedFeed };
+  /**
+   * Where rate sources may connect: their GETs go through the webhooks' egress guard (C17) under this policy.
+   * Default `AWS_EGRESS` (https to public unicast addresses only); the local stack passes its webhook policy.
+   */
+  readonly egress?: EgressPolicy;
+  /**
+   * Provider credentials named by a source's `auth.secret_ref` (Secrets Manager in AWS, files locally).
+   * Without it, a source with `auth` fails every fetch as "credential unavailable" (nothing is sent).
+   */
+  readonly secrets?: SecretValues;
 }
+
+/** Settings of the rate sources' access: egress policy and secret store. */
+export type RateSourceAccess = Required<Pick<RateIngestionDependencies, 'egress' | 'secrets'>>;
+
+/** `FX_SECRETS_PREFIX`: prepended to every `secret_ref` to make the Secrets Manager `SecretId`. */
+export const FX_SECRETS_PREFIX_ENV = 'FX_SECRETS_PREFIX';
+
+/**
+ * The Secrets Manager name prefix of FX provider credentials: `FX_SECRETS_PREFIX`, default `pricing/fx/`
+ * (the characters of a secret name, at most 256; empty allowed: references are then full names).
+ */
+export const fxSecretsPrefixFromEnv = (env: Environment): string => {
+  const value = env[FX_SECRETS_PREFIX_ENV];
+  if (value === undefined) return DEFAULT_FX_SECRETS_PREFIX;
+  if (value !== '' && !/^[A-Za-z0-9/_+=.@-]{1,256}$/.test(value))
+    throw new Error(
+      `${FX_SECRETS_PREFIX_ENV} must be a Secrets Manager name prefix (A–Z a–z 0–9 / _ + = . @ -)`,
+    );
+  return value;
+};
+
+/**
+ * In AWS: https to public addresses only (`AWS_EGRESS`), credentials from Secrets Manager
+ * (`<FX_SECRETS_PREFIX><secret_ref>`, cached five minutes; the client is created on the first read).
+ */
+export const awsRateSourceAccess = (env: Environment, region: string): RateSourceAccess => ({
+  egress: AWS_EGRESS,
+  secrets: new SecretsManagerSecretValues({
+    client: () => createSecretsManagerClient(region),
+    prefix: fxSecretsPrefixFromEnv(env),
+  }),
+});
+
+/**
+ * The local stack: the webhooks' egress policy (loopback over http allowed, for test providers) and
+ * credentials from the files `<dataDir>/secrets/<secret_ref>` (not readable by other users).
+ */
+export const localRateSourceAccess = (dataDir: string, egress: EgressPolicy): RateSourceAccess => ({
+  egress,
+  secrets: new FileSecretValues(path.join(dataDir, 'secrets')),
+});
 
 /**
  * `FX_TICK_SECONDS` (local stack only; default unset: each pair's policy interval): every governed pair
@@ -40,6 +101,9 @@ export const fxTickSecondsFromEnv = (env: Environment): number | undefined =>
  */
 const sourcesOf = (deps: ServiceDependencies) => {
   const holder = deps.rates.simulated;
+  // One guarded GET per function instance (it holds no connection: every request opens and closes its own).
+  const fetch: FetchLike = createGuardedFetch({ policy: deps.rates.egress ?? AWS_EGRESS });
+  const secrets = deps.rates.secrets;
   return {
     prepare: async (): Promise<void> => {
       if (holder.feed) return;
@@ -54,7 +118,11 @@ const sourcesOf = (deps: ServiceDependencies) => {
       });
     },
     of: (policy: RatePolicy): ReadonlyMap<string, RateSource> =>
-      rateSourcesFor(policy, holder.feed ? { simulatedFeed: holder.feed } : {}),
+      rateSourcesFor(policy, {
+        fetch,
+        ...(secrets ? { secrets } : {}),
+        ...(holder.feed ? { simulatedFeed: holder.feed } : {}),
+      }),
   };
 };
 

@@ -32,3 +32,25 @@ export const receiptExport = (deps: ServiceDependencies, logger: Logger): Receip
     receipts: deps.receiptExport.receipts,
     logger,
   });
+
+/** The variable naming the receipt keys that no longer sign but stay listed (C10), set by the CDK stack. */
+export const RETIRED_RECEIPT_KEY_IDS_ENV_VAR = 'RETIRED_RECEIPT_KEY_IDS';
+
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]{1,64}$/;
+
+/**
+ * `RETIRED_RECEIPT_KEY_IDS`: the KMS key ARNs of receipt keys retired from signing, comma-separated (unset or
+ * empty: none). Receipts are kept 7–10 years and name their key, so every retired key stays listed.
+ */
+export const retiredReceiptKeysFromEnv = (env: Environment): string[] => {
+  const value = env[RETIRED_RECEIPT_KEY_IDS_ENV_VAR];
+  if (!value) return [];
+  const ids = value
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id.length > 0);
+  const invalid = ids.filter((id) => !KMS_KEY_ARN.test(id));
+  if (invalid.length > 0)
+    throw new Error(`${RETIRED_RECEIPT_KEY_IDS_ENV_VAR}: not KMS key ARNs: ${invalid.join(', ')}`);
+  return ids;
+};

@@ -121,7 +121,7 @@ const signalLogger =
     else logger.info(name.replace('_', ' '), fields);
   };
 
-/** Seals stored idempotent answers that carry a secret with the data key (C8 without a secret in clear). */
+/** Seals stored idempotent answers that carry a secret with the secrets key (C8 without a secret in clear). */
 export const responseSealer = (cipher: DataCipher): ResponseSealer => {
   const context = { purpose: 'idempotent-response' };
   return {
@@ -139,7 +139,7 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
   replays: deps.webhooks.replays,
   queue: deps.queue,
   scheduler: deps.scheduler,
-  cipher: deps.dataCipher,
+  cipher: deps.secretsCipher,
   http: deps.webhooks.http,
   policy: deps.webhooks.policy,
   settings: deps.webhooks.settings,

@@ -5,6 +5,7 @@
 import type { QueueId, TableId } from './resources';
 
 export type FunctionId =
+  | 'authorizer'
   | 'api'
   | 'catalog'
   | 'checkout'
@@ -33,6 +34,14 @@ export interface FunctionDefinition {
 export const API_GATEWAY_TIMEOUT_SECONDS = 29;
 
 export const FUNCTIONS = {
+  authorizer: {
+    id: 'authorizer',
+    description:
+      'Caller-key authorizer (API Gateway REQUEST authorizer): x-api-key → tenant, scopes and channels (C26).',
+    entry: 'functions/handlers/authorizer.ts',
+    timeoutSeconds: 5,
+    memoryMb: 256,
+  },
   api: {
     id: 'api',
     description: 'HTTP API: system routes (health, public keys, OpenAPI).',

@@ -1,3 +1,4 @@
+export * from './authorization';
 export * from './functions';
 export * from './limits';
 export * from './resources';

@@ -96,6 +96,11 @@ export const TABLES = {
     globalSecondaryIndexes: [
       // A partner's key (as its SHA-256) → its endpoint: the partner routes' authentication.
       { name: 'by-partner-key', partitionKey: { name: 'partner_key_sha256', type: 'S' } },
+      // The key before the last rotation, accepted during its overlap (sparse).
+      {
+        name: 'by-previous-partner-key',
+        partitionKey: { name: 'previous_partner_key_sha256', type: 'S' },
+      },
     ],
   },
   deliveries: {
@@ -207,6 +212,23 @@ export const TABLES = {
     partitionKey: { name: 'pair', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
   },
+  apiKeys: {
+    id: 'api-keys',
+    description:
+      'Caller keys (C26): one record per key (tenant, scopes, channels, status) and one item per live secret hash (SHA-256), which the authorizer reads; overlapping old secrets expire by TTL.',
+    scope: 'service',
+    envVar: 'API_KEYS_TABLE_NAME',
+    partitionKey: { name: 'pk', type: 'S' },
+    timeToLiveAttribute: 'expires_at',
+    globalSecondaryIndexes: [
+      // Every key record, newest first by `created_key` (`<created_at>#<key_id>`); hash items are not listed.
+      {
+        name: 'by-created',
+        partitionKey: { name: 'list', type: 'S' },
+        sortKey: { name: 'created_key', type: 'S' },
+      },
+    ],
+  },
   localSchedules: {
     id: 'local-schedules',
     description: 'Local twin of EventBridge Scheduler: one-time schedules waiting for their time.',
@@ -297,10 +319,19 @@ export const KEYS = {
   },
   data: {
     id: 'data',
-    description: 'Encrypts data at rest: tables, queues, bucket and endpoint secrets.',
+    description:
+      'Encrypts data at rest: tables, queues and buckets, used only through DynamoDB, SQS and S3 (kms:ViaService).',
     envVar: 'DATA_KEY_ID',
     kind: 'SYMMETRIC',
     localFile: 'data.key',
+  },
+  secrets: {
+    id: 'secrets',
+    description:
+      'Encrypts application secrets: endpoint signing secrets, client-certificate keys and stored answers that carry a secret.',
+    envVar: 'SECRETS_KEY_ID',
+    kind: 'SYMMETRIC',
+    localFile: 'secrets.key',
   },
 } as const satisfies Record<string, KeyDefinition>;
 

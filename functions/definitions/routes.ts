@@ -2,17 +2,22 @@
  * The HTTP route table. The CDK API creates exactly these resources and methods; the local gateway matches
  * requests against the same list; the `api` function's router dispatches on `operation`.
  */
+import type { CallerScope, OperatorRole } from '../domain/access/principals';
 import type { FunctionId } from './functions';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
- * `none`: open (health). `api_key`: catalog callers (`x-api-key`, API Gateway usage plan in AWS).
- * `admin`: operators (IAM SigV4 in AWS; `Authorization: Bearer <ADMIN_TOKEN>` locally).
+ * `none`: open (health). `api_key`: catalog callers (`x-api-key`: a tenant's caller key, C26, resolved by the
+ * caller-key authorizer — a Lambda REQUEST authorizer in AWS, the same code in the local gateway).
+ * `admin`: operators (IAM SigV4 in AWS; `Authorization: Bearer <token>` of `ADMIN_TOKENS` locally, C27).
  * `partner`: a partner's own key (`Authorization: Bearer <partner key>`, issued with its endpoint), checked by
  * the function itself: the gateway lets the request through.
  */
 export type RouteAuth = 'none' | 'api_key' | 'admin' | 'partner';
+
+/** The roles of every read-only operator route: any operator may read, the auditor only reads. */
+const OPERATOR_READ: readonly OperatorRole[] = ['author', 'approver', 'endpoint_admin', 'auditor'];
 
 export interface RouteDefinition {
   readonly method: HttpMethod;
@@ -21,6 +26,10 @@ export interface RouteDefinition {
   readonly function: FunctionId;
   readonly operation: string;
   readonly auth: RouteAuth;
+  /** `api_key` routes: the key needs one of these scopes (the authorization matrix, docs/security.md). */
+  readonly scopes?: readonly CallerScope[];
+  /** `admin` routes: the operator needs one of these roles. */
+  readonly roles?: readonly OperatorRole[];
   readonly summary: string;
 }
 
@@ -31,7 +40,7 @@ export const ROUTES = [
     function: 'api',
     operation: 'health',
     auth: 'none',
-    summary: 'Health of the service and its components.',
+    summary: 'Liveness: the service answers (no component is called; operators use GET /admin/health).',
   },
   {
     method: 'GET',
@@ -39,6 +48,7 @@ export const ROUTES = [
     function: 'catalog',
     operation: 'getPrice',
     auth: 'api_key',
+    scopes: ['prices:read'],
     summary: 'Display price of one SKU in a currency and region, with its versions and tax breakdown.',
   },
   {
@@ -47,6 +57,7 @@ export const ROUTES = [
     function: 'catalog',
     operation: 'getLimits',
     auth: 'api_key',
+    scopes: ['prices:read'],
     summary: 'Maximum winnings in the catalog currency and their equivalent, fixed by fx_version (rule 15).',
   },
   {
@@ -55,6 +66,7 @@ export const ROUTES = [
     function: 'checkout',
     operation: 'quote',
     auth: 'api_key',
+    scopes: ['quotes:write'],
     summary:
       'Price a basket with a rate lock and a signature; the quote can be committed until the lock ends.',
   },
@@ -64,6 +76,7 @@ export const ROUTES = [
     function: 'checkout',
     operation: 'commit',
     auth: 'api_key',
+    scopes: ['quotes:write'],
     summary: 'Commit a quote into a KMS-signed receipt pinning its three versions; one quote, one receipt.',
   },
   {
@@ -72,6 +85,7 @@ export const ROUTES = [
     function: 'checkout',
     operation: 'refund',
     auth: 'api_key',
+    scopes: ['refunds:write', 'chargebacks:write'],
     summary: "A return or chargeback recalculated with the receipt's stored versions.",
   },
   {
@@ -80,6 +94,7 @@ export const ROUTES = [
     function: 'checkout',
     operation: 'getReceipt',
     auth: 'api_key',
+    scopes: ['receipts:read'],
     summary: 'A receipt with its status and refunds.',
   },
   {
@@ -104,6 +119,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'importCatalog',
     auth: 'admin',
+    roles: ['author'],
     summary:
       'Validate a whole catalog document and open a change request for it (published after two approvals).',
   },
@@ -113,6 +129,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'exportCatalog',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'The catalog in force (or of a revision) in the import format.',
   },
   {
@@ -121,6 +138,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'createChangeRequest',
     auth: 'admin',
+    roles: ['author'],
     summary:
       'Request a change of catalog data: validated, diffed against what is in force, guardrails checked.',
   },
@@ -130,6 +148,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'listChangeRequests',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'Change requests, newest first (paginated; filter by status).',
   },
   {
@@ -138,6 +157,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'getChangeRequest',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'One change request with its diff, guardrails, approvals, publication and release.',
   },
   {
@@ -146,6 +166,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'approveChangeRequest',
     auth: 'admin',
+    roles: ['approver'],
     summary: 'Approve (not the author); the second distinct approval publishes the change.',
   },
   {
@@ -154,6 +175,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'rejectChangeRequest',
     auth: 'admin',
+    roles: ['approver'],
     summary: 'Reject a pending change request with a comment; it never publishes.',
   },
   {
@@ -162,6 +184,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'getRelease',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'The DSSE-signed release of a published change request.',
   },
   {
@@ -170,6 +193,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'getJournalHead',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'The latest signed tree head of the audit journal.',
   },
   {
@@ -178,6 +202,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'listJournalHeads',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'Signed tree heads, oldest first (paginated).',
   },
   {
@@ -186,6 +211,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'getJournalEntry',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'One journal entry with its inclusion proof against a signed tree head.',
   },
   {
@@ -194,6 +220,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'getJournalConsistency',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'Consistency proof between two signed tree heads.',
   },
   {
@@ -202,6 +229,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'exportJournal',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'Every entry and signed head, for offline verification (npm run verify-journal).',
   },
   {
@@ -210,6 +238,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'invalidateCache',
     auth: 'admin',
+    roles: ['author'],
     summary:
       'Invalidate cached prices by tag (sku, category, pricelist_version) on every instance within a second.',
   },
@@ -219,6 +248,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'warmCache',
     auth: 'admin',
+    roles: ['author'],
     summary: 'Precompute cached prices for categories, currencies and regions before a campaign.',
   },
   {
@@ -227,6 +257,7 @@ export const ROUTES = [
     function: 'admin',
     operation: 'getServiceObjectives',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary:
       'Service-level objectives (rule 18, Limits): target, measured value, samples and status of each.',
   },
@@ -236,6 +267,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'createEndpoint',
     auth: 'admin',
+    roles: ['endpoint_admin'],
     summary: 'Register a partner endpoint; its signing secret is returned once.',
   },
   {
@@ -244,6 +276,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'listEndpoints',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'List endpoints (paginated).',
   },
   {
@@ -252,6 +285,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'getEndpoint',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'One endpoint (never its secret).',
   },
   {
@@ -260,6 +294,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'updateEndpoint',
     auth: 'admin',
+    roles: ['endpoint_admin'],
     summary: 'Change an endpoint: URL, topics, description, pinned version, enabled or disabled.',
   },
   {
@@ -268,6 +303,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'deleteEndpoint',
     auth: 'admin',
+    roles: ['endpoint_admin'],
     summary: 'Delete an endpoint; its pending deliveries stop.',
   },
   {
@@ -276,6 +312,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'rotateEndpointSecret',
     auth: 'admin',
+    roles: ['endpoint_admin'],
     summary: 'A new signing secret; the old one is still sent beside it for 24 hours.',
   },
   {
@@ -284,6 +321,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'publishEvent',
     auth: 'admin',
+    roles: ['endpoint_admin'],
     summary: 'Publish an event of another producer (payloads carry identifiers only).',
   },
   {
@@ -292,6 +330,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'listEvents',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'Events by time window, endpoint and delivery status (paginated).',
   },
   {
@@ -300,6 +339,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'showEvent',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'An event as first sent and every delivery attempt per endpoint.',
   },
   {
@@ -308,6 +348,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'replay',
     auth: 'admin',
+    roles: ['endpoint_admin'],
     summary: 'Deliver events again by id list or time window (same event_id, next attempt).',
   },
   {
@@ -316,6 +357,7 @@ export const ROUTES = [
     function: 'webhooks',
     operation: 'showReplay',
     auth: 'admin',
+    roles: OPERATOR_READ,
     summary: 'Progress of a replay.',
   },
   {
@@ -341,6 +383,62 @@ export const ROUTES = [
     operation: 'confirmEvent',
     auth: 'partner',
     summary: 'Confirm what the partner did with an event it received; the outcome is recorded once.',
+  },
+  {
+    method: 'POST',
+    path: '/webhooks/endpoints/{endpoint_id}/rotate-partner-key',
+    function: 'webhooks',
+    operation: 'rotatePartnerKey',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary:
+      "A new partner key for the endpoint's partner routes, shown once; the old one works for `overlap_hours`.",
+  },
+  {
+    method: 'POST',
+    path: '/admin/api-keys',
+    function: 'admin',
+    operation: 'createApiKey',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary: 'Issue a caller key to one tenant with scopes (and optionally channels); the key is shown once.',
+  },
+  {
+    method: 'GET',
+    path: '/admin/api-keys',
+    function: 'admin',
+    operation: 'listApiKeys',
+    auth: 'admin',
+    roles: OPERATOR_READ,
+    summary: 'Caller keys (never their secrets), optionally of one tenant.',
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/api-keys/{key_id}',
+    function: 'admin',
+    operation: 'revokeApiKey',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary: 'Revoke a caller key: refused from then on (within the authorizer cache time).',
+  },
+  {
+    method: 'POST',
+    path: '/admin/api-keys/{key_id}/rotate',
+    function: 'admin',
+    operation: 'rotateApiKey',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary:
+      'A new secret for a caller key; the old one works for `overlap_hours` (0: at once, an emergency).',
+  },
+  {
+    method: 'GET',
+    path: '/admin/health',
+    function: 'api',
+    operation: 'deepHealth',
+    auth: 'admin',
+    roles: OPERATOR_READ,
+    summary: 'Health of every component (tables, queues, keys), for operators; cached a few seconds.',
   },
   {
     method: 'GET',

@@ -1,10 +1,17 @@
 import { awsDependencies } from '../composition/aws';
 import { changeRequestDependencies } from '../composition/change-requests';
 import type { ServiceDependencies } from '../composition/dependencies';
+import { responseSealer } from '../composition/webhooks';
 import { CatalogReader } from '../usecases/catalog/reader';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent } from './middleware/idempotency';
+import {
+  createApiKeyOperation,
+  listApiKeysOperation,
+  revokeApiKeyOperation,
+  rotateApiKeyOperation,
+} from './operations/api-keys';
 import { journalOperations } from './operations/audit';
 import {
   exportCatalogOperation,
@@ -31,8 +38,12 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
   // C8: every POST honours Idempotency-Key.
   const idempotency = deps.idempotency;
   const changes = changeRequestDependencies(deps);
+  const apiKeys = { store: deps.apiKeys, clock: deps.clock, usagePlan: deps.callerUsagePlan };
+  // Answers that carry a caller key's secret are stored encrypted, never in clear.
+  const sealed = { ...idempotency, sealer: responseSealer(deps.secretsCipher) };
   return createHttpApi({
     functionId: 'admin',
+    operatorRoles: deps.operatorRoles,
     logger,
     metrics: deps.metrics.recorder('admin'),
     operations: {
@@ -50,6 +61,10 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
       exportCatalog: exportCatalogOperation(deps.catalogRepository, reader),
       invalidateCache: idempotent(invalidateCacheOperation(priceCache), idempotency),
       warmCache: idempotent(warmCacheOperation(reader, priceCache, deps.clock), idempotency),
+      createApiKey: idempotent(createApiKeyOperation(apiKeys), sealed),
+      listApiKeys: listApiKeysOperation(apiKeys),
+      revokeApiKey: revokeApiKeyOperation(apiKeys),
+      rotateApiKey: idempotent(rotateApiKeyOperation(apiKeys), sealed),
       getServiceObjectives: getServiceObjectivesOperation({
         figures: deps.metrics.figures,
         queue: deps.queue,

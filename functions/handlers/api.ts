@@ -3,7 +3,7 @@ import type { ServiceDependencies } from '../composition/dependencies';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { keysOperation } from './operations/checkout';
-import { healthOperation } from './operations/health';
+import { healthOperation, livenessOperation } from './operations/health';
 import { openApiOperation } from './operations/openapi';
 import { changelogOperation } from './operations/webhooks';
 
@@ -11,11 +11,13 @@ import { changelogOperation } from './operations/webhooks';
 export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
   createHttpApi({
     functionId: 'api',
+    operatorRoles: deps.operatorRoles,
     logger: deps.createLogger('api'),
     metrics: deps.metrics.recorder('api'),
     operations: {
-      health: healthOperation(deps.healthProbes),
-      getKeys: keysOperation(deps.receiptSigner),
+      health: livenessOperation(),
+      deepHealth: healthOperation(deps.healthProbes),
+      getKeys: keysOperation(deps.receiptSigner, deps.retiredReceiptKeys),
       getOpenApi: openApiOperation(),
       getChangelog: changelogOperation(),
     },

@@ -11,6 +11,7 @@ import {
   type ManifestRunReport,
   type ReexportReport,
 } from '../usecases/receipts/export';
+import { publishKeySet } from '../usecases/receipts/key-set';
 import { lazyHandler } from './lazy';
 import { causeOf } from './middleware/http';
 import { handleStreamBatch } from './stream-batch';
@@ -123,6 +124,13 @@ export const createExporterHandler = (deps: ServiceDependencies): ExporterHandle
     }
     const report = await exporter.buildDueManifests();
     if (report.created.length > 0 || report.failed.length > 0) logger.info('manifest run', { ...report });
+    // The key set verifiers pin (`--jwks`): written once per distinct set, beside the receipts it verifies.
+    await publishKeySet(deps.receiptExport.objects, deps.receiptSigner, deps.retiredReceiptKeys).then(
+      ({ key, outcome }) => {
+        if (outcome === 'created') logger.info('receipt key set written', { key });
+      },
+      (error: unknown) => logger.error('receipt key set not written', { error: error as Error }),
+    );
     return report;
   };
 };

@@ -19,6 +19,7 @@ import {
   partnerEventsOperation,
   publishEventOperation,
   replayOperation,
+  rotatePartnerKeyOperation,
   rotateSecretOperation,
   showEventOperation,
   showReplayOperation,
@@ -34,12 +35,13 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
   const ctx = webhookContext(deps, logger);
   const reader = new CatalogReader(deps.catalogRepository, deps.clock);
   const versionsInForce = async () => partVersionNames((await reader.current()).publication.versions);
-  // C8: every POST honours Idempotency-Key. The answers that carry a secret are stored encrypted with the data
-  // key, so the idempotency table never holds a secret in clear.
+  // C8: every POST honours Idempotency-Key. The answers that carry a secret are stored encrypted with the
+  // secrets key, so the idempotency table never holds a secret in clear.
   const idempotency = deps.idempotency;
-  const sealed = { ...idempotency, sealer: responseSealer(deps.dataCipher) };
+  const sealed = { ...idempotency, sealer: responseSealer(deps.secretsCipher) };
   return createHttpApi({
     functionId: 'webhooks',
+    operatorRoles: deps.operatorRoles,
     logger,
     metrics: deps.metrics.recorder('webhooks'),
     operations: {
@@ -49,6 +51,7 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
       updateEndpoint: updateEndpointOperation(ctx),
       deleteEndpoint: deleteEndpointOperation(ctx),
       rotateEndpointSecret: idempotent(rotateSecretOperation(ctx), sealed),
+      rotatePartnerKey: idempotent(rotatePartnerKeyOperation(ctx), sealed),
       publishEvent: idempotent(publishEventOperation(ctx, versionsInForce), idempotency),
       listEvents: listEventsOperation(ctx),
       showEvent: showEventOperation(ctx),

@@ -72,6 +72,9 @@ export interface EndpointRecord {
   readonly secret_ciphertext: string;
   /** SHA-256 (hex) of the partner key issued with the endpoint (resync routes); the key itself is not kept. */
   readonly partner_key_sha256?: string;
+  /** The partner key before the last rotation (SHA-256), accepted until `previous_partner_key_valid_until`. */
+  readonly previous_partner_key_sha256?: string;
+  readonly previous_partner_key_valid_until?: string;
   /** When the previous secret stops being sent (shown without the secret itself). */
   readonly previous_secret_expires_at?: string;
   /** The partner's DPoP public key: when set, its callbacks need a DPoP proof made with it (RFC 9449). */
@@ -98,6 +101,9 @@ export type EndpointChanges = Partial<
     | 'dpop_jwk'
     | 'dpop_jkt'
     | 'mtls'
+    | 'partner_key_sha256'
+    | 'previous_partner_key_sha256'
+    | 'previous_partner_key_valid_until'
   >
 >;
 
@@ -116,7 +122,7 @@ export interface EndpointRepository {
   create(record: EndpointRecord, completion?: RequestCompletion): Promise<void>;
   get(endpointId: string): Promise<EndpointRecord | undefined>;
   list(limit: number, cursor?: string): Promise<Page<EndpointRecord>>;
-  /** The endpoint a partner key (as its SHA-256) belongs to. */
+  /** The endpoint a partner key (as its SHA-256) belongs to, as its current or its previous key. */
   byPartnerKey(partnerKeySha256: string): Promise<EndpointRecord | undefined>;
   /** Every enabled endpoint (the fan-out's candidates). */
   enabled(): Promise<EndpointRecord[]>;

@@ -4,20 +4,29 @@
  * unknown field is an error naming its path.
  */
 import { z } from 'zod';
-import { DECIMAL_STRING, dec } from '../domain/money/decimal';
+import { dec } from '../domain/money/decimal';
+import {
+  AMOUNT_LIMITS,
+  decimalString,
+  describeLimits,
+  PERCENT_LIMITS,
+  RATE_LIMITS,
+  TAX_RATE_LIMITS,
+} from './decimal';
 import { isoTimestamp } from './envelope';
 import { ratePolicySchema } from './rate-policy';
 
-export const decimalString = z.string().regex(DECIMAL_STRING, 'a decimal string such as "12.30"');
-export const nonNegativeDecimal = decimalString.refine(
-  (value) => !value.startsWith('-'),
-  'must not be negative',
-);
+/** Decimal fields by what they mean (bounded: see `decimal.ts`). */
+export const amountDecimal = decimalString(AMOUNT_LIMITS);
+const rateDecimal = decimalString(RATE_LIMITS);
+const taxRateDecimal = decimalString(TAX_RATE_LIMITS);
+const percentDecimal = decimalString(PERCENT_LIMITS);
+const signedPercentDecimal = decimalString({ ...PERCENT_LIMITS, sign: 'signed' });
 export const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as "EUR" or "USDT"');
 export const regionCode = z.string().regex(/^[A-Z]{2}$|^\*$/, 'an ISO 3166 region such as "DE"');
 export const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'letters, digits and _ . : - (1–128)');
 const roundingMode = z.enum(['HALF_UP', 'BANKERS', 'FLOOR', 'CEIL']);
-const money = z.strictObject({ amount: nonNegativeDecimal, currency: currencyCode });
+const money = z.strictObject({ amount: amountDecimal, currency: currencyCode });
 const positiveInt = z.number().int().min(1).max(1_000_000);
 
 export const productSchema = z.strictObject({
@@ -30,18 +39,18 @@ export const productSchema = z.strictObject({
 
 export const priceItemSchema = z.strictObject({
   sku_id: identifier,
-  base_price: nonNegativeDecimal,
+  base_price: amountDecimal,
   base_currency: currencyCode,
   tax_class: identifier,
   pricing_model: z.enum(['flat', 'tiered', 'bundle']),
   promo_refs: z.array(identifier).optional(),
-  tiers: z.array(z.strictObject({ min_quantity: positiveInt, unit_price: nonNegativeDecimal })).optional(),
+  tiers: z.array(z.strictObject({ min_quantity: positiveInt, unit_price: amountDecimal })).optional(),
   bundle: z
     .strictObject({
       positions: z.array(z.strictObject({ sku_id: identifier, quantity: positiveInt })).min(1),
     })
     .optional(),
-  min_price: nonNegativeDecimal.optional(),
+  min_price: amountDecimal.optional(),
 });
 
 export const pricelistSchema = z.strictObject({
@@ -56,10 +65,7 @@ const pair = z.string().regex(/^[A-Z]{3,5}(→|->)[A-Z]{3,5}$/, 'a pair such as 
 
 export const fxRateSchema = z.strictObject({
   pair,
-  rate: decimalString.refine(
-    (value) => !value.startsWith('-') && !/^0(\.0*)?$/.test(value),
-    'must be positive',
-  ),
+  rate: rateDecimal,
   source: z.string().min(1).max(100),
   method: z.enum(['provider', 'median', 'twap']),
   precision: z.number().int().min(0).max(12),
@@ -82,7 +88,7 @@ export const fxRatesSchema = z.strictObject({
 
 const taxComponent = z.strictObject({
   name: identifier,
-  rate: nonNegativeDecimal,
+  rate: taxRateDecimal,
   compound: z.boolean().optional(),
 });
 
@@ -112,10 +118,12 @@ export const overrideSchema = z.strictObject({
     z.strictObject({ campaign: identifier }),
   ]),
   currency: currencyCode,
-  price_or_markup: z.union([
-    z.strictObject({ price: nonNegativeDecimal }),
-    z.strictObject({ markup_percent: decimalString }),
-  ]),
+  price_or_markup: z.union(
+    [z.strictObject({ price: amountDecimal }), z.strictObject({ markup_percent: signedPercentDecimal })],
+    // A failed union names only its own path, so its message says what each side takes.
+    `either { price }, ${describeLimits(AMOUNT_LIMITS)}, or { markup_percent }, ` +
+      `${describeLimits(PERCENT_LIMITS)} (may be negative)`,
+  ),
   priority: z.number().int().min(-1_000_000).max(1_000_000),
 });
 
@@ -141,11 +149,9 @@ export const promotionSchema = z.discriminatedUnion('kind', [
     kind: z.literal('percentage'),
     promo_id: identifier,
     condition: promotionCondition,
-    // Zod runs refinements even when the format check failed: only a decimal is compared (else a 500).
-    percent: nonNegativeDecimal.refine(
-      (value) => !DECIMAL_STRING.test(value) || dec(value).lessThanOrEqualTo(100),
-      'at most 100',
-    ),
+    // Refinements after a failed check would still run: `percentDecimal` aborts on its failures, so only a
+    // bounded decimal is ever parsed here.
+    percent: percentDecimal.refine((value) => dec(value).lessThanOrEqualTo(100), 'at most 100'),
     cap: money.optional(),
     stackable: z.boolean(),
     priority: z.number().int().min(-1_000_000).max(1_000_000),
@@ -166,18 +172,16 @@ export const feeScheduleSchema = z.strictObject({
       z.strictObject({
         method: identifier.optional(),
         provider: identifier.optional(),
-        percent: nonNegativeDecimal,
+        percent: percentDecimal,
         fixed: money.optional(),
       }),
     )
     .optional(),
-  cross_border: z
-    .strictObject({ percent: nonNegativeDecimal, domestic_regions: z.array(regionCode) })
-    .optional(),
-  network: z.record(currencyCode, nonNegativeDecimal).optional(),
+  cross_border: z.strictObject({ percent: percentDecimal, domestic_regions: z.array(regionCode) }).optional(),
+  network: z.record(currencyCode, amountDecimal).optional(),
   shipping: z.record(regionCode, money).optional(),
   /** Charged on a refund: percent of the refunded amount plus a fixed part (rule 13). */
-  refund: z.strictObject({ percent: nonNegativeDecimal, fixed: money.optional() }).optional(),
+  refund: z.strictObject({ percent: percentDecimal, fixed: money.optional() }).optional(),
 });
 
 export const availabilitySchema = z.strictObject({

@@ -3,7 +3,7 @@
  * quantity at most 10 000 per line.
  */
 import { z } from 'zod';
-import { currencyCode, decimalString, identifier, regionCode } from './catalog-document';
+import { amountDecimal, currencyCode, identifier, regionCode } from './catalog-document';
 import { isoTimestamp } from './envelope';
 
 export const MAX_BASKET_LINES = 100;
@@ -38,7 +38,7 @@ export const quoteRequestSchema = z.strictObject({
     .array(
       z.strictObject({
         kind: identifier,
-        amount: decimalString.refine((value) => !value.startsWith('-'), 'must not be negative'),
+        amount: amountDecimal,
       }),
     )
     .max(20)

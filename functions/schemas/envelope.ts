@@ -45,6 +45,11 @@ export const outboxItemSchema = eventEnvelopeSchema.extend({
   fanned_out_at: isoTimestamp.optional(),
   /** How many deliveries the fan-out created. */
   fanned_out_to: z.number().int().nonnegative().optional(),
+  /**
+   * Who published a producer event (`POST /webhooks/events`): the authenticated operator's identity, whatever
+   * `producer` the body named. Operators see it; partners never do (not part of the envelope).
+   */
+  published_by: z.string().optional(),
 });
 
 export type OutboxItem = z.infer<typeof outboxItemSchema>;

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ROUTES, type RouteAuth, type RouteDefinition } from '../definitions/routes';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
+import { apiKeyResponseSchema, apiKeyWithSecretResponseSchema } from './api-keys';
 import { journalEntrySchema, signedTreeHeadSchema } from './audit';
 import { catalogDocumentSchema } from './catalog-document';
 import { changeRequestResponseSchema } from './change-requests';
@@ -45,7 +46,12 @@ import {
   thresholdOutcomeSchema,
   versionsSchema,
 } from './responses';
-import { attemptResponseSchema, endpointResponseSchema, endpointWithSecretResponseSchema } from './webhooks';
+import {
+  attemptResponseSchema,
+  endpointResponseSchema,
+  endpointWithSecretResponseSchema,
+  rotationSchema,
+} from './webhooks';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -99,6 +105,9 @@ const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ['Limits', limitsResponseSchema],
   ['Endpoint', endpointResponseSchema],
   ['EndpointWithSecret', endpointWithSecretResponseSchema],
+  ['Rotation', rotationSchema],
+  ['ApiKey', apiKeyResponseSchema],
+  ['ApiKeyWithSecret', apiKeyWithSecretResponseSchema],
   ['DeliveryAttempt', attemptResponseSchema],
   ['InvalidateCacheRequest', invalidateCacheRequestSchema],
   ['InvalidateCacheResult', cacheInvalidateResponseSchema],
@@ -113,19 +122,25 @@ const SECURITY_SCHEMES: JsonObject = {
     in: 'header',
     name: 'x-api-key',
     description:
-      'Catalog callers (C7). In AWS the key belongs to an API Gateway usage plan (100 req/s, burst 200).',
+      'Catalog callers (C26): a caller key issued by operators (`POST /admin/api-keys`) to one tenant, with ' +
+      'scopes (`prices:read`, `quotes:write`, `receipts:read`, `refunds:write`, `chargebacks:write`). The ' +
+      "tenant is the key's, never the body's. Each route lists the scopes of which it needs one. Throttled per " +
+      'key (100 req/s, burst 200).',
   },
   adminBearer: {
     type: 'http',
     scheme: 'bearer',
-    description: 'Admin and ops routes on the local stack: `Authorization: Bearer <ADMIN_TOKEN>` (C7).',
+    description:
+      'Admin and ops routes on the local stack: `Authorization: Bearer <token>` of an operator of ' +
+      '`ADMIN_TOKENS` (C27). Each route lists the operator roles of which it needs one.',
   },
   adminSigV4: {
     type: 'apiKey',
     in: 'header',
     name: 'Authorization',
     description:
-      'Admin and ops routes in AWS: IAM authorization, requests signed with AWS Signature Version 4 (C7).',
+      'Admin and ops routes in AWS: IAM authorization, requests signed with AWS Signature Version 4 (C7), by a ' +
+      "session of one of the stack's operator roles (C27). Each route lists the roles of which it needs one.",
     'x-amazon-apigateway-authtype': 'awsSigv4',
   },
   partnerKey: {
@@ -137,11 +152,18 @@ const SECURITY_SCHEMES: JsonObject = {
   },
 };
 
-const SECURITY_BY_AUTH: Readonly<Record<RouteAuth, JsonValue[]>> = {
-  none: [],
-  api_key: [{ apiKey: [] }],
-  admin: [{ adminBearer: [] }, { adminSigV4: [] }],
-  partner: [{ partnerKey: [] }],
+/** A route's security requirement, with the scopes or roles it needs (role names, as OpenAPI 3.1 allows). */
+const securityOf = (route: RouteDefinition): JsonValue[] => {
+  const byAuth: Readonly<Record<RouteAuth, () => JsonValue[]>> = {
+    none: () => [],
+    api_key: () => [{ apiKey: [...(route.scopes ?? [])] }],
+    admin: (): JsonValue[] => {
+      const roles: JsonValue[] = [...(route.roles ?? [])];
+      return [{ adminBearer: roles }, { adminSigV4: roles }];
+    },
+    partner: () => [{ partnerKey: [] }],
+  };
+  return byAuth[route.auth]();
 };
 
 const HEADERS: JsonObject = {
@@ -431,7 +453,7 @@ const operationObject = (
     tags: [tagOf(route.path)],
     parameters,
     responses,
-    security: SECURITY_BY_AUTH[route.auth],
+    security: securityOf(route),
   };
   if (entry.description) operation.description = entry.description;
   if (entry.body) {

@@ -6,6 +6,15 @@
 import type { z } from 'zod';
 import { invalidateCacheRequestSchema, warmCacheRequestSchema } from '../handlers/operations/catalog';
 import {
+  apiKeyPathSchema,
+  apiKeyResponseSchema,
+  apiKeysPageResponseSchema,
+  apiKeyWithSecretResponseSchema,
+  createApiKeySchema,
+  listApiKeysQuerySchema,
+  rotateApiKeySchema,
+} from './api-keys';
+import {
   journalConsistencyQuerySchema,
   journalConsistencyResponseSchema,
   journalEntryPathSchema,
@@ -41,6 +50,7 @@ import {
   healthResponseSchema,
   jwksResponseSchema,
   limitsResponseSchema,
+  livenessResponseSchema,
   openApiDocumentSchema,
   priceResponseSchema,
   quoteResponseSchema,
@@ -67,11 +77,13 @@ import {
   listEventsQuerySchema,
   partnerEventsQuerySchema,
   partnerEventsResponseSchema,
+  partnerKeyResponseSchema,
   publishEventSchema,
   replayAcceptedResponseSchema,
   replayPathSchema,
   replayProgressResponseSchema,
   replayRequestSchema,
+  rotationSchema,
   updateEndpointSchema,
 } from './webhooks';
 
@@ -146,14 +158,85 @@ const EXAMPLE_RECEIPT_ID = 'rcpt_01JQ4S6T1X5V8R2W3Y4Z5A6B7D';
 
 export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   health: {
-    summary: 'Health of the service and its components.',
+    summary: 'Liveness of the service.',
     description:
-      'Never cached. 200 when every component answers within 2 s, 503 with the same body otherwise.',
+      'Public and shallow: no component is called (a public route must not make the service spend calls on ' +
+      'its dependencies, nor tell which is down). Operators read `GET /admin/health`.',
+    response: { status: 200, schema: livenessResponseSchema, description: 'The service answers.' },
+    errors: [500],
+  },
+  deepHealth: {
+    summary: 'Health of every component, for operators.',
+    description:
+      'Each component (tables, queues, buckets, the local twins) is probed, with 2 s each; one report serves ' +
+      'every request for 5 s. 200 when every component answers, 503 with the same body otherwise.',
     response: { status: 200, schema: healthResponseSchema, description: 'Every component is up.' },
     otherResponses: [
       { status: 503, schema: healthResponseSchema, description: 'At least one component is down.' },
     ],
     errors: [500],
+  },
+  createApiKey: {
+    summary: 'Issue a caller key (C26).',
+    description:
+      'A key for one tenant with scopes (`prices:read`, `quotes:write`, `receipts:read`, `refunds:write`, ' +
+      '`chargebacks:write`), optionally limited to channels. The secret (`key`, `mck_…`) is in this answer ' +
+      'only and stored as its SHA-256; a replayed answer (same Idempotency-Key) is stored encrypted. Calls ' +
+      "with the key act for its tenant: a body or query naming another tenant is refused (403), another tenant's " +
+      'quotes and receipts are not found (404). A storefront key never holds `chargebacks:write`: give that ' +
+      "to the payment provider's key.",
+    body: createApiKeySchema,
+    response: {
+      status: 201,
+      schema: apiKeyWithSecretResponseSchema,
+      description: 'The key and its secret.',
+    },
+    errors: [400, 413],
+    idempotent: true,
+    example: { tenant: 'retail-partner-nordic', scopes: ['prices:read', 'quotes:write'] },
+  },
+  listApiKeys: {
+    summary: 'Caller keys, newest first (never their secrets).',
+    query: listApiKeysQuerySchema,
+    response: { status: 200, schema: apiKeysPageResponseSchema, description: 'A page of keys.' },
+    errors: [400],
+  },
+  revokeApiKey: {
+    summary: 'Revoke a caller key.',
+    description:
+      'Every secret of the key stops working within the authorizer cache time (30 s). Revoking a revoked key ' +
+      'answers the same record.',
+    path: apiKeyPathSchema,
+    response: { status: 200, schema: apiKeyResponseSchema, description: 'The revoked key.' },
+    errors: [400, 404],
+  },
+  rotateApiKey: {
+    summary: 'A new secret for a caller key.',
+    description:
+      'The new secret is in this answer only. The current one keeps working for `overlap_hours` (default 24, ' +
+      'at most 168); `0` ends it at once (a leaked key). A secret older than the current one stops now.',
+    path: apiKeyPathSchema,
+    body: rotateApiKeySchema,
+    response: {
+      status: 200,
+      schema: apiKeyWithSecretResponseSchema,
+      description: 'The key and its new secret.',
+    },
+    errors: [400, 404, 409, 413, 422],
+    idempotent: true,
+    example: { overlap_hours: 24 },
+  },
+  rotatePartnerKey: {
+    summary: "Rotate the endpoint's partner key.",
+    description:
+      'The new partner key (`pk_…`) is in this answer only. The previous one works for `overlap_hours` (default ' +
+      '24, at most 168; `0`: it stops now). A disabled or deleted endpoint has no working partner key.',
+    path: endpointPathSchema,
+    body: rotationSchema,
+    response: { status: 200, schema: partnerKeyResponseSchema, description: 'The endpoint and its new key.' },
+    errors: [400, 404, 409, 413],
+    idempotent: true,
+    example: { overlap_hours: 24 },
   },
   getPrice: {
     summary: 'Display price of one SKU in a currency and region.',
@@ -468,9 +551,12 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   rotateEndpointSecret: {
     summary: 'Rotate the signing secret.',
     description:
-      'The new secret is in this answer only. For 24 hours both signatures are sent (space-separated in ' +
-      '`X-Signature`), then only the new one. A replayed answer (same Idempotency-Key) carries the same secret.',
+      'The new secret is in this answer only. For `overlap_hours` (default 24, at most 168) both signatures are ' +
+      'sent (space-separated in `X-Signature`), then only the new one. `overlap_hours: 0` is the emergency form ' +
+      'for a leaked secret: every old secret stops at once. The rotation is conditional on the endpoint as read ' +
+      '(a concurrent change retries). A replayed answer (same Idempotency-Key) carries the same secret.',
     path: endpointPathSchema,
+    body: rotationSchema,
     response: {
       status: 200,
       schema: endpointWithSecretResponseSchema,
@@ -577,7 +663,8 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       "partner's endpoint is 404. An endpoint registered with a `dpop_jwk` needs a DPoP proof (RFC 9449) in the " +
       '`DPoP` header: `typ` `dpop+jwt`, signed with that key (`ES256` for P-256, `EdDSA`/`Ed25519` for ' +
       'Ed25519) and carrying it as `jwk`, `htm` `POST`, `htu` the URL called without query (`https://<host>' +
-      '[/<stage>]/partner/confirmations`), `iat` within 60 s of the server clock and a `jti` never used before; ' +
+      '[/<stage>]/partner/confirmations`), `iat` within 60 s of the server clock, a `jti` never used before and ' +
+      '`ath`, the base64url SHA-256 of the partner key it comes with; ' +
       'a refused proof is 401 with `WWW-Authenticate: DPoP error="invalid_dpop_proof"`.',
     body: confirmEventSchema,
     response: {

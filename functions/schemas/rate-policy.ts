@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ECB_CURRENCIES, ECB_DAILY_URL } from '../domain/rates/ecb';
+import { isSecretRef, SECRET_REF_PATTERN } from '../ports/secrets';
 
 export const DEFAULT_SOURCE_TIMEOUT_MS = 5000;
 export const DEFAULT_SYMBOL_TEMPLATE = '{base}-{quote}';
@@ -26,7 +27,49 @@ const PLACEHOLDER = /\{([^{}]*)\}/g;
 const placeholdersOf = (text: string): string[] =>
   [...text.matchAll(PLACEHOLDER)].map((match) => match[1] ?? '');
 
-/** An https URL without credentials or fragment; `{name}` placeholders (of `allowed`) are filled in later. */
+/**
+ * Query parameter names that carry credentials (compared lower-case, without `-`, `_` and `.`): a name
+ * containing one of these words, or one of the exact names. A heuristic against the common spellings
+ * (`access_key`, `api_key`, `apikey`, `app_id`, `token`, `client_secret`, `password`, `auth`, `sig`, …).
+ */
+const CREDENTIAL_PARAMETER_WORDS = [
+  'key',
+  'token',
+  'secret',
+  'passw',
+  'pwd',
+  'auth',
+  'credential',
+  'signature',
+  'session',
+  'bearer',
+  'jwt',
+];
+const CREDENTIAL_PARAMETER_NAMES = new Set(['sig', 'pass', 'appid']);
+
+/** Whether a query parameter name looks like it carries a credential. */
+export const isCredentialParameter = (name: string): boolean => {
+  const normalised = name.toLowerCase().replace(/[-_.]/g, '');
+  return (
+    CREDENTIAL_PARAMETER_NAMES.has(normalised) ||
+    CREDENTIAL_PARAMETER_WORDS.some((word) => normalised.includes(word))
+  );
+};
+
+/** The query parameter names of a URL template (placeholders filled with a letter), or [] if it is no URL. */
+const queryParametersOf = (template: string): string[] => {
+  try {
+    return [...new URL(template.replace(PLACEHOLDER, 'X')).searchParams.keys()];
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * An https URL without credentials or fragment; `{name}` placeholders (of `allowed`) are filled in later. A
+ * query parameter that looks like a credential is refused: the policy is catalog data (change-request diffs,
+ * signed releases, the audit journal, snapshots), so a credential is named by `auth.secret_ref` instead.
+ */
 const httpsUrl = (allowed: readonly string[]) =>
   z
     .string()
@@ -48,7 +91,108 @@ const httpsUrl = (allowed: readonly string[]) =>
       if (url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'must be an https URL' });
       if (url.username || url.password || url.hash)
         ctx.addIssue({ code: 'custom', message: 'must not carry credentials or a fragment' });
+      for (const name of new Set(url.searchParams.keys()))
+        if (isCredentialParameter(name))
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              `query parameter "${name}" looks like a credential, and the rate policy is catalog data ` +
+              '(change requests, releases, the journal): remove it and name the secret instead, ' +
+              `auth: { "query_param": "${name}", "secret_ref": "<name of the secret>" }`,
+          });
     });
+
+/** HTTP header names (RFC 9110 tokens). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
+/** Headers the client owns or that would change what is asked (framing, hop-by-hop, routing, content). */
+const RESERVED_HEADERS = new Set([
+  'accept',
+  'accept-encoding',
+  'connection',
+  'content-encoding',
+  'content-length',
+  'content-type',
+  'expect',
+  'forwarded',
+  'host',
+  'keep-alive',
+  'origin',
+  'range',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'via',
+]);
+const RESERVED_HEADER_PREFIXES = ['proxy-', 'sec-', 'if-', 'x-forwarded-', 'x-real-ip'];
+
+/** Whether a credential may travel in this header (a valid name the client does not own). */
+export const isAllowedAuthHeader = (name: string): boolean => {
+  const lower = name.toLowerCase();
+  return (
+    HEADER_NAME.test(name) &&
+    !RESERVED_HEADERS.has(lower) &&
+    !RESERVED_HEADER_PREFIXES.some((prefix) => lower.startsWith(prefix))
+  );
+};
+
+export const secretRefSchema = z
+  .string()
+  .regex(SECRET_REF_PATTERN, 'a secret name: 1–128 of A–Z a–z 0–9 / _ + = . @ -')
+  .refine(isSecretRef, 'a secret name without empty, "." or ".." segments (nor a leading or trailing /)');
+
+/**
+ * How a source presents its provider credential: in a header (`header`, with an optional `prefix` such as
+ * `"Bearer "`) or a query parameter (`query_param`), the value read from the secret store by `secret_ref`
+ * (Secrets Manager `<FX_SECRETS_PREFIX><ref>` in AWS, `<DATA_DIR>/secrets/<ref>` locally). The policy holds
+ * only the reference.
+ */
+export const sourceAuthSchema = z
+  .strictObject({
+    header: z
+      .string()
+      .regex(HEADER_NAME, 'an HTTP header name: 1–64 token characters')
+      .refine(
+        isAllowedAuthHeader,
+        'not a header the client owns (Host, Content-Length, Accept, Connection, Transfer-Encoding, Proxy-*, …)',
+      )
+      .optional(),
+    /** Written before the value in the header, e.g. `"Bearer "`. */
+    prefix: z
+      .string()
+      .regex(
+        /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32} ?$/,
+        'a scheme word such as "Bearer " (1–32 token characters, then at most one space)',
+      )
+      .optional(),
+    query_param: z
+      .string()
+      .regex(/^[A-Za-z0-9_.~-]{1,64}$/, 'a query parameter name: 1–64 of A–Z a–z 0–9 _ . ~ -')
+      .optional(),
+    secret_ref: secretRefSchema,
+  })
+  .superRefine((auth, ctx) => {
+    if ((auth.header === undefined) === (auth.query_param === undefined))
+      ctx.addIssue({ code: 'custom', message: 'exactly one of header and query_param' });
+    if (auth.prefix !== undefined && auth.header === undefined)
+      ctx.addIssue({ code: 'custom', path: ['prefix'], message: 'only with header' });
+  });
+
+export type SourceAuthPolicy = z.infer<typeof sourceAuthSchema>;
+
+/** A `query_param` credential must not also be written in the URL. */
+const authAgreesWithUrl = (
+  source: { readonly url?: string | undefined; readonly auth?: SourceAuthPolicy | undefined },
+  ctx: z.RefinementCtx,
+): void => {
+  const param = source.auth?.query_param;
+  if (param !== undefined && source.url !== undefined && queryParametersOf(source.url).includes(param))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['auth', 'query_param'],
+      message: `the url already has a query parameter "${param}"`,
+    });
+};
 
 /** RFC 6901: empty (the whole document) or `/`-separated tokens, `~` only as `~0` or `~1`. */
 const jsonPointer = z
@@ -63,13 +207,16 @@ const jsonPointer = z
 const timeoutMs = z.number().int().min(100).max(30_000);
 
 export const rateSourceSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    source_id: sourceId,
-    kind: z.literal('ecb'),
-    /** Default: the ECB's daily reference rates, `ECB_DAILY_URL`. */
-    url: httpsUrl([]).optional(),
-    timeout_ms: timeoutMs.optional(),
-  }),
+  z
+    .strictObject({
+      source_id: sourceId,
+      kind: z.literal('ecb'),
+      /** Default: the ECB's daily reference rates, `ECB_DAILY_URL` (a mirror behind a credential: `auth`). */
+      url: httpsUrl([]).optional(),
+      auth: sourceAuthSchema.optional(),
+      timeout_ms: timeoutMs.optional(),
+    })
+    .superRefine(authAgreesWithUrl),
   z
     .strictObject({
       source_id: sourceId,
@@ -77,9 +224,11 @@ export const rateSourceSchema = z.discriminatedUnion('kind', [
       /** May name `{base}` and `{quote}`: one GET per distinct URL. */
       url: httpsUrl(['base', 'quote']),
       rate_pointer: jsonPointer,
+      auth: sourceAuthSchema.optional(),
       timeout_ms: timeoutMs.optional(),
     })
     .superRefine((source, ctx) => {
+      authAgreesWithUrl(source, ctx);
       // A document that does not depend on the pair's base (or quote) would give every pair the same rate.
       const named = `${source.url} ${source.rate_pointer}`;
       for (const placeholder of ['{base}', '{quote}'])
@@ -90,23 +239,26 @@ export const rateSourceSchema = z.discriminatedUnion('kind', [
             message: `url or rate_pointer must name ${placeholder}, so each pair reads its own rate`,
           });
     }),
-  z.strictObject({
-    source_id: sourceId,
-    kind: z.literal('crypto_ticker'),
-    /** Names `{symbol}`: one GET per pair. */
-    url: httpsUrl(['symbol']).refine((value) => value.includes('{symbol}'), 'must contain {symbol}'),
-    /** Default `{base}-{quote}` (`BTC-EUR`). */
-    symbol_template: z
-      .string()
-      .max(64)
-      .regex(/^([A-Za-z0-9_.:-]|\{base\}|\{quote\})+$/, 'letters, digits, _ . : - and {base}, {quote}')
-      .refine(
-        (value) => value.includes('{base}') && value.includes('{quote}'),
-        'must contain {base} and {quote}',
-      )
-      .optional(),
-    timeout_ms: timeoutMs.optional(),
-  }),
+  z
+    .strictObject({
+      source_id: sourceId,
+      kind: z.literal('crypto_ticker'),
+      /** Names `{symbol}`: one GET per pair. */
+      url: httpsUrl(['symbol']).refine((value) => value.includes('{symbol}'), 'must contain {symbol}'),
+      /** Default `{base}-{quote}` (`BTC-EUR`). */
+      symbol_template: z
+        .string()
+        .max(64)
+        .regex(/^([A-Za-z0-9_.:-]|\{base\}|\{quote\})+$/, 'letters, digits, _ . : - and {base}, {quote}')
+        .refine(
+          (value) => value.includes('{base}') && value.includes('{quote}'),
+          'must contain {base} and {quote}',
+        )
+        .optional(),
+      auth: sourceAuthSchema.optional(),
+      timeout_ms: timeoutMs.optional(),
+    })
+    .superRefine(authAgreesWithUrl),
   z.strictObject({
     source_id: sourceId,
     kind: z.literal('simulated'),

@@ -6,18 +6,25 @@
  */
 import { z } from 'zod';
 import { OBJECTIVES, type ObjectiveId } from '../definitions/objectives';
+import { DECIMAL_STRING } from '../domain/money/decimal';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
-import { currencyCode, decimalString, identifier, regionCode } from './catalog-document';
+import { currencyCode, identifier, regionCode } from './catalog-document';
 import { commitRequestSchema, LOCK_TTL_SECONDS, quoteSignature, refundRequestSchema } from './checkout';
 import { isoTimestamp } from './envelope';
 
-/** C1: every amount, rate and percentage on the wire. */
-export const decimalAmount = decimalString.meta({
-  description:
-    'A decimal number as a string (C1), never a JSON number: rounded amounts carry exactly the ' +
-    'currency\'s minor units ("12.30", "1200", "0.125"); unrounded values and rates up to 9 decimals.',
-  examples: ['12.30'],
-});
+/**
+ * C1: every amount, rate and percentage the service answers with. Only for responses: the service computed
+ * these values, so they carry no digit limits; request fields take the bounded `decimalString` of `decimal.ts`.
+ */
+export const decimalAmount = z
+  .string()
+  .regex(DECIMAL_STRING, 'a decimal string such as "12.30"')
+  .meta({
+    description:
+      'A decimal number as a string (C1), never a JSON number: rounded amounts carry exactly the ' +
+      'currency\'s minor units ("12.30", "1200", "0.125"); unrounded values and rates up to 9 decimals.',
+    examples: ['12.30'],
+  });
 
 export const moneySchema = z.object({ amount: decimalAmount, currency: currencyCode });
 
@@ -99,7 +106,10 @@ export const thresholdOutcomeSchema = z.object({
 
 // -------------------------------------------------------------------------------------------- the bodies
 
-/** `GET /health`: 200 when every component answers, 503 (same body) otherwise. */
+/** `GET /health`: the service answers. */
+export const livenessResponseSchema = z.strictObject({ status: z.literal('ok') });
+
+/** `GET /admin/health`: 200 when every component answers, 503 (same body) otherwise. */
 export const healthResponseSchema = z.object({
   status: z.enum(['ok', 'degraded']),
   components: z.record(z.string(), z.enum(['ok', 'down'])),

@@ -2,7 +2,7 @@ import currencyCodes from 'currency-codes';
 import { z } from 'zod';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
-import { identifier } from './catalog-document';
+import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
 import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
 
 /** A topic name: the text before the first dot of an event type (C11). */
@@ -245,6 +245,15 @@ export const endpointWithSecretResponseSchema = endpointResponseSchema.extend({
     .optional(),
 });
 
+/** A rotation's overlap: how long the old secret or key still works; 0 ends it at once (it leaked). */
+export const rotationSchema = z.strictObject({
+  overlap_hours: z.number().int().min(0).max(168).optional(),
+});
+
+export const partnerKeyResponseSchema = endpointResponseSchema.extend({
+  partner_key: z.string().regex(/^pk_[A-Za-z0-9_-]{43}$/),
+});
+
 /** `GET /partner/events`: the window defaults to the last 24 hours. */
 export const partnerEventsQuerySchema = z
   .strictObject({
@@ -297,6 +306,33 @@ export const partnerEventsResponseSchema = z.object({
   cursor: z.string().optional(),
 });
 
+/**
+ * What a partner may see of the catalog (an allow-list: keys not named here are dropped): products, price lists,
+ * published rates, tax, display, promotion and fee data, limits, and the availability rules that decide what is
+ * sellable. Never settlement rates, the rate policy, blocked banks or tokens, or player blocks; overrides and
+ * basket policies only when they are not another tenant's (filtered before this schema).
+ */
+export const partnerCatalogSchema = z.object({
+  settings: settingsSchema,
+  products: catalogDocumentSchema.shape.products,
+  pricelists: catalogDocumentSchema.shape.pricelists,
+  fx_rates: catalogDocumentSchema.shape.fx_rates,
+  tax_rules: catalogDocumentSchema.shape.tax_rules,
+  display_rules: catalogDocumentSchema.shape.display_rules,
+  overrides: catalogDocumentSchema.shape.overrides,
+  basket_policies: catalogDocumentSchema.shape.basket_policies,
+  promotions: catalogDocumentSchema.shape.promotions,
+  fees: catalogDocumentSchema.shape.fees,
+  limits: catalogDocumentSchema.shape.limits,
+  availability: z
+    .object({
+      blocked_currencies: availabilitySchema.shape.blocked_currencies,
+      blocked_providers: availabilitySchema.shape.blocked_providers,
+      blocked_conversions: availabilitySchema.shape.blocked_conversions,
+    })
+    .optional(),
+});
+
 export const catalogSnapshotResponseSchema = z.object({
   as_of: isoTimestamp,
   revision: z.number().int().positive(),
@@ -306,7 +342,7 @@ export const catalogSnapshotResponseSchema = z.object({
     fx_version: z.string(),
     tax_rule_version: z.number().int().positive(),
   }),
-  catalog: z.record(z.string(), z.unknown()),
+  catalog: partnerCatalogSchema.describe("The partner's view: its tenant's catalog, without internal data."),
 });
 
 export const endpointsPageResponseSchema = z.object({
@@ -334,6 +370,7 @@ export const eventHistoryResponseSchema = z.object({
   envelope: z.record(z.string(), z.unknown()).nullable(),
   fanned_out_at: isoTimestamp.optional(),
   fanned_out_to: z.number().int().nonnegative().optional(),
+  published_by: z.string().optional().describe('The operator who published a producer event.'),
   deliveries: z.array(
     z.object({
       endpoint_id: endpointIdSchema,

@@ -1,5 +1,5 @@
-import { Duration } from 'aws-cdk-lib';
-import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Duration, Names } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { type QueueMappingDefinition, VISIBILITY_TIMEOUT_FACTOR } from '../../functions/definitions';
 import type { EncryptedQueue } from './encrypted-queue';
@@ -16,10 +16,12 @@ export interface QueueToFunctionProps {
 
 /**
  * An SQS → Lambda event source mapping as its definition describes it, reporting per-message failures so only
- * failed messages return to the queue (and, after `maxReceiveCount`, to its dead-letter queue).
+ * failed messages return to the queue (and, after `maxReceiveCount`, to its dead-letter queue). The consumer's
+ * role gets exactly what the poller uses (`ServiceFunction.grantConsumeMessages`), not the wider set CDK's
+ * `SqsEventSource` grants (ChangeMessageVisibility, GetQueueUrl, a key without `kms:ViaService`).
  */
 export class QueueToFunction extends Construct {
-  readonly eventSource: eventSources.SqsEventSource;
+  readonly eventSourceMapping: lambda.EventSourceMapping;
 
   constructor(scope: Construct, id: string, props: QueueToFunctionProps) {
     super(scope, id);
@@ -31,12 +33,17 @@ export class QueueToFunction extends Construct {
           `${VISIBILITY_TIMEOUT_FACTOR} × ${target.definition.id} timeout (${minimumSeconds} s)`,
       );
     }
-    this.eventSource = new eventSources.SqsEventSource(source.queue, {
-      batchSize: mapping.batchSize,
-      maxBatchingWindow: Duration.seconds(mapping.maxBatchingWindowSeconds),
-      reportBatchItemFailures: mapping.reportBatchItemFailures,
-      maxConcurrency: mapping.maxConcurrency,
-    });
-    target.function.addEventSource(this.eventSource);
+    // The same construct id as CDK's SqsEventSource gave it, so the deployed mapping is kept, not replaced.
+    this.eventSourceMapping = target.function.addEventSourceMapping(
+      `SqsEventSource:${Names.nodeUniqueId(source.queue.node)}`,
+      {
+        eventSourceArn: source.queue.queueArn,
+        batchSize: mapping.batchSize,
+        maxBatchingWindow: Duration.seconds(mapping.maxBatchingWindowSeconds),
+        reportBatchItemFailures: mapping.reportBatchItemFailures,
+        maxConcurrency: mapping.maxConcurrency,
+      },
+    );
+    target.grantConsumeMessages(source);
   }
 }

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
 import type { EncryptedQueue } from './encrypted-queue';
-import type { ServiceFunction } from './service-function';
+import { type ServiceFunction, viaService } from './service-function';
 
 export interface SchedulerToQueueProps {
   /** Name of the schedule group that holds the one-time schedules. */
@@ -20,7 +20,7 @@ export interface SchedulerToQueueProps {
 /**
  * EventBridge Scheduler → SQS: a schedule group for one-time schedules and the role Scheduler assumes to run
  * them, which can do nothing but send a message to the target queue (with the two KMS actions the queue's
- * encryption needs). Functions that create schedules are granted with `grantManageSchedules`.
+ * encryption needs, through SQS only). Functions that create schedules are granted with `grantManageSchedules`.
  */
 export class SchedulerToQueue extends Construct {
   readonly scheduleGroup: scheduler.ScheduleGroup;
@@ -53,6 +53,7 @@ export class SchedulerToQueue extends Construct {
             new iam.PolicyStatement({
               actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
               resources: [props.target.encryptionKey.keyArn],
+              conditions: viaService(this, 'sqs'),
             }),
           ],
         }),
@@ -70,17 +71,20 @@ export class SchedulerToQueue extends Construct {
     });
   }
 
-  /** Create and delete one-time schedules in the group, and pass the scheduler role to them. */
+  /**
+   * Create one-time schedules in the group, and pass the scheduler role to them. Nothing deletes them: each is
+   * created with `ActionAfterCompletion: DELETE`, which Scheduler carries out itself.
+   */
   grantManageSchedules(grantee: ServiceFunction): void {
-    grantee.addToRolePolicy(['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'], [this.schedulesArn]);
+    grantee.addToRolePolicy(['scheduler:CreateSchedule'], [this.schedulesArn]);
     grantee.addToRolePolicy(['iam:PassRole'], [this.role.roleArn], {
       StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
     });
-    Validations.of(grantee.role).acknowledge({
+    Validations.of(grantee.defaultPolicy).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${this.nagArnPattern()}]`,
       reason:
         'Each retry creates a one-time schedule whose name is chosen at run time; the wildcard is the schedule ' +
-        'name inside this one group, and only CreateSchedule/DeleteSchedule are allowed on it.',
+        'name inside this one group, and only CreateSchedule is allowed on it.',
     });
   }
 

@@ -1,5 +1,6 @@
-import { Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -9,30 +10,39 @@ import {
   type RouteAuth,
   type RouteDefinition,
 } from '../../functions/definitions';
+import { CALLER_KEY_CACHE_SECONDS } from '../../functions/usecases/access/api-keys';
 import { acknowledgeApiLoggingRole, SECURE_DEFAULTS } from './defaults';
+import { type OperatorPrincipal, operatorAccessStatements } from './operator-access-policy';
 
-const METHOD_AUTH: Readonly<
-  Record<
-    RouteAuth,
-    { readonly authorizationType: apigateway.AuthorizationType; readonly apiKeyRequired: boolean }
-  >
-> = {
-  none: { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false },
-  partner: { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false },
-  api_key: { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: true },
-  admin: { authorizationType: apigateway.AuthorizationType.IAM, apiKeyRequired: false },
+/** Whether a route's method needs the caller-key authorizer, IAM, or nothing at API Gateway. */
+const METHOD_AUTH: Readonly<Record<RouteAuth, 'none' | 'callerKey' | 'iam'>> = {
+  none: 'none',
+  // The function checks the partner key itself (a partner has no AWS identity).
+  partner: 'none',
+  api_key: 'callerKey',
+  admin: 'iam',
 };
 
-/** Why a route is not behind an API Gateway authorizer, per auth kind (cdk-nag APIG4 / COG4). */
+/** Why a route is not behind an API Gateway authorizer (cdk-nag APIG4), for the routes that are not. */
 const OPEN_ROUTE_REASONS: Readonly<Record<RouteAuth, string | undefined>> = {
-  none: 'Route defined with auth "none" in functions/definitions/routes.ts (health): public by design, returns no data.',
-  api_key:
-    'Catalog callers authenticate with an API key (x-api-key) bound to a throttled usage plan (ARCHITECTURE C7); ' +
-    'there is no end-user identity to authorize.',
+  none: 'Route defined with auth "none" in functions/definitions/routes.ts (health, keys, OpenAPI, changelog): public by design, returns no private data.',
+  api_key: undefined,
   admin: undefined,
   partner:
     'Partner routes (resync) authenticate in the function with the partner key issued with the endpoint ' +
     '(Authorization: Bearer, looked up by its SHA-256); a partner has no AWS identity to authorize.',
+};
+
+/** Why no route uses a Cognito user pool (cdk-nag COG4), per auth kind. */
+const NO_COGNITO_REASONS: Readonly<Record<RouteAuth, string>> = {
+  none: `${OPEN_ROUTE_REASONS.none} No Cognito user pool exists for this service.`,
+  partner: `${OPEN_ROUTE_REASONS.partner} No Cognito user pool exists for this service.`,
+  api_key:
+    'Catalog callers authenticate with a caller key (x-api-key) resolved by the caller-key Lambda authorizer ' +
+    '(C26) and throttled per key by the usage plan; there is no end-user identity, so no Cognito user pool.',
+  admin:
+    'Operator routes use IAM (SigV4) authorization (ARCHITECTURE C7) and the API resource policy (C27); ' +
+    'operators are IAM roles, not Cognito users.',
 };
 
 export interface ServiceApiProps {
@@ -40,6 +50,19 @@ export interface ServiceApiProps {
   readonly routes: readonly RouteDefinition[];
   /** The function behind each route's `function`. */
   readonly handlers: Readonly<Record<FunctionId, lambda.IFunction>>;
+  /** The caller-key authorizer (C26) in front of every `api_key` route. */
+  readonly authorizer: lambda.IFunction;
+  /** The operator roles the resource policy admits to the `admin` routes, per the routes' `roles` (C27). */
+  readonly operators: {
+    readonly human: readonly OperatorPrincipal[];
+    readonly machine: readonly OperatorPrincipal[];
+  };
+  /**
+   * The usage plan's name: the function that registers each caller key's usage identifier finds the plan by it
+   * (its id cannot be passed to a function behind this API's routes without a dependency cycle).
+   * @default the REST API's name + '-callers'
+   */
+  readonly usagePlanName?: string;
   /** @default 'v1' */
   readonly stageName?: string;
   /**
@@ -63,14 +86,18 @@ export interface ServiceApiProps {
 }
 
 /**
- * The REST API generated from the route table: Lambda proxy integrations, API-key or IAM auth per route, a
- * request validator on every method, a usage plan with an API key (100 req/s, burst 200), JSON access logs,
- * INFO execution logs without request bodies, and X-Ray tracing.
+ * The REST API generated from the route table: Lambda proxy integrations; the caller-key authorizer (a cached
+ * REQUEST authorizer on `x-api-key`) and a required API key on `api_key` routes, IAM on `admin` routes; a
+ * resource policy that admits each admin route only to the operator roles it names; a request validator on
+ * every method; a usage plan (100 req/s, burst 200 per caller key, counted by the usage identifier the
+ * authorizer returns: `apiKeySourceType` AUTHORIZER); JSON access logs, INFO execution logs without request
+ * bodies, and X-Ray tracing.
  */
 export class ServiceApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly usagePlan: apigateway.UsagePlan;
-  readonly apiKey: apigateway.IApiKey;
+  readonly usagePlanName: string;
+  readonly callerKeyAuthorizer: apigateway.RequestAuthorizer;
   readonly accessLogs: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: ServiceApiProps) {
@@ -81,14 +108,26 @@ export class ServiceApi extends Construct {
       removalPolicy: SECURE_DEFAULTS.logRemovalPolicy,
     });
     const manageLoggingRole = props.manageAccountLoggingRole ?? true;
+    const stageName = props.stageName ?? 'v1';
+    const restApiName = props.restApiName ?? this.node.path.replaceAll('/', '-');
     this.api = new apigateway.RestApi(this, 'Api', {
-      restApiName: props.restApiName ?? this.node.path.replaceAll('/', '-'),
+      restApiName,
       description: 'Pricing service: catalog, quotes, receipts, webhooks and operations',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // The usage plan counts the caller key the authorizer resolved (its usage identifier), not a header.
+      apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
+      policy: new iam.PolicyDocument({
+        statements: operatorAccessStatements({
+          routes: props.routes,
+          stageName,
+          human: props.operators.human,
+          machine: props.operators.machine,
+        }),
+      }),
       cloudWatchRole: manageLoggingRole,
       ...(manageLoggingRole ? { cloudWatchRoleRemovalPolicy: SECURE_DEFAULTS.logRemovalPolicy } : {}),
       deployOptions: {
-        stageName: props.stageName ?? 'v1',
+        stageName,
         tracingEnabled: true,
         metricsEnabled: true,
         loggingLevel: apigateway.MethodLoggingLevel.INFO,
@@ -99,6 +138,15 @@ export class ServiceApi extends Construct {
       },
     });
     if (manageLoggingRole) acknowledgeApiLoggingRole(this.api);
+
+    // API Gateway caches each key's answer as long as the resolver does locally: a revocation takes effect
+    // within CALLER_KEY_CACHE_SECONDS. The answer allows the whole stage, so one cached answer serves every
+    // route the key calls; scopes are checked by each route's function.
+    this.callerKeyAuthorizer = new apigateway.RequestAuthorizer(this, 'CallerKeyAuthorizer', {
+      handler: props.authorizer,
+      identitySources: [apigateway.IdentitySource.header('x-api-key')],
+      resultsCacheTtl: Duration.seconds(CALLER_KEY_CACHE_SECONDS),
+    });
 
     const validator = new apigateway.RequestValidator(this, 'RequestValidator', {
       restApi: this.api,
@@ -124,32 +172,35 @@ export class ServiceApi extends Construct {
       const auth = METHOD_AUTH[route.auth];
       const method = resource.addMethod(route.method, integrationFor(route.function), {
         operationName: route.operation,
-        authorizationType: auth.authorizationType,
-        apiKeyRequired: auth.apiKeyRequired,
+        ...(auth === 'callerKey'
+          ? {
+              authorizationType: apigateway.AuthorizationType.CUSTOM,
+              authorizer: this.callerKeyAuthorizer,
+              apiKeyRequired: true,
+            }
+          : {
+              authorizationType:
+                auth === 'iam' ? apigateway.AuthorizationType.IAM : apigateway.AuthorizationType.NONE,
+              apiKeyRequired: false,
+            }),
         requestValidator: validator,
       });
       const openReason = OPEN_ROUTE_REASONS[route.auth];
       if (openReason) Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason: openReason });
-      Validations.of(method).acknowledge({
-        id: 'AwsSolutions-COG4',
-        reason:
-          route.auth === 'admin'
-            ? 'Operator routes use IAM (SigV4) authorization (ARCHITECTURE C7); operators are IAM principals, not Cognito users.'
-            : `${openReason} No Cognito user pool exists for this service.`,
-      });
+      Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason: NO_COGNITO_REASONS[route.auth] });
     }
 
-    this.apiKey = this.api.addApiKey('CatalogApiKey', {
-      description: 'Catalog API key (x-api-key); rate limited by the catalog usage plan',
-    });
+    // No API key is created here: each caller key's usage identifier (its SHA-256) is registered as an API key
+    // of this plan when the key is issued, so the throttle counts per caller key.
+    this.usagePlanName = props.usagePlanName ?? `${restApiName}-callers`;
     this.usagePlan = this.api.addUsagePlan('CatalogUsagePlan', {
-      description: 'Catalog callers: per-key rate limit (ARCHITECTURE C22)',
+      name: this.usagePlanName,
+      description: 'Catalog callers: per-key rate limit (ARCHITECTURE C22), one API key per caller key (C26)',
       throttle: {
         rateLimit: props.rateLimitRequestsPerSecond ?? CATALOG_RATE_LIMIT.requestsPerSecond,
         burstLimit: props.burstLimitRequests ?? CATALOG_RATE_LIMIT.burst,
       },
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
-    this.usagePlan.addApiKey(this.apiKey);
   }
 }

@@ -25,11 +25,24 @@ const KEY_SHAPES: Readonly<
   },
 };
 
-/** The KMS actions a function needs to *use* a key of each kind (never to administer it). */
-export const KEY_USE_ACTIONS: Readonly<Record<KeyKind, readonly string[]>> = {
-  ECC_NIST_P256_SIGN: ['kms:Sign', 'kms:GetPublicKey'],
-  HMAC_256: ['kms:GenerateMac', 'kms:VerifyMac'],
-  SYMMETRIC: ['kms:Encrypt', 'kms:Decrypt'],
+/**
+ * What a function may do with a key of each kind, one use at a time, each the exact KMS action(s) the adapter
+ * calls (`functions/adapters/aws/kms-signing.ts`): signing receipts is `kms:Sign` and serving the JWKS is
+ * `kms:GetPublicKey` alone, so a function that only publishes the public key cannot sign.
+ */
+export const KEY_USES = {
+  ECC_NIST_P256_SIGN: { sign: ['kms:Sign'], publicKey: ['kms:GetPublicKey'] },
+  HMAC_256: { generateMac: ['kms:GenerateMac'], verifyMac: ['kms:VerifyMac'] },
+  SYMMETRIC: { encrypt: ['kms:Encrypt'], decrypt: ['kms:Decrypt'] },
+} as const satisfies Record<KeyKind, Record<string, readonly string[]>>;
+
+/** The uses of a key of one kind (`sign`, `publicKey`, `encrypt`…). */
+export type KeyUse<Kind extends KeyKind> = keyof (typeof KEY_USES)[Kind];
+
+/** The KMS actions of some uses of a key of one kind, sorted and without repeats. */
+export const keyUseActions = <Kind extends KeyKind>(kind: Kind, uses: readonly KeyUse<Kind>[]): string[] => {
+  const table = KEY_USES[kind] as Readonly<Record<KeyUse<Kind>, readonly string[]>>;
+  return [...new Set(uses.flatMap((use) => table[use]))].sort();
 };
 
 export interface ServiceKeysProps {
@@ -45,8 +58,9 @@ export interface ServiceKeysProps {
 
 /**
  * One customer-managed KMS key per entry of `KEYS`: the receipt signing key (ECC P-256, sign/verify), the
- * quote MAC key (HMAC-256) and the data key (symmetric, yearly rotation) that encrypts tables, queues, the
- * receipts bucket and endpoint secrets. Each gets an alias.
+ * quote MAC key (HMAC-256), the data key (symmetric, yearly rotation) that encrypts tables, queues and buckets
+ * through those services only, and the secrets key (symmetric, yearly rotation) the functions that handle
+ * endpoint secrets and sealed answers use directly. Each gets an alias.
  */
 export class ServiceKeys extends Construct {
   readonly keys: Readonly<Record<KeyId, kms.Key>>;

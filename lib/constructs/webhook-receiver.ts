@@ -254,7 +254,8 @@ export class WebhookReceiver extends Construct {
         new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [props.secretsParameterKey.keyArn] }),
       );
     }
-    Validations.of(this.role).acknowledge({
+    // On the role's default policy, where the statement is, not on the whole role.
+    Validations.of(this.role.node.findChild('DefaultPolicy')).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'Resource "*" appears only for xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing), ' +

@@ -1,11 +1,17 @@
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
+import { DEFAULT_FX_SECRETS_PREFIX } from '../../functions/adapters/aws/secrets-manager';
+import {
+  CALLER_USAGE_PLAN_NAME_ENV_VAR,
+  OPERATOR_ROLES_ENV_VAR,
+} from '../../functions/composition/operators';
+import { RETIRED_RECEIPT_KEY_IDS_ENV_VAR } from '../../functions/composition/receipts';
 import {
   type BucketId,
   EVENT_SOURCE_MAPPINGS,
@@ -24,15 +30,18 @@ import {
   type TABLES,
 } from '../../functions/definitions';
 import { METRICS_NAMESPACE_ENV_VAR, metricsNamespace } from '../../functions/definitions/objectives';
+import { OPERATOR_ROLES } from '../../functions/domain/access/principals';
 import { ApiFirewall } from '../constructs/api-firewall';
 import { DeadLetterAlarm } from '../constructs/dead-letter-alarm';
 import { EncryptedQueue } from '../constructs/encrypted-queue';
 import { LogSignalAlarm } from '../constructs/log-signal-alarm';
+import { type MachineOperatorRole, OperatorRoles } from '../constructs/operator-roles';
 import { QueueToFunction } from '../constructs/queue-to-function';
 import { RateScheduleToFunction } from '../constructs/rate-schedule-to-function';
 import { SchedulerToQueue } from '../constructs/scheduler-to-queue';
 import { ServiceApi } from '../constructs/service-api';
-import { ServiceFunction, type TableAccess } from '../constructs/service-function';
+import { ServiceFunction, type TableItemAction } from '../constructs/service-function';
+import { type KeyUse, keyUseActions } from '../constructs/service-keys';
 import { ServiceObjectives } from '../constructs/service-objectives';
 import { StaticEgress, type StaticEgressProps } from '../constructs/static-egress';
 import { StreamToFunction } from '../constructs/stream-to-function';
@@ -55,183 +64,228 @@ type IndexNameOf<T extends ServiceTableId> = (typeof TABLES)[T] extends {
     : never
   : never;
 
+/** Keys a function may use directly: all but the data key, which only DynamoDB, SQS and S3 use. */
+type DirectKeyId = Exclude<KeyId, 'data'>;
+
 /**
- * What each function may touch. Everything else it is denied; the composition root only builds clients, so a
- * function never calls a service it has no grant for.
+ * What each function may touch, and nothing else: exactly the AWS actions its code calls (read from the adapters
+ * it reaches: `functions/adapters/aws/*` through its handler and use cases), on exactly the resources it calls
+ * them on. An adapter method that may issue two actions (a grouped read is a GetItem alone and a BatchGetItem
+ * with company) gets both. `test/infra/least-privilege.test.ts` holds the resulting action table per function.
  */
 interface FunctionAccess {
-  readonly tables: Readonly<Partial<Record<ServiceTableId, TableAccess>>>;
-  /** Indexes it queries (Query is authorized on each index's own ARN); each table must be in `tables`. */
-  readonly queriesIndexes: { readonly [T in ServiceTableId]?: readonly IndexNameOf<T>[] };
-  /** Tables it lists whole with Scan (the endpoints: few, all needed); each must be in `tables`. */
-  readonly scans: readonly ServiceTableId[];
-  /** Queues it sends to (SendMessage and GetQueueAttributes). */
+  /** Per table: the item actions on the table itself and the indexes it queries. */
+  readonly tables: {
+    readonly [T in ServiceTableId]?: {
+      readonly actions: readonly TableItemAction[];
+      readonly indexes?: readonly IndexNameOf<T>[];
+    };
+  };
+  /** Queues it sends to (SendMessage, with the queue key through SQS only). */
   readonly sendsTo: readonly QueueId[];
-  /** Keys it uses directly: sign, MAC or encrypt/decrypt per the key's kind. */
-  readonly usesKeys: readonly KeyId[];
-  /** Creates and deletes one-time retry schedules (passing the scheduler role). */
+  /** Keys it uses directly, with exactly the uses its adapters make of them (`KEY_USES`). */
+  readonly keys: { readonly [K in DirectKeyId]?: readonly KeyUse<(typeof KEYS)[K]['kind']>[] };
+  /** Creates one-time retry schedules (passing the scheduler role). */
   readonly schedulesRetries: boolean;
-  /** Runs the health probes: DescribeTable (in table read), GetQueueAttributes on the delivery queue, HeadBucket. */
-  readonly probesBuckets: readonly BucketId[];
   /**
    * Buckets it writes new objects to, through the bucket's writer policy, and lists and reads through its reader
    * policy (a write-once put that S3 refuses with 412 compares the object already there; the exporter reads a
    * day back to build its manifest).
    */
   readonly writesBuckets: readonly BucketId[];
+  /** Runs the deep health probes (`GET /admin/health`, see HEALTH_PROBES). */
+  readonly probesHealth?: boolean;
+  /** Registers each caller key's usage identifier as an API key of the usage plan (C26, per-key throttle). */
+  readonly registersCallerKeys?: boolean;
+  /** Reads FX provider credentials by reference (rate sources' `auth.secret_ref`) from Secrets Manager. */
+  readonly readsFxCredentials?: boolean;
+  /** Publishes the receipt key set (current and retired keys' public halves): `GET /keys`, the stored JWKS. */
+  readonly publishesReceiptKeys?: boolean;
 }
 
+/**
+ * What the deep health probes call (`healthProbes` in functions/composition/aws.ts): DescribeTable on the events
+ * table, GetQueueAttributes on the delivery queue, HeadBucket (s3:ListBucket) on the receipts bucket.
+ */
+const HEALTH_PROBES = { table: 'events', queue: 'delivery', bucket: 'receipts' } as const satisfies {
+  table: ServiceTableId;
+  queue: QueueId;
+  bucket: BucketId;
+};
+
+const NOTHING: FunctionAccess = {
+  tables: {},
+  sendsTo: [],
+  keys: {},
+  schedulesRetries: false,
+  writesBuckets: [],
+};
+
+/** A catalog reader (`CatalogReader`): the grouped pointer read, part headers, chunks and publications. */
+const CATALOG_READ: readonly TableItemAction[] = ['GetItem', 'BatchGetItem', 'Query'];
+/** A catalog publisher (`DynamoCatalogRepository.publish`): part chunks, part headers, the pointer transaction. */
+const CATALOG_PUBLISH: readonly TableItemAction[] = [...CATALOG_READ, 'PutItem', 'BatchWriteItem'];
+/** The idempotency ledger (`DynamoIdempotencyLedger`): begin, read, take over, complete, release. */
+const IDEMPOTENCY: readonly TableItemAction[] = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
+/** Change requests (`DynamoChangeRequestStore`): gzip chunks and the head, read back with their chunks. */
+const CHANGE_REQUESTS = {
+  actions: ['GetItem', 'Query', 'PutItem', 'BatchWriteItem'],
+  indexes: ['by-created'],
+} as const;
+/** The audit journal (`DynamoJournalStore`): entries, heads and the frontier in transactions; reads. */
+const JOURNAL: readonly TableItemAction[] = ['GetItem', 'Query', 'PutItem', 'UpdateItem'];
+
 const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
+  authorizer: {
+    ...NOTHING,
+    // The item of a presented key's hash (`grantOf`); nothing else.
+    tables: { apiKeys: { actions: ['GetItem'] } },
+  },
   api: {
-    tables: { events: 'readWrite' },
-    queriesIndexes: {},
-    scans: [],
-    sendsTo: ['delivery'],
-    usesKeys: ['receiptSigning', 'data'],
-    schedulesRetries: false,
-    probesBuckets: ['receipts'],
-    writesBuckets: [],
+    ...NOTHING,
+    // GET /keys publishes the receipt key's public half; GET /admin/health runs the probes. Nothing else: the
+    // system routes read and write no table, send no message and sign nothing.
+    keys: { receiptSigning: ['publicKey'] },
+    probesHealth: true,
+    publishesReceiptKeys: true,
   },
   catalog: {
-    tables: { catalog: 'read', priceCache: 'readWrite' },
-    queriesIndexes: {},
-    scans: [],
-    sendsTo: [],
-    usesKeys: [],
-    schedulesRetries: false,
-    probesBuckets: [],
-    writesBuckets: [],
+    ...NOTHING,
+    // Prices through the two-tier cache: entries and tag epochs are read (grouped with the pointer) and entries
+    // written (grouped when concurrent); invalidation (UpdateItem) is the admin function's.
+    tables: {
+      catalog: { actions: CATALOG_READ },
+      priceCache: { actions: ['GetItem', 'BatchGetItem', 'PutItem', 'BatchWriteItem'] },
+    },
   },
   checkout: {
-    tables: { catalog: 'read', quotes: 'readWrite', receipts: 'readWrite', idempotency: 'readWrite' },
-    queriesIndexes: {},
-    scans: [],
-    sendsTo: [],
-    usesKeys: ['receiptSigning', 'quoteMac'],
-    schedulesRetries: false,
-    probesBuckets: [],
-    writesBuckets: [],
+    ...NOTHING,
+    // Quotes are saved, read and marked committed in the commit transaction (beside the receipt's put); refunds
+    // update the receipt. The quote MAC is recomputed and compared, never VerifyMac'd.
+    tables: {
+      catalog: { actions: CATALOG_READ },
+      quotes: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
+      receipts: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
+      idempotency: { actions: IDEMPOTENCY },
+    },
+    keys: { receiptSigning: ['sign'], quoteMac: ['generateMac'] },
   },
   admin: {
+    ...NOTHING,
     // A publication writes its catalog events to the outbox in the same transaction as the pointer; change
-    // requests, their releases (signed with the receipt key) and the journal entries go with it.
+    // requests, their releases (signed with the receipt key) and the journal entries go with it. Cache warming
+    // writes entries, invalidation bumps tag epochs.
     tables: {
-      catalog: 'readWrite',
-      idempotency: 'readWrite',
-      priceCache: 'readWrite',
-      events: 'readWrite',
-      changeRequests: 'readWrite',
-      journal: 'readWrite',
+      catalog: { actions: CATALOG_PUBLISH },
+      idempotency: { actions: IDEMPOTENCY },
+      priceCache: { actions: ['GetItem', 'BatchGetItem', 'PutItem', 'BatchWriteItem', 'UpdateItem'] },
+      events: { actions: ['PutItem'] },
+      changeRequests: CHANGE_REQUESTS,
+      journal: { actions: JOURNAL },
       // GET /admin/slo reads the FX breakers.
-      rateState: 'read',
+      rateState: { actions: ['GetItem'] },
+      // Caller keys (C26): issued, listed, rotated (the old hash item kept or deleted) and revoked.
+      apiKeys: { actions: ['GetItem', 'PutItem', 'DeleteItem'], indexes: ['by-created'] },
     },
-    queriesIndexes: { changeRequests: ['by-created'] },
-    scans: [],
-    sendsTo: [],
-    usesKeys: ['receiptSigning'],
-    schedulesRetries: false,
-    probesBuckets: [],
+    // Answers that carry a caller key's secret are sealed with the secrets key.
+    keys: { receiptSigning: ['sign'], secrets: ['encrypt', 'decrypt'] },
     writesBuckets: ['journal'],
+    registersCallerKeys: true,
   },
   webhooks: {
+    ...NOTHING,
     tables: {
-      endpoints: 'readWrite',
-      events: 'readWrite',
-      deliveries: 'readWrite',
-      replays: 'readWrite',
-      idempotency: 'readWrite',
-      catalog: 'read',
+      // Endpoints listed (Scan), read, created, changed, deleted; partners found by their key or the key
+      // before the last rotation.
+      endpoints: {
+        actions: ['GetItem', 'Scan', 'PutItem', 'UpdateItem', 'DeleteItem'],
+        indexes: ['by-partner-key', 'by-previous-partner-key'],
+      },
+      // Producers' events published; event history by day.
+      events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
+      // An event's deliveries, deliveries by endpoint or status; replays and confirmations update them.
+      deliveries: { actions: ['GetItem', 'Query', 'UpdateItem'], indexes: ['by-endpoint', 'by-status'] },
+      replays: { actions: ['Query', 'PutItem', 'BatchWriteItem'] },
+      // The ledger, and the DPoP `jti`s remembered in the same table.
+      idempotency: { actions: IDEMPOTENCY },
+      // The versions in force for published events; partners' catalog snapshots.
+      catalog: { actions: CATALOG_READ },
     },
-    // Event history by day, deliveries by endpoint or status; the endpoint list.
-    queriesIndexes: {
-      events: ['by-day'],
-      deliveries: ['by-endpoint', 'by-status'],
-      endpoints: ['by-partner-key'],
-    },
-    scans: ['endpoints'],
     // Replays restart deliveries.
     sendsTo: ['delivery'],
-    // Encrypts endpoint signing secrets.
-    usesKeys: ['data'],
-    schedulesRetries: false,
-    probesBuckets: [],
-    writesBuckets: [],
+    // Endpoint secrets and client-certificate keys encrypted (and decrypted on rotation), sealed answers.
+    keys: { secrets: ['encrypt', 'decrypt'] },
   },
   fanout: {
-    tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
-    queriesIndexes: {},
-    // The enabled endpoints an event fans out to.
-    scans: ['endpoints'],
+    ...NOTHING,
+    // The enabled endpoints (Scan), one delivery record per match (read back when it exists), the fan-out
+    // recorded on the event.
+    tables: {
+      endpoints: { actions: ['Scan'] },
+      deliveries: { actions: ['GetItem', 'PutItem'] },
+      events: { actions: ['UpdateItem'] },
+    },
     sendsTo: ['delivery'],
-    usesKeys: [],
-    schedulesRetries: false,
-    probesBuckets: [],
-    writesBuckets: [],
   },
   deliver: {
-    // A 410 Gone disables the endpoint.
-    tables: { events: 'read', endpoints: 'readWrite', deliveries: 'readWrite' },
-    queriesIndexes: {},
-    scans: [],
+    ...NOTHING,
+    // The attempt is claimed and recorded on the delivery; a 410 Gone disables the endpoint.
+    tables: {
+      events: { actions: ['GetItem'] },
+      endpoints: { actions: ['GetItem', 'UpdateItem'] },
+      deliveries: { actions: ['GetItem', 'UpdateItem'] },
+    },
     sendsTo: ['delivery', 'deliveryDlq'],
-    // Decrypts endpoint signing secrets.
-    usesKeys: ['data'],
+    // Decrypts endpoint signing secrets and client-certificate keys.
+    keys: { secrets: ['decrypt'] },
     schedulesRetries: true,
-    probesBuckets: [],
-    writesBuckets: [],
   },
   sweeper: {
-    tables: { events: 'readWrite', endpoints: 'read', deliveries: 'readWrite' },
-    // Events whose fan-out is not recorded (a sparse index).
-    queriesIndexes: { events: ['fanout-pending'] },
-    scans: ['endpoints'],
+    ...NOTHING,
+    // Events whose fan-out is not recorded (a sparse index), fanned out as the fanout function does.
+    tables: {
+      events: { actions: ['UpdateItem'], indexes: ['fanout-pending'] },
+      endpoints: { actions: ['Scan'] },
+      deliveries: { actions: ['GetItem', 'PutItem'] },
+    },
     sendsTo: ['delivery'],
-    usesKeys: [],
-    schedulesRetries: false,
-    probesBuckets: [],
-    writesBuckets: [],
   },
   replay: {
+    ...NOTHING,
     // Selects deliveries through the events (by id or by day), never through the endpoints.
-    tables: { events: 'read', deliveries: 'readWrite', replays: 'readWrite' },
-    queriesIndexes: { events: ['by-day'] },
-    scans: [],
+    tables: {
+      events: { actions: ['GetItem'], indexes: ['by-day'] },
+      deliveries: { actions: ['Query', 'UpdateItem'] },
+      replays: { actions: ['PutItem', 'BatchWriteItem'] },
+    },
     sendsTo: ['delivery'],
-    usesKeys: [],
-    schedulesRetries: false,
-    probesBuckets: [],
-    writesBuckets: [],
   },
   rates: {
+    ...NOTHING,
     // Publishes rate ticks (catalog + outbox), opens change requests for held ticks, finishes approved
     // changes, journals every decision and closes journal slices with signed heads.
     tables: {
-      catalog: 'readWrite',
-      events: 'readWrite',
-      rateState: 'readWrite',
-      changeRequests: 'readWrite',
-      journal: 'readWrite',
+      catalog: { actions: CATALOG_PUBLISH },
+      events: { actions: ['PutItem'] },
+      rateState: { actions: ['GetItem', 'PutItem'] },
+      changeRequests: CHANGE_REQUESTS,
+      journal: { actions: JOURNAL },
     },
-    queriesIndexes: { changeRequests: ['by-created'] },
-    scans: [],
-    sendsTo: [],
-    usesKeys: ['receiptSigning'],
-    schedulesRetries: false,
-    probesBuckets: [],
+    keys: { receiptSigning: ['sign'] },
     writesBuckets: ['journal'],
+    // Rate sources name their provider credentials (`auth.secret_ref`), read here, never held in the policy.
+    readsFxCredentials: true,
   },
   exporter: {
-    // Reads the receipts stream (granted by its event source mapping); writes each signed document, the daily
-    // manifests and summaries (PutObject only: Object Lock keeps them) and reads a day back to hash it; journals
-    // each manifest, closing slices with heads signed by the receipt key and copying them to the mirror. A
-    // backfill scans the receipts table for documents the stream could not export.
-    tables: { journal: 'readWrite', receipts: 'read' },
-    queriesIndexes: {},
-    scans: ['receipts'],
-    sendsTo: [],
-    usesKeys: ['receiptSigning'],
-    schedulesRetries: false,
-    probesBuckets: [],
+    ...NOTHING,
+    // Reads the receipts stream (its event source mapping); writes each signed document, the daily manifests
+    // and summaries (PutObject only: Object Lock keeps them) and reads a day back to hash it; journals each
+    // manifest, closing slices with heads signed by the receipt key and copying them to the mirror. A backfill
+    // scans the receipts table for documents the stream could not export.
+    tables: { journal: { actions: JOURNAL }, receipts: { actions: ['Scan'] } },
+    // Signs heads; reads the public halves of the key set it writes beside the receipts (`keys/jwks-….json`).
+    keys: { receiptSigning: ['sign', 'publicKey'] },
+    publishesReceiptKeys: true,
     writesBuckets: ['receipts', 'journal'],
   },
 };
@@ -261,26 +315,54 @@ export interface PricingServiceStackProps extends StackProps {
    * @default unset: the deliver function runs outside any VPC, from AWS-managed, changing addresses
    */
   readonly staticEgress?: StaticEgressProps;
+  /**
+   * The account whose principals may assume the human operator roles (with a source identity, C27).
+   * @default this stack's account
+   */
+  readonly operatorTrustAccount?: string;
+  /** Machine principals acting as operators (CI, other services): their role ARNs and roles, never `approver`. */
+  readonly machineOperatorRoles?: readonly MachineOperatorRole[];
+  /**
+   * KMS key ARNs of receipt keys retired from signing (C10): `GET /keys` keeps listing them, and the exporter
+   * writes them into the key sets it stores beside the receipts.
+   */
+  readonly retiredReceiptKeyArns?: readonly string[];
 }
+
+/** The variable the admin function finds the caller usage plan by (its id would make a dependency cycle). */
+export { CALLER_USAGE_PLAN_NAME_ENV_VAR };
+
+/** The functions behind at least one `admin` route: they map IAM principals to operators (`OPERATOR_ROLES`). */
+export const operatorFunctions = (): FunctionId[] => [
+  ...new Set(ROUTES.filter((route) => route.auth === 'admin').map((route) => route.function as FunctionId)),
+];
 
 /** Environment variables set on one function only, on top of the shared environment. */
 const functionOnlyEnvironment = (
   functionId: FunctionId,
   props: PricingServiceStackProps,
+  shared: { readonly operatorRoles: string; readonly usagePlanName: string },
 ): Record<string, string> => {
-  if (functionId !== 'deliver' || props.webhookAllowedCidrs === undefined) return {};
+  const variables: Record<string, string> = {};
+  if (operatorFunctions().includes(functionId)) variables[OPERATOR_ROLES_ENV_VAR] = shared.operatorRoles;
+  if (FUNCTION_ACCESS[functionId].registersCallerKeys)
+    variables[CALLER_USAGE_PLAN_NAME_ENV_VAR] = shared.usagePlanName;
+  if (FUNCTION_ACCESS[functionId].publishesReceiptKeys && props.retiredReceiptKeyArns?.length)
+    variables[RETIRED_RECEIPT_KEY_IDS_ENV_VAR] = props.retiredReceiptKeyArns.join(',');
+  if (functionId !== 'deliver' || props.webhookAllowedCidrs === undefined) return variables;
   const cidrs = props.webhookAllowedCidrs.map((cidr) => cidr.trim());
   const invalid = cidrs.filter((cidr) => !/^[0-9A-Fa-f:.]+\/\d{1,3}$/.test(cidr));
   if (cidrs.length === 0 || invalid.length > 0)
     throw new Error(
       `webhookAllowedCidrs must be CIDR blocks, got ${JSON.stringify(props.webhookAllowedCidrs)}`,
     );
-  return { WEBHOOK_ALLOWED_CIDRS: cidrs.join(',') };
+  return { ...variables, WEBHOOK_ALLOWED_CIDRS: cidrs.join(',') };
 };
 
 /**
- * The stateless half: queues, functions, event source mappings, the REST API, the retry scheduler, the outbox
- * sweeper's schedule and the alarms, all generated from `functions/definitions`.
+ * The stateless half: queues, functions, event source mappings, the REST API (caller-key authorizer, usage plan,
+ * resource policy), the operator roles, the retry scheduler, the outbox sweeper's schedule and the alarms, all
+ * generated from `functions/definitions`.
  */
 export class PricingServiceStack extends Stack {
   readonly queues: Readonly<Record<QueueId, EncryptedQueue>>;
@@ -293,6 +375,8 @@ export class PricingServiceStack extends Stack {
   /** The exporter's hourly run: manifests of closed days. */
   readonly exporterSchedule: RateScheduleToFunction;
   readonly api: ServiceApi;
+  /** The operator roles (C27): one per role for people, and the machine roles given by configuration. */
+  readonly operatorRoles: OperatorRoles;
   readonly alarms: Readonly<Partial<Record<QueueId, DeadLetterAlarm>>>;
   /** Alarms on signals the functions log (`{ "alarm": "<signal>" }`), by signal. */
   readonly signalAlarms: Readonly<
@@ -314,6 +398,16 @@ export class PricingServiceStack extends Stack {
       target: this.queues.delivery,
     });
 
+    this.operatorRoles = new OperatorRoles(this, 'OperatorRoles', {
+      ...(props.operatorTrustAccount ? { trustAccount: props.operatorTrustAccount } : {}),
+      ...(props.machineOperatorRoles ? { machineRoles: props.machineOperatorRoles } : {}),
+    });
+    const restApiName = `${this.stackName}-api`;
+    const shared = {
+      operatorRoles: this.operatorRoles.environmentValue(),
+      usagePlanName: `${restApiName}-callers`,
+    };
+
     const environment = this.functionEnvironment(props);
     const egress = props.staticEgress
       ? new StaticEgress(this, 'DeliveryEgress', props.staticEgress)
@@ -324,7 +418,7 @@ export class PricingServiceStack extends Stack {
       (definition, functionId) =>
         new ServiceFunction(this, `${functionId}Function`, {
           definition,
-          environment: { ...environment, ...functionOnlyEnvironment(functionId, props) },
+          environment: { ...environment, ...functionOnlyEnvironment(functionId, props, shared) },
           ...(functionId === 'deliver' && egress ? { network: egress.network } : {}),
         }),
     );
@@ -345,6 +439,7 @@ export class PricingServiceStack extends Stack {
         new StreamToFunction(this, mappingId, {
           mapping,
           table,
+          tableKey: dataKey,
           target,
           onFailure: this.queues[mapping.onFailureQueue],
         });
@@ -354,11 +449,27 @@ export class PricingServiceStack extends Stack {
     }
 
     this.api = new ServiceApi(this, 'Api', {
-      restApiName: `${this.stackName}-api`,
+      restApiName,
       routes: ROUTES,
       handlers: mapRecord<FunctionId, ServiceFunction, lambda.IFunction>(this.functions, (fn) => fn.function),
+      authorizer: this.functions.authorizer.function,
+      operators: this.operatorRoles.principals(),
+      usagePlanName: shared.usagePlanName,
     });
     new ApiFirewall(this, 'ApiFirewall', { stage: this.api.api.deploymentStage });
+    for (const [functionId, fn] of Object.entries(this.functions) as [FunctionId, ServiceFunction][]) {
+      if (FUNCTION_ACCESS[functionId].registersCallerKeys) this.grantCallerKeyRegistration(fn);
+    }
+    for (const role of OPERATOR_ROLES) {
+      new CfnOutput(
+        this,
+        `OperatorRole${role.replace(/(^|_)(\w)/g, (_, __, letter: string) => letter.toUpperCase())}Arn`,
+        {
+          description: `Operator role ${role} (C27): assume it with a source identity that is also the session name`,
+          value: this.operatorRoles.human[role].roleArn,
+        },
+      );
+    }
 
     // The outbox sweeper: fans out events whose stream fan-out is not recorded (ARCHITECTURE, outbox).
     this.sweeperSchedule = new RateScheduleToFunction(this, 'SweeperSchedule', {
@@ -471,26 +582,92 @@ export class PricingServiceStack extends Stack {
   }
 
   private grantAccess(fn: ServiceFunction, access: FunctionAccess, props: PricingServiceStackProps): void {
-    const queried = access.queriesIndexes as Readonly<Partial<Record<ServiceTableId, readonly string[]>>>;
-    const granted = new Set(Object.keys(access.tables));
-    const ungranted = [...Object.keys(queried), ...access.scans].filter((tableId) => !granted.has(tableId));
-    if (ungranted.length > 0)
-      throw new Error(
-        `${fn.definition.id}: queries or scans tables it has no access to: ${ungranted.join(', ')}`,
-      );
-    for (const [tableId, tableAccess] of Object.entries(access.tables) as [ServiceTableId, TableAccess][]) {
-      fn.grantTableData(props.tables[tableId], tableAccess, props.keys.data, {
-        indexes: queried[tableId] ?? [],
-        scan: access.scans.includes(tableId),
-      });
+    for (const [tableId, grant] of Object.entries(access.tables) as [
+      ServiceTableId,
+      { readonly actions: readonly TableItemAction[]; readonly indexes?: readonly string[] },
+    ][]) {
+      fn.grantTableItems(props.tables[tableId], props.keys.data, grant);
     }
     for (const queueId of access.sendsTo) fn.grantSendMessages(this.queues[queueId]);
-    for (const keyId of access.usesKeys) fn.grantKeyUse(props.keys[keyId], KEYS[keyId].kind);
-    for (const bucketId of access.probesBuckets) fn.grantBucketProbe(props.buckets[bucketId]);
+    for (const [keyId, uses] of Object.entries(access.keys) as [DirectKeyId, readonly string[]][]) {
+      const kind = KEYS[keyId].kind;
+      fn.grantKeyUse(props.keys[keyId], keyUseActions(kind, uses as KeyUse<typeof kind>[]));
+    }
+    if (access.probesHealth) {
+      fn.grantDescribeTable(props.tables[HEALTH_PROBES.table]);
+      fn.grantQueueAttributes(this.queues[HEALTH_PROBES.queue]);
+      fn.grantBucketProbe(props.buckets[HEALTH_PROBES.bucket]);
+    }
     for (const bucketId of access.writesBuckets) {
       fn.role.addManagedPolicy(props.bucketWriters[bucketId]);
       fn.role.addManagedPolicy(props.bucketReaders[bucketId]);
     }
     if (access.schedulesRetries) this.scheduler.grantManageSchedules(fn);
+    if (access.readsFxCredentials) this.grantFxCredentialReads(fn);
+    if (access.publishesReceiptKeys && props.retiredReceiptKeyArns?.length) {
+      // Retired receipt keys: their public halves only (they never sign again).
+      fn.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:GetPublicKey'],
+          resources: [...props.retiredReceiptKeyArns],
+        }),
+      );
+    }
+  }
+
+  /**
+   * FX provider credentials (C23 rate policy, `auth.secret_ref`): GetSecretValue on the secrets under the prefix
+   * the function reads them with (`FX_SECRETS_PREFIX`, default `pricing/fx/`). Secrets encrypted with the
+   * default `aws/secretsmanager` key need nothing more.
+   */
+  private grantFxCredentialReads(fn: ServiceFunction): void {
+    const statement = new iam.PolicyStatement({
+      actions: ['secretsmanager:GetSecretValue'],
+      resources: [
+        `arn:${this.partition}:secretsmanager:${this.region}:${this.account}:secret:${DEFAULT_FX_SECRETS_PREFIX}*`,
+      ],
+    });
+    const policy = new iam.Policy(this, `${fn.definition.id}FxCredentials`, {
+      statements: [statement],
+      roles: [fn.role],
+    });
+    Validations.of(policy).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${DEFAULT_FX_SECRETS_PREFIX}*]`,
+      reason:
+        'Secrets Manager appends a random suffix to every secret ARN, and a rate policy names its credentials by ' +
+        'reference at run time: the grant covers the FX credentials prefix only, read-only.',
+    });
+  }
+
+  /**
+   * Registering a caller key's usage identifier (C26): create the API key (`POST /apikeys`, its value the
+   * identifier), add it to the caller usage plan (`POST /usageplans/<id>/keys`), delete it on revocation
+   * (`DELETE /apikeys/<id>`), and find the plan's id by its name (`GET /usageplans`). In a policy of its own,
+   * which the function does not wait for: the plan's id cannot be in the function's own policy or environment
+   * (the API's methods depend on the function).
+   */
+  private grantCallerKeyRegistration(fn: ServiceFunction): void {
+    const arn = (path: string) => `arn:${this.partition}:apigateway:${this.region}::${path}`;
+    const policy = new iam.Policy(this, `${fn.definition.id}CallerKeyRegistration`, {
+      statements: [
+        // The plan by its name; a caller key's API key by its name (`caller-<identifier>`) to delete it.
+        new iam.PolicyStatement({
+          actions: ['apigateway:GET'],
+          resources: [arn('/usageplans'), arn('/apikeys')],
+        }),
+        new iam.PolicyStatement({
+          actions: ['apigateway:POST'],
+          resources: [arn('/apikeys'), arn(`/usageplans/${this.api.usagePlan.usagePlanId}/keys`)],
+        }),
+        new iam.PolicyStatement({ actions: ['apigateway:DELETE'], resources: [arn('/apikeys/*')] }),
+      ],
+      roles: [fn.role],
+    });
+    Validations.of(policy).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
+      reason:
+        "API Gateway names an API key by an id it generates when the key is created; a revoked caller key's " +
+        'API key is deleted by that id. Only DELETE is allowed on it, on API keys only.',
+    });
   }
 }

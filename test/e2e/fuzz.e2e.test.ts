@@ -3,13 +3,24 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../functions/adapters/local/stack';
-import { matchRoute, ROUTES, type RouteAuth, type RouteDefinition } from '../../functions/definitions';
+import {
+  MAX_REQUEST_BODY_BYTES,
+  matchRoute,
+  ROUTES,
+  type RouteAuth,
+  type RouteDefinition,
+} from '../../functions/definitions';
+import { CALLER_SCOPES, OPERATOR_ROLES } from '../../functions/domain/access/principals';
 import { ERROR_STATUS } from '../../functions/handlers/middleware/errors';
 import { OPERATION_SCHEMAS, type OperationSchemas } from '../../functions/schemas/operations';
+import { TEST_REVIEWERS } from '../support/change-requests';
 import { demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-stack';
 
 const demo = demoCatalogWithoutRatePolicy();
+/** A caller key with every scope (the fuzz is about input, not authorization: docs/security.md has its tests). */
 const API_KEY = 'key_fuzz_0123456789abcdef';
+const STOREFRONT_KEY = 'key_fuzz_store_0123456789abcdef';
+/** An operator holding every role, for the same reason. */
 const ADMIN_TOKEN = 'adm_fuzz_0123456789abcdef';
 
 /** Runs per route; the oversized bodies get their own, much smaller, count. */
@@ -718,7 +729,12 @@ const count = (label: string) => {
 };
 
 beforeAll(async () => {
-  stack = await startDemoStack({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
+  stack = await startDemoStack({
+    apiKey: STOREFRONT_KEY,
+    adminToken: ADMIN_TOKEN,
+    callerKeys: [{ key: API_KEY, tenant: 'demo', scopes: CALLER_SCOPES }],
+    admins: [{ name: 'admin', token: ADMIN_TOKEN, roles: OPERATOR_ROLES }, ...TEST_REVIEWERS],
+  });
   origin = new URL(stack.url);
   revisionBefore = await catalogRevision();
   const registered = await send({
@@ -953,6 +969,253 @@ describe('a 10 000-character unicode query value (percent-encoded, ~50 KB target
       expectAnswer(raw, reply, (status) => status === 431);
     });
   }
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Oversized numbers (bounded decimal input)
+// ---------------------------------------------------------------------------------------------------------
+
+/** Where the digits go in a body template (a JSON string's content, or a JSON number). */
+const DIGITS = '<<DIGITS>>';
+
+/** Every way a number can be too big: a huge integer part, a huge fraction, and as many digits as the body limit lets through. */
+type Oversize = 'integer part' | 'fraction' | 'body-limit digits';
+const OVERSIZES: readonly Oversize[] = ['integer part', 'fraction', 'body-limit digits'];
+
+/** `template` with `DIGITS` replaced by a number of kind `size`; the body-limit one fills the body to just under 256 KiB. */
+const oversized = (template: string, size: Oversize): string => {
+  const digits =
+    size === 'integer part'
+      ? `1${'0'.repeat(40)}`
+      : size === 'fraction'
+        ? `0.${'1'.repeat(40)}`
+        : `9${'8'.repeat(MAX_REQUEST_BODY_BYTES - Buffer.byteLength(template) + DIGITS.length - 2)}`;
+  const body = template.replace(DIGITS, digits);
+  expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_REQUEST_BODY_BYTES);
+  return body;
+};
+
+interface OversizedCase {
+  readonly label: string;
+  readonly method: 'POST';
+  readonly target: string;
+  readonly auth: RouteAuth;
+  /** A JSON body with `DIGITS` where the number goes. */
+  readonly template: string;
+  /** The path the 400 must name, as the error mapping renders it. */
+  readonly path: string;
+}
+
+/** `value` with the node at `at` replaced by `DIGITS` as a JSON string (`quoted`) or a raw JSON number. */
+const templateOf = (value: unknown, at: Path, quoted: boolean): string => {
+  const marker = '__oversized_marker__';
+  const text = JSON.stringify(mutate(value, at, { kind: 'replace', value: marker }));
+  return text.replace(`"${marker}"`, quoted ? `"${DIGITS}"` : DIGITS);
+};
+
+const renderedPath = (at: Path): string =>
+  at.reduce<string>(
+    (text, segment) => (typeof segment === 'number' ? `${text}[${segment}]` : `${text}.${segment}`),
+    '$',
+  );
+
+/** A failed union (an override's `price_or_markup`) names its own path, not the field inside it. */
+const reportedPath = (at: Path): string => {
+  const union = at.indexOf('price_or_markup');
+  return renderedPath(union >= 0 ? at.slice(0, union + 1) : at);
+};
+
+/** One path per decimal field of the demo catalog (its first occurrence; product attributes are free text). */
+const catalogDecimalPaths = (): Path[] => {
+  const seen = new Set<string>();
+  return pathsOf(demo).filter((at) => {
+    let node: unknown = demo;
+    for (const segment of at) node = (node as Record<string | number, unknown>)[segment];
+    if (typeof node !== 'string' || !/^-?(0|[1-9]\d*)(\.\d+)?$/.test(node) || at.includes('attributes'))
+      return false;
+    const field = at.filter((segment) => typeof segment === 'string').join('.');
+    if (seen.has(field)) return false;
+    seen.add(field);
+    return true;
+  });
+};
+
+const VALID_REFUND = {
+  receipt_id: 'rcpt_01JQ4S6T1X5V8R2W3Y4Z5A6B7D',
+  kind: 'return',
+  lines: [{ sku_id: SKU, quantity: 1 }],
+} as const;
+
+/** A change request takes `effective_from` beside its payload, not in it. */
+const { effective_from: _effectiveFrom, ...DEMO_PAYLOAD } = demo;
+
+const QUOTE_WITH_FEE = { ...VALID_QUOTE, checkout_fees: [{ kind: 'service', amount: '1.50' }] };
+
+const oversizedCases = (): OversizedCase[] => {
+  const post = (
+    label: string,
+    target: string,
+    auth: RouteAuth,
+    value: unknown,
+    at: Path,
+    quoted: boolean,
+    reported: (at: Path) => string = renderedPath,
+  ): OversizedCase => ({
+    label,
+    method: 'POST',
+    target,
+    auth,
+    template: templateOf(value, at, quoted),
+    path: reported(at),
+  });
+  const catalog = catalogDecimalPaths();
+  return [
+    post(
+      'quote: a checkout fee',
+      '/pricing/quote',
+      'api_key',
+      QUOTE_WITH_FEE,
+      ['checkout_fees', 0, 'amount'],
+      true,
+    ),
+    post(
+      'quote: a quantity (JSON number)',
+      '/pricing/quote',
+      'api_key',
+      VALID_QUOTE,
+      ['items', 1, 'quantity'],
+      false,
+    ),
+    post(
+      'quote: lock_ttl (JSON number)',
+      '/pricing/quote',
+      'api_key',
+      { ...VALID_QUOTE, lock_ttl: 900 },
+      ['lock_ttl'],
+      false,
+    ),
+    post(
+      'commit: quote_id',
+      '/pricing/commit',
+      'api_key',
+      { quote_id: `q_${'0'.repeat(26)}`, signature: 'v1=AAAA' },
+      ['quote_id'],
+      true,
+    ),
+    post(
+      'refund: a quantity (JSON number)',
+      '/pricing/refund',
+      'api_key',
+      VALID_REFUND,
+      ['lines', 0, 'quantity'],
+      false,
+    ),
+    post('refund: receipt_id', '/pricing/refund', 'api_key', VALID_REFUND, ['receipt_id'], true),
+    ...catalog.map((at) =>
+      post(`catalog import: ${at.join('.')}`, '/admin/catalog/import', 'admin', demo, at, true, reportedPath),
+    ),
+    // The payload of a change request is validated as the document it proposes: paths are the document's.
+    ...catalog.map((at) =>
+      post(
+        `change request: ${at.join('.')}`,
+        '/admin/change-requests',
+        'admin',
+        { kind: 'catalog', payload: DEMO_PAYLOAD, note: 'fuzz' },
+        ['payload', ...at],
+        true,
+        (full) => reportedPath(full.slice(1)),
+      ),
+    ),
+  ];
+};
+
+describe('oversized numbers are a 400 naming the field, never a 5xx (bounded decimal input)', () => {
+  const cases = oversizedCases();
+
+  it('covers every decimal section of the catalog', () => {
+    const sections = new Set(catalogDecimalPaths().map((at) => at[0]));
+    for (const section of [
+      'pricelists',
+      'fx_rates',
+      'tax_rules',
+      'overrides',
+      'promotions',
+      'fees',
+      'limits',
+    ])
+      expect(sections, section).toContain(section);
+  });
+
+  for (const [index, sample] of cases.entries()) {
+    it(`${sample.label}: ${OVERSIZES.join(', ')}`, async () => {
+      for (const size of OVERSIZES) {
+        count('oversized body');
+        const raw: RawRequest = {
+          method: sample.method,
+          target: sample.target,
+          headers: {
+            ...credentials(sample.auth),
+            'content-type': 'application/json',
+            'idempotency-key': `fuzz-oversized-${index}-${size.replaceAll(' ', '-')}`,
+          },
+          body: oversized(sample.template, size),
+        };
+        const reply = await send(raw);
+        expectAnswer(raw, reply, (status) => status === 400);
+        const body = expectC6(raw, reply);
+        const context = describeExchange(raw, reply);
+        expect(body.error, context).toBe('invalid_request');
+        expect(String(body.error_description), context).toContain(`${sample.path}: `);
+        // The answer quotes none of the digits back.
+        expect(reply.text.length, context).toBeLessThan(4_000);
+      }
+    });
+  }
+
+  it('a 1 MB digit string is over the body limit: 413 payload_too_large, before anything is parsed', async () => {
+    const raw: RawRequest = {
+      method: 'POST',
+      target: '/pricing/quote',
+      headers: {
+        ...credentials('api_key'),
+        'content-type': 'application/json',
+        'idempotency-key': 'fuzz-1mb',
+      },
+      body: templateOf(QUOTE_WITH_FEE, ['checkout_fees', 0, 'amount'], true).replace(
+        DIGITS,
+        '9'.repeat(1024 * 1024),
+      ),
+      fresh: true,
+    };
+    const reply = await send(raw);
+    expectAnswer(raw, reply, (status) => status === 413);
+    expect(expectC6(raw, reply).error).toBe('payload_too_large');
+  });
+
+  it('price query parameters: oversized numbers in any of them are a 400 naming the parameter', async () => {
+    const base = QUERY_BASES.getPrice ?? {};
+    const names = Object.keys(OPERATION_SCHEMAS.getPrice?.query?.shape ?? {});
+    expect(names).toContain('sku');
+    // Query values stay under the HTTP parser's 16 KiB request line: 10 000 digits is the largest here.
+    // Over any identifier's 128 characters too (a shorter run of digits is a valid SKU, tenant or channel id).
+    const values = [`1${'0'.repeat(200)}`, `0.${'1'.repeat(200)}`, `-${'9'.repeat(200)}`, '9'.repeat(10_000)];
+    for (const name of names) {
+      for (const value of values) {
+        count('oversized query');
+        const query = new URLSearchParams({ ...base, [name]: value });
+        const raw: RawRequest = {
+          method: 'GET',
+          target: `/catalog/prices?${query.toString()}`,
+          headers: credentials('api_key'),
+        };
+        const reply = await send(raw);
+        expectAnswer(raw, reply, (status) => status === 400);
+        const body = expectC6(raw, reply);
+        expect(body.error).toBe('invalid_request');
+        expect(String(body.error_description), describeExchange(raw, reply)).toContain(`query.${name}: `);
+      }
+    }
+  });
 });
 
 describe('authentication on every route (C7)', () => {

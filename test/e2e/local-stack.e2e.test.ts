@@ -125,7 +125,16 @@ describe('npm start', () => {
   it('reaches a healthy GET /health within 60 s and prints the base URL and credentials', async () => {
     first = await startStack(await freePort());
     const health = await fetch(`${first.url}/health`);
-    expect(await health.json()).toMatchObject({ status: 'ok', components: { dynamodb: 'ok', sqs: 'ok' } });
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const deep = await fetch(`${first.url}/admin/health`, {
+      headers: { Authorization: `Bearer ${first.banner.adminToken}` },
+    });
+    expect(await deep.json()).toMatchObject({ status: 'ok', components: { dynamodb: 'ok', sqs: 'ok' } });
+    // The printed API key is the demo tenant's: it prices, it does not record chargebacks.
+    const price = await fetch(`${first.url}/catalog/prices?sku=GAME-STARFALL-PS5&currency=USD&region=US`, {
+      headers: { 'x-api-key': first.banner.apiKey ?? '' },
+    });
+    expect(price.status).toBe(200);
     expect(first.banner.url).toBe(first.url);
     expect(first.banner.apiKey).toMatch(/^key_local_/);
     expect(first.banner.adminToken).toMatch(/^adm_local_/);

@@ -9,6 +9,7 @@ import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../functions/adapters/local/stack';
+import { credentialHash } from '../../functions/domain/webhooks/dpop';
 import { confirmationResponseSchema, eventHistoryResponseSchema } from '../../functions/schemas/webhooks';
 import { startDemoStack } from '../support/demo-stack';
 import { eventually } from '../support/engines';
@@ -307,6 +308,8 @@ describe('DPoP (RFC 9449) on partner callbacks', () => {
       htu: htu(),
       iat: Math.floor(Date.now() / 1000),
       jti: randomUUID(),
+      // Bound to the partner key it comes with (required).
+      ath: credentialHash(bound.partnerKey),
       ...options.claims,
     })
       .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: options.jwk ?? key.jwk })
@@ -373,6 +376,12 @@ describe('DPoP (RFC 9449) on partner callbacks', () => {
     expectDpopRefusal(await confirm(bound, body, { key, dpop: elsewhere }));
     const wrongMethod = await proof(ecKey, { claims: { htm: 'GET' } });
     expectDpopRefusal(await confirm(bound, body, { key, dpop: wrongMethod }));
+    // A proof not bound to this partner key (no ath, or another key's) is refused too.
+    expectDpopRefusal(
+      await confirm(bound, body, { key, dpop: await proof(ecKey, { claims: { ath: undefined } }) }),
+    );
+    const otherAth = await proof(ecKey, { claims: { ath: credentialHash('pk_someone_else') } });
+    expectDpopRefusal(await confirm(bound, body, { key, dpop: otherAth }));
 
     expect((await storedDelivery(eventId, bound.endpointId))?.confirmation).toBeUndefined();
     expect(await historyConfirmation(eventId, bound.endpointId)).toBeUndefined();

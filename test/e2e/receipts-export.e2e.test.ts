@@ -31,6 +31,8 @@ import { demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-st
 import { eventually } from '../support/engines';
 
 const API_KEY = 'key_e2e_export_0123456789';
+/** The demo tenant's payment provider: chargebacks need its key, never the storefront's. */
+const PSP_KEY = 'key_e2e_export_psp_0123456789';
 const ADMIN_TOKEN = 'adm_e2e_export_0123456789';
 const demo = demoCatalogWithoutRatePolicy();
 
@@ -56,7 +58,10 @@ const call = async (method: string, route: string, body?: unknown) => {
   const response = await fetch(`${stack.url}${route}`, {
     method,
     headers: {
-      'x-api-key': API_KEY,
+      'x-api-key':
+        route === '/pricing/refund' && (body as { kind?: string } | undefined)?.kind === 'chargeback'
+          ? PSP_KEY
+          : API_KEY,
       'content-type': 'application/json',
       // A refund requires its Idempotency-Key.
       ...(route === '/pricing/refund' ? { 'idempotency-key': randomUUID() } : {}),
@@ -174,7 +179,13 @@ const key = (id: unknown) => `receipts/dt=${DAY}/${String(id)}.json`;
 const manifestKey = `manifests/dt=${DAY}.json`;
 
 beforeAll(async () => {
-  stack = await startDemoStack({ apiKey: API_KEY, adminToken: ADMIN_TOKEN, clock, exportIntervalMs: 500 });
+  stack = await startDemoStack({
+    apiKey: API_KEY,
+    chargebackKey: PSP_KEY,
+    adminToken: ADMIN_TOKEN,
+    clock,
+    exportIntervalMs: 500,
+  });
   bucket = stack.resources.bucketNames.receipts;
   keys = ((await (await fetch(`${stack.url}/keys`)).json()) as { keys: Jwk[] }).keys;
   dataDir = mkdtempSync(path.join(tmpdir(), 'receipts-data-'));
@@ -428,6 +439,18 @@ describe('finance export on the local stack', () => {
       manifest_sha256: createHash('sha256').update(manifestBytes).digest('hex'),
     });
     expect(await listKeys(`summaries/dt=${DAY}.csv`)).toEqual([`summaries/dt=${DAY}.csv`]);
+  });
+
+  it('keeps the receipt key set beside the receipts, write-once: the JWKS of GET /keys, which verifies them', async () => {
+    const stored = await listKeys('keys/');
+    expect(stored).toHaveLength(1);
+    const [jwksKey = ''] = stored;
+    const body = await bytesOf(jwksKey);
+    expect(jwksKey).toBe(`keys/jwks-${createHash('sha256').update(body).digest('hex')}.json`);
+    const pinned = JSON.parse(body.toString('utf8')) as { keys: Jwk[] };
+    expect(pinned.keys).toEqual(keys);
+    for (const receipt of receipts.slice(0, 5))
+      expect(verifyReceipt(receipt, pinned.keys)).toEqual({ valid: true });
   });
 
   it('`receipts -- export` verifies every object and prints the totals the API answers add up to', async () => {

@@ -12,6 +12,7 @@ import {
   SCHEDULER,
   VISIBILITY_TIMEOUT_FACTOR,
 } from '../../functions/definitions';
+import { CALLER_KEY_CACHE_SECONDS } from '../../functions/usecases/access/api-keys';
 import { bucketEntries, keyEntries, queueEntries, serviceTableEntries } from '../../lib/definition-entries';
 import {
   arnOf,
@@ -216,7 +217,8 @@ describe('functions', () => {
 describe('REST API', () => {
   const AUTH = {
     none: { AuthorizationType: 'NONE', ApiKeyRequired: false },
-    api_key: { AuthorizationType: 'NONE', ApiKeyRequired: true },
+    // The caller-key authorizer, and the usage plan's API key it returns (apiKeySourceType AUTHORIZER).
+    api_key: { AuthorizationType: 'CUSTOM', ApiKeyRequired: true },
     admin: { AuthorizationType: 'AWS_IAM', ApiKeyRequired: false },
     // The function checks the partner key itself.
     partner: { AuthorizationType: 'NONE', ApiKeyRequired: false },
@@ -265,11 +267,78 @@ describe('REST API', () => {
     });
   });
 
-  it('binds an API key to the usage plan', () => {
-    template.hasResourceProperties('AWS::ApiGateway::UsagePlanKey', {
-      KeyType: 'API_KEY',
-      UsagePlanId: { Ref: logicalIdOf(fixture.stacks.service.api.usagePlan) },
+  it('creates no API key of its own: each caller key is registered in the usage plan when issued', () => {
+    template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+    template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 0);
+  });
+
+  it('takes the usage identifier from the authorizer, so the usage plan counts per caller key', () => {
+    expect(resourceOf(fixture.stacks.service.api.api).Properties.ApiKeySourceType).toBe('AUTHORIZER');
+  });
+
+  it('names the usage plan after the API, as the admin function is told (CALLER_USAGE_PLAN_NAME)', () => {
+    const plan = resourceOf(fixture.stacks.service.api.usagePlan).Properties;
+    const variables = (
+      resourceOf(functionOf('admin').function).Properties.Environment as {
+        Variables: Record<string, unknown>;
+      }
+    ).Variables;
+    expect({ plan: plan.UsagePlanName, admin: variables.CALLER_USAGE_PLAN_NAME }).toEqual({
+      plan: 'pricing-test-service-api-callers',
+      admin: 'pricing-test-service-api-callers',
     });
+  });
+
+  it('puts the caller-key authorizer, cached per x-api-key for CALLER_KEY_CACHE_SECONDS, on every api_key route', () => {
+    const authorizer = fixture.stacks.service.api.callerKeyAuthorizer;
+    expect(resourceOf(authorizer).Properties).toMatchObject({
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.x-api-key',
+      AuthorizerResultTtlInSeconds: CALLER_KEY_CACHE_SECONDS,
+      AuthorizerUri: {
+        'Fn::Join': ['', expect.arrayContaining([arnOf(functionOf('authorizer').function)])],
+      },
+    });
+    expect(CALLER_KEY_CACHE_SECONDS).toBe(30);
+    const callerKeyRoutes = ROUTES.filter((route) => route.auth === 'api_key');
+    expect(callerKeyRoutes.length).toBeGreaterThan(0);
+    for (const route of ROUTES) {
+      const properties = resourceOf(methodFor(route)).Properties;
+      expect(properties.AuthorizerId, `${route.method} ${route.path}`).toEqual(
+        route.auth === 'api_key' ? { Ref: logicalIdOf(authorizer) } : undefined,
+      );
+    }
+  });
+
+  it('lets API Gateway, for this authorizer only, invoke the authorizer function', () => {
+    const permissions = Object.values(
+      template.findResources('AWS::Lambda::Permission', {
+        Properties: { FunctionName: arnOf(functionOf('authorizer').function) },
+      }),
+    ) as CfnResource[];
+    expect(permissions.map((permission) => permission.Properties)).toEqual([
+      expect.objectContaining({
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+        SourceArn: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':execute-api:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':',
+              { Ref: logicalIdOf(fixture.stacks.service.api.api) },
+              '/authorizers/',
+              { Ref: logicalIdOf(fixture.stacks.service.api.callerKeyAuthorizer) },
+            ],
+          ],
+        },
+      }),
+    ]);
   });
 
   it('validates request bodies and parameters', () => {
@@ -347,7 +416,7 @@ describe('retry scheduler', () => {
     });
   });
 
-  it('lets the scheduler role only send to the delivery queue (with the data key)', () => {
+  it('lets the scheduler role only send to the delivery queue (with the data key, through SQS only)', () => {
     expect(resourceOf(scheduler().role).Properties.Policies).toEqual([
       {
         PolicyName: 'SendToTarget',
@@ -359,6 +428,11 @@ describe('retry scheduler', () => {
               Effect: 'Allow',
               Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
               Resource: importedFrom(fixture.stacks.stateful.keys.data),
+              Condition: {
+                StringEquals: {
+                  'kms:ViaService': { 'Fn::Join': ['', ['sqs.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+                },
+              },
             },
           ],
         },
@@ -379,14 +453,14 @@ describe('retry scheduler', () => {
     });
   });
 
-  it('lets the deliver function create and delete schedules only in the group', () => {
+  it('lets the deliver function create schedules only in the group (Scheduler deletes them itself)', () => {
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: logicalIdOf(functionOf('deliver').role) }],
       PolicyDocument: {
         Statement: Match.arrayWith([
           {
             Effect: 'Allow',
-            Action: ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'],
+            Action: 'scheduler:CreateSchedule',
             Resource: {
               'Fn::Join': [
                 '',

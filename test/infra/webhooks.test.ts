@@ -51,7 +51,7 @@ const index = (name: string, partition: string, sort: string) => ({
 });
 
 describe('webhook tables', () => {
-  it('endpoints is keyed by endpoint_id, without TTL, with the partner-key index', () => {
+  it('endpoints is keyed by endpoint_id, without TTL, with the partner-key indexes (current and previous)', () => {
     const table = tableProperties('endpoints');
     expect({
       keys: table.KeySchema,
@@ -64,6 +64,11 @@ describe('webhook tables', () => {
         {
           IndexName: 'by-partner-key',
           KeySchema: [hash('partner_key_sha256')],
+          Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: 'by-previous-partner-key',
+          KeySchema: [hash('previous_partner_key_sha256')],
           Projection: { ProjectionType: 'ALL' },
         },
       ],
@@ -354,12 +359,21 @@ const permissionsOf = (functionId: FunctionId): string[] => {
 };
 
 const WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+const ITEM_ACTIONS = [
+  ...WRITES,
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:ConditionCheckItem',
+];
 const tablesWith = (functionId: FunctionId, actions: readonly string[]): string[] =>
   [
     ...new Set(
       permissionsOf(functionId)
         .filter((line) => actions.includes(line.split(' ')[0] ?? ''))
-        .map((line) => line.split(' ')[1] ?? '')
+        // An index belongs to its table.
+        .map((line) => (line.split(' ')[1] ?? '').replace(/\/index\/.*$/, ''))
         .filter((resource) => resource.startsWith('table:')),
     ),
   ].sort();
@@ -375,7 +389,7 @@ describe('webhook grants', () => {
     { functionId: 'replay', writes: ['deliveries', 'replays'] },
     {
       functionId: 'admin',
-      writes: ['catalog', 'changeRequests', 'events', 'idempotency', 'journal', 'priceCache'],
+      writes: ['apiKeys', 'catalog', 'changeRequests', 'events', 'idempotency', 'journal', 'priceCache'],
     },
     { functionId: 'rates', writes: ['catalog', 'changeRequests', 'events', 'journal', 'rateState'] },
   ] as const)('$functionId writes exactly the tables $writes', ({ functionId, writes }) => {
@@ -391,22 +405,23 @@ describe('webhook grants', () => {
     { functionId: 'deliver', reads: ['deliveries', 'endpoints', 'events'] },
     { functionId: 'sweeper', reads: ['deliveries', 'endpoints', 'events'] },
     { functionId: 'replay', reads: ['deliveries', 'events', 'replays'] },
-  ] as const)('$functionId reads exactly the tables $reads', ({ functionId, reads }) => {
-    expect(tablesWith(functionId, ['dynamodb:GetItem'])).toEqual(reads.map((tableId) => `table:${tableId}`));
+  ] as const)('$functionId touches exactly the tables $reads', ({ functionId, reads }) => {
+    expect(tablesWith(functionId, ITEM_ACTIONS)).toEqual(reads.map((tableId) => `table:${tableId}`));
   });
 
-  it('fanout can read but not write the endpoints table', () => {
+  it('fanout lists the endpoints (Scan) but cannot read one by key or write any', () => {
+    expect(
+      permissionsOf('fanout')
+        .filter((line) => line.endsWith(' table:endpoints'))
+        .map((line) => line.split(' ')[0]),
+    ).toEqual(['dynamodb:Scan']);
+  });
+
+  it('the api function reads and writes no table item: DescribeTable on the events table (health) only', () => {
     expect({
-      reads: tablesWith('fanout', ['dynamodb:GetItem']),
-      writes: tablesWith('fanout', WRITES),
-    }).toEqual({
-      reads: expect.arrayContaining(['table:endpoints']),
-      writes: expect.not.arrayContaining(['table:endpoints']),
-    });
-  });
-
-  it('the api function gets nothing for the changelog: still only the events table', () => {
-    expect(tablesWith('api', ['dynamodb:GetItem', ...WRITES])).toEqual(['table:events']);
+      items: tablesWith('api', ITEM_ACTIONS),
+      describe: tablesWith('api', ['dynamodb:DescribeTable']),
+    }).toEqual({ items: [], describe: ['table:events'] });
   });
 
   it.each([
@@ -416,12 +431,13 @@ describe('webhook grants', () => {
         'deliveries/index/by-endpoint',
         'deliveries/index/by-status',
         'endpoints/index/by-partner-key',
+        'endpoints/index/by-previous-partner-key',
         'events/index/by-day',
       ],
     },
     { functionId: 'sweeper', indexes: ['events/index/fanout-pending'] },
     { functionId: 'replay', indexes: ['events/index/by-day'] },
-    { functionId: 'admin', indexes: ['changeRequests/index/by-created'] },
+    { functionId: 'admin', indexes: ['apiKeys/index/by-created', 'changeRequests/index/by-created'] },
     { functionId: 'rates', indexes: ['changeRequests/index/by-created'] },
     ...allFunctions
       .filter((functionId) => !['webhooks', 'sweeper', 'replay', 'admin', 'rates'].includes(functionId))
@@ -456,12 +472,18 @@ describe('webhook grants', () => {
     });
   });
 
-  it('deliver may decrypt endpoint secrets with the data key', () => {
-    expect(permissionsOf('deliver')).toEqual(expect.arrayContaining(['kms:Decrypt key:data']));
+  it('deliver may decrypt endpoint secrets with the secrets key, never encrypt', () => {
+    expect(permissionsOf('deliver').filter((line) => line.endsWith(' key:secrets'))).toEqual([
+      'kms:Decrypt key:secrets',
+    ]);
   });
 
-  it('webhooks may encrypt endpoint secrets with the data key', () => {
-    expect(permissionsOf('webhooks')).toEqual(expect.arrayContaining(['kms:Encrypt key:data']));
+  it('webhooks may encrypt (and on rotation decrypt) endpoint secrets with the secrets key', () => {
+    expect(
+      permissionsOf('webhooks')
+        .filter((line) => line.endsWith(' key:secrets'))
+        .sort(),
+    ).toEqual(['kms:Decrypt key:secrets', 'kms:Encrypt key:secrets']);
   });
 
   it('deliver schedules retries and sends to the delivery queue and its DLQ', () => {

@@ -58,11 +58,17 @@ afterEach(async () => {
 });
 
 describe('local stack', () => {
-  it('answers GET /health with every component ok', async () => {
+  it('answers the public GET /health shallowly and the operators GET /admin/health with every component ok', async () => {
     const stack = await start();
     const response = await fetch(`${stack.url}/health`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({
+    expect(await response.json()).toEqual({ status: 'ok' });
+    expect((await fetch(`${stack.url}/admin/health`)).status).toBe(401);
+    const deep = await fetch(`${stack.url}/admin/health`, {
+      headers: { Authorization: `Bearer ${credentials.adminToken}` },
+    });
+    expect(deep.status).toBe(200);
+    expect(await deep.json()).toEqual({
       status: 'ok',
       components: { dynamodb: 'ok', event_source_mappings: 'ok', s3: 'ok', scheduler: 'ok', sqs: 'ok' },
     });

@@ -1,3 +1,5 @@
+import type { OperatorRole } from '../../functions/domain/access/principals';
+
 /**
  * Publishing over HTTP in tests: catalog data goes in only through a change request approved by two operators
  * other than its author (four-eyes), so tests that change the catalog open one and have two reviewers approve it.
@@ -5,17 +7,19 @@
 export interface TestOperator {
   readonly name: string;
   readonly token: string;
+  readonly roles: readonly OperatorRole[];
+  readonly machine?: boolean;
 }
 
 /** Reviewers that tests' local stacks accept besides `admin` (each with its own token). */
 export const TEST_REVIEWERS: readonly TestOperator[] = [
-  { name: 'alice', token: 'adm_test_alice_0123456789abcdef' },
-  { name: 'bob', token: 'adm_test_bob_0123456789abcdef0' },
+  { name: 'alice', token: 'adm_test_alice_0123456789abcdef', roles: ['author', 'approver', 'auditor'] },
+  { name: 'bob', token: 'adm_test_bob_0123456789abcdef0', roles: ['author', 'approver', 'auditor'] },
 ];
 
-/** `admins` for `startLocalStack`: `admin` with the given token, then the reviewers. */
+/** `admins` for `startLocalStack`: `admin` with the given token (every role but approver), then the reviewers. */
 export const testAdmins = (adminToken: string): readonly TestOperator[] => [
-  { name: 'admin', token: adminToken },
+  { name: 'admin', token: adminToken, roles: ['author', 'endpoint_admin', 'auditor'] },
   ...TEST_REVIEWERS,
 ];
 

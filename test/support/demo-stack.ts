@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import {
+  type ConfiguredCallerKey,
+  type LocalStack,
+  startLocalStack,
+} from '../../functions/adapters/local/stack';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
-import { testAdmins } from './change-requests';
+import { type TestOperator, testAdmins } from './change-requests';
 
 /** The demo catalog `npm start` publishes. */
 export const demoCatalog = (): CatalogDocument =>
@@ -25,6 +29,14 @@ export const demoCatalogWithoutRatePolicy = (): CatalogDocument => {
 export const startDemoStack = (credentials: {
   readonly apiKey: string;
   readonly adminToken: string;
+  /** The demo tenant's payment-provider key (chargebacks). */
+  readonly chargebackKey?: string;
+  /** Keys of other tenants or narrower scopes. */
+  readonly callerKeys?: readonly ConfiguredCallerKey[];
+  /** Operators (default: `admin` and the two reviewers of `testAdmins`). */
+  readonly admins?: readonly TestOperator[];
+  /** The authorizer's cache of resolved keys (default 30 s, as API Gateway's). */
+  readonly callerKeyCacheSeconds?: number;
   readonly clock?: Clock;
   /** Publish the demo catalog with its rate policy (FX ingestion ticks, rates can go stale). */
   readonly ratePolicy?: boolean;
@@ -38,7 +50,12 @@ export const startDemoStack = (credentials: {
     port: 0,
     apiKey: credentials.apiKey,
     adminToken: credentials.adminToken,
-    admins: testAdmins(credentials.adminToken),
+    ...(credentials.chargebackKey ? { chargebackKey: credentials.chargebackKey } : {}),
+    ...(credentials.callerKeys ? { callerKeys: credentials.callerKeys } : {}),
+    admins: credentials.admins ?? testAdmins(credentials.adminToken),
+    ...(credentials.callerKeyCacheSeconds === undefined
+      ? {}
+      : { callerKeyCacheSeconds: credentials.callerKeyCacheSeconds }),
     logLevel: 'SILENT',
     ...(credentials.clock ? { clock: credentials.clock } : {}),
     seedCatalog: credentials.ratePolicy ? demoCatalog() : demoCatalogWithoutRatePolicy(),

@@ -245,7 +245,7 @@ export const hostileTargets = (ports: CanaryPorts): readonly HostileTarget[] => 
     scheme('blob URL', `blob:http://127.0.0.1:${p4}/x`),
     scheme('non-special scheme with an IPv4 host', `x-http://127.0.0.1:${p4}/`),
     // Userinfo: refused ('other') whatever the host.
-    other('userinfo user:pass@', `http://user:pass@127.0.0.1:${p4}/`),
+    other('userinfo user:password@', `http://user:password@127.0.0.1:${p4}/`),
     other('userinfo that looks like a public host', `http://partner.example@127.0.0.1:${p4}/`),
     other('userinfo hiding the loopback address', `http://127.0.0.1:${p4}@partner.example/`),
     // Not URLs at all.

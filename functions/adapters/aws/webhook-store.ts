@@ -162,6 +162,9 @@ const ENDPOINT_FIELDS = [
   'dpop_jwk',
   'dpop_jkt',
   'mtls',
+  'partner_key_sha256',
+  'previous_partner_key_sha256',
+  'previous_partner_key_valid_until',
 ] as const satisfies readonly (keyof EndpointChanges)[];
 
 export class DynamoEndpointRepository implements EndpointRepository {
@@ -208,16 +211,23 @@ export class DynamoEndpointRepository implements EndpointRepository {
   }
 
   async byPartnerKey(partnerKeySha256: string): Promise<EndpointRecord | undefined> {
-    const result = await this.documents.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'by-partner-key',
-        KeyConditionExpression: 'partner_key_sha256 = :hash',
-        ExpressionAttributeValues: { ':hash': partnerKeySha256 },
-        Limit: 1,
-      }),
-    );
-    return (result.Items?.[0] as EndpointRecord | undefined) ?? undefined;
+    for (const [index, attribute] of [
+      ['by-partner-key', 'partner_key_sha256'],
+      ['by-previous-partner-key', 'previous_partner_key_sha256'],
+    ] as const) {
+      const result = await this.documents.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: index,
+          KeyConditionExpression: `${attribute} = :hash`,
+          ExpressionAttributeValues: { ':hash': partnerKeySha256 },
+          Limit: 1,
+        }),
+      );
+      const found = result.Items?.[0] as EndpointRecord | undefined;
+      if (found) return found;
+    }
+    return undefined;
   }
 
   async enabled(): Promise<EndpointRecord[]> {

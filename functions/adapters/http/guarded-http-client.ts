@@ -467,3 +467,248 @@ export const createGuardedHttpClient = (options: GuardedHttpClientOptions): Webh
     },
   };
 };
+
+// ---------------------------------------------------------------------------------------------------------
+// Guarded GET: the same egress guard for requests whose answer the caller reads (FX rate sources).
+
+/** Default bound on a guarded GET, headers and body (the caller's `signal` usually ends it sooner). */
+export const GUARDED_FETCH_DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface GuardedFetchOptions {
+  readonly policy: EgressPolicy;
+  /** DNS resolution; default node:dns lookup with { all: true }. Tests inject stub resolvers. */
+  readonly resolve?: Resolver;
+  /** Extra CA certificates (PEM) trusted besides the public roots (default `policy.trustedCaCertificates`). */
+  readonly ca?: string;
+  /** Bound on the whole exchange, body included. Default `GUARDED_FETCH_DEFAULT_TIMEOUT_MS`. */
+  readonly timeoutMs?: number;
+}
+
+/** `fetch`'s shape as the guarded GET offers it: a URL string and the usual init (GET or HEAD only). */
+export type GuardedFetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+/**
+ * A guarded GET got no HTTP response. `kind` says why (the webhook client's vocabulary: `address_not_allowed`,
+ * `scheme_not_allowed`, `dns_failure`, `timeout`, …); the message is fixed text plus an error code, never a URL,
+ * a header or a body.
+ */
+export class GuardedFetchError extends Error {
+  readonly code: string | undefined;
+  constructor(
+    readonly kind: WebhookNetworkError,
+    message: string,
+    code?: string,
+  ) {
+    super(message);
+    this.name = kind === 'timeout' ? 'TimeoutError' : 'GuardedFetchError';
+    this.code = code;
+  }
+}
+
+const guardedFetchError = (error: unknown): GuardedFetchError => {
+  if (error instanceof GuardedFetchError) return error;
+  const kind = classify(error);
+  const code = errorCode(error);
+  return new GuardedFetchError(
+    kind,
+    describe(kind, error),
+    code !== undefined && /^[A-Z0-9_]{1,64}$/.test(code) ? code : undefined,
+  );
+};
+
+/** The caller's headers as a plain record, without the client's own (framing, hop-by-hop, `Host`). */
+const fetchHeaders = (headers: RequestInit['headers']): Record<string, string> => {
+  const result: Record<string, string> = {};
+  let parsed: Headers;
+  try {
+    parsed = new Headers(headers);
+  } catch {
+    // `Headers` echoes the offending value in its message: never pass it on.
+    throw new GuardedFetchError('other', 'request could not be sent (invalid header)');
+  }
+  for (const [name, value] of parsed) {
+    if (!CLIENT_OWNED_HEADERS.has(name) && name !== 'host') result[name] = value;
+  }
+  return result;
+};
+
+/** The reason an aborted signal carries (a `TimeoutError` or `AbortError` DOMException, as `fetch` rejects with). */
+const abortReasonOf = (signal: AbortSignal): unknown =>
+  signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+
+/** Statuses whose response has no body (`Response` refuses one). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/** One guarded GET to an already checked URL: resolves with the response once its headers are in. */
+const runGuardedGet = (
+  url: URL,
+  method: 'GET' | 'HEAD',
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  transport: Transport,
+): Promise<Response> =>
+  new Promise<Response>((resolvePromise, rejectPromise) => {
+    let settled = false;
+    let clientRequest: ClientRequest | undefined;
+    let incoming: IncomingMessage | undefined;
+    const finish = (): void => {
+      signal.removeEventListener('abort', onAbort);
+      incoming?.destroy();
+      clientRequest?.destroy();
+    };
+    const reject = (error: unknown): void => {
+      finish();
+      if (settled) return;
+      settled = true;
+      rejectPromise(error);
+    };
+    // Until the body is read to its end: aborting destroys the socket and errors the body (or the promise).
+    function onAbort(): void {
+      const reason = abortReasonOf(signal);
+      if (incoming && settled) incoming.destroy(reason instanceof Error ? reason : new Error('aborted'));
+      else reject(reason);
+      clientRequest?.destroy();
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    const onResponse = (response: IncomingMessage): void => {
+      incoming = response;
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status > 599) {
+        reject(new GuardedFetchError('other', `unexpected HTTP status ${status}`));
+        return;
+      }
+      const responseHeaders = new Headers();
+      const raw = response.rawHeaders;
+      for (let index = 0; index + 1 < raw.length; index += 2) {
+        try {
+          responseHeaders.append(raw[index] as string, raw[index + 1] as string);
+        } catch {
+          // A header `Headers` will not hold is left out (Node's parser already refused malformed ones).
+        }
+      }
+      if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
+        settled = true;
+        finish();
+        resolvePromise(new Response(null, { status, headers: responseHeaders }));
+        return;
+      }
+      let done = false;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          response.on('data', (chunk: Buffer) => {
+            if (done) return;
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            if ((controller.desiredSize ?? 0) <= 0) response.pause();
+          });
+          response.on('end', () => {
+            if (done) return;
+            done = true;
+            finish();
+            controller.close();
+          });
+          const fail = (error: unknown): void => {
+            if (done) return;
+            done = true;
+            finish();
+            controller.error(signal.aborted ? abortReasonOf(signal) : guardedFetchError(error));
+          };
+          response.on('error', fail);
+          // Closed before `end` without an error: the body was cut off.
+          response.on('close', () => fail(Object.assign(new Error('cut off'), { code: 'ECONNRESET' })));
+        },
+        pull() {
+          response.resume();
+        },
+        cancel() {
+          done = true;
+          finish();
+        },
+      });
+      settled = true;
+      resolvePromise(new Response(body, { status, headers: responseHeaders }));
+    };
+
+    try {
+      const requestOptions: RequestOptions = {
+        method,
+        protocol: url.protocol,
+        hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+        port: url.port === '' ? undefined : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        headers,
+        agent: false,
+        lookup: transport.lookup,
+        setHost: true,
+        insecureHTTPParser: false,
+      };
+      clientRequest =
+        url.protocol === 'https:'
+          ? httpsRequest({
+              ...requestOptions,
+              rejectUnauthorized: true,
+              minVersion: 'TLSv1.2',
+              ...(transport.ca === undefined ? {} : { ca: [...transport.ca] }),
+            })
+          : httpRequest(requestOptions);
+    } catch {
+      // Node refuses e.g. a header name or value with forbidden characters before anything is sent.
+      reject(new GuardedFetchError('other', 'request could not be sent (invalid header or option)'));
+      return;
+    }
+    clientRequest.on('error', (error) =>
+      reject(signal.aborted ? abortReasonOf(signal) : guardedFetchError(error)),
+    );
+    clientRequest.on('response', onResponse);
+    clientRequest.on('upgrade', (_upgraded, socket) => {
+      socket.destroy();
+      reject(new GuardedFetchError('other', 'the server switched protocols'));
+    });
+    clientRequest.end();
+  });
+
+/**
+ * A `fetch` for GETs behind the egress guard of webhook deliveries (C17), for callers that read the answer
+ * (FX rate sources):
+ *
+ * - the same checks before connecting: `https` only (`http` when `policy.allowHttp`), no userinfo, IP literals
+ *   checked; host names checked at connect time against every resolved address (DNS rebinding);
+ * - no redirects, whatever `init.redirect` says: a 3xx is returned as a response; no proxy; no connection
+ *   reuse (`agent: false`, the socket is closed once the body is read or the response dropped);
+ * - GET and HEAD only, no request body; framing, hop-by-hop and `Host` headers are the client's;
+ * - `timeoutMs` and the caller's `signal` bound the whole exchange: aborting destroys the socket and errors
+ *   the body stream (with the signal's reason, as `fetch` does);
+ * - the body is streamed to the caller, who bounds its size (cancelling the body closes the socket).
+ *
+ * Rejects with `GuardedFetchError` (fixed messages: never the URL, a header or the body) or the signal's
+ * reason. Throws `EgressPolicyError` at creation when an allow-list entry is not a CIDR.
+ */
+export const createGuardedFetch = (options: GuardedFetchOptions): GuardedFetch => {
+  const { policy } = options;
+  const allowedRanges = parseAllowedCidrs(policy.allowedCidrs);
+  const isAllowed = (address: string): boolean => isParsedAddressAllowed(address, allowedRanges);
+  const extraCa = options.ca ?? policy.trustedCaCertificates;
+  const transport: Transport = {
+    lookup: guardedLookup(options.resolve ?? systemResolver, isAllowed),
+    ca: extraCa === undefined ? undefined : [...rootCertificates, extraCa],
+    clientCertificate: undefined,
+  };
+  const timeoutMs = options.timeoutMs ?? GUARDED_FETCH_DEFAULT_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new RangeError('timeoutMs must be a positive number');
+
+  return async (input, init = {}) => {
+    const method = (init.method ?? 'GET').toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD')
+      throw new GuardedFetchError('other', 'only GET and HEAD requests are sent');
+    if (init.body !== undefined && init.body !== null)
+      throw new GuardedFetchError('other', 'a GET carries no body');
+    const headers = fetchHeaders(init.headers);
+    const checked = checkUrl(input, policy, isAllowed);
+    if (!checked.ok) throw new GuardedFetchError(checked.error, checked.message);
+    const own = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, own]) : own;
+    if (signal.aborted) throw abortReasonOf(signal);
+    return runGuardedGet(checked.url, method, headers, signal, transport);
+  };
+};

@@ -9,24 +9,34 @@ import {
 } from '../../domain/rates/ecb';
 import { type SimulatedFeed, SimulatedFeedError } from '../../domain/rates/simulated';
 import type { RateQuote, RateSource } from '../../ports/rates';
+import { SecretUnavailableError, type SecretValues } from '../../ports/secrets';
 import {
   canonicalPair,
   DEFAULT_SOURCE_TIMEOUT_MS,
   DEFAULT_SYMBOL_TEMPLATE,
   ecbUrlOf,
   type RatePolicy,
+  type SourceAuthPolicy,
 } from '../../schemas/rate-policy';
+import { createGuardedFetch, GuardedFetchError } from './guarded-http-client';
 
 /**
- * Rate sources over HTTPS: global `fetch`, `AbortSignal.timeout` over the request and the body, redirects not
- * followed (a 3xx is an error status), bodies read up to a limit; plus the simulated feed for the local
- * stack. What a source answers is validated strictly: a malformed answer is a failure of the source
- * (`RateSourceError`, or the pair left out of the answer), never a rate.
+ * Rate sources over HTTPS: GETs through the egress guard (`createGuardedFetch`: the SSRF checks of webhook
+ * deliveries), `AbortSignal.timeout` over the request and the body, redirects not followed (a 3xx is an error
+ * status), bodies read up to a limit; a provider credential named by the policy's `auth.secret_ref` is read
+ * from the secret store per request and sent in a header or a query parameter. Plus the simulated feed for the
+ * local stack. What a source answers is validated strictly: a malformed answer is a failure of the source
+ * (`RateSourceError`, or the pair left out of the answer), never a rate. A credential's value never appears in
+ * an error (nor in the error's cause).
  */
 
 export type RateSourceFailure =
   | 'timeout'
   | 'network'
+  /** The egress guard refused the destination (scheme, private or reserved address). */
+  | 'egress_refused'
+  /** The credential named by `auth.secret_ref` could not be read: nothing was sent. */
+  | 'credential_unavailable'
   | 'http_status'
   | 'too_large'
   | 'malformed'
@@ -47,12 +57,86 @@ export class RateSourceError extends Error {
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
+/** How a source presents its credential (the policy's `auth`): a header (with a prefix) or a query parameter. */
+export type SourceCredential =
+  | { readonly secretRef: string; readonly header: string; readonly prefix?: string }
+  | { readonly secretRef: string; readonly queryParam: string };
+
 interface HttpSourceOptions {
   readonly sourceId: string;
   readonly timeoutMs?: number;
-  /** Default: the global `fetch`. */
+  /** Default: the guarded GET under the strictest egress policy (https to public addresses only). */
   readonly fetch?: FetchLike;
+  /** The provider credential to present with every request. */
+  readonly credential?: SourceCredential;
+  /** Where `credential.secretRef` is read; without it a source with a credential fails every fetch. */
+  readonly secrets?: SecretValues;
 }
+
+/** The egress policy of AWS (https, public unicast addresses only): the default of every HTTP source. */
+const STRICT_EGRESS = { allowHttp: false, allowedCidrs: [] } as const;
+let strictFetch: FetchLike | undefined;
+const defaultFetch = (): FetchLike => {
+  strictFetch ??= createGuardedFetch({ policy: STRICT_EGRESS });
+  return strictFetch;
+};
+
+/** The policy's `auth` as a source's credential. */
+export const credentialOf = (auth: SourceAuthPolicy | undefined): SourceCredential | undefined => {
+  if (!auth) return undefined;
+  if (auth.header !== undefined)
+    return {
+      secretRef: auth.secret_ref,
+      header: auth.header,
+      ...(auth.prefix !== undefined ? { prefix: auth.prefix } : {}),
+    };
+  if (auth.query_param !== undefined) return { secretRef: auth.secret_ref, queryParam: auth.query_param };
+  return undefined;
+};
+
+/** `url` with `name=value` appended to its query (the rest of the URL left exactly as it was). */
+const withQueryParameter = (url: string, name: string, value: string): string => {
+  const hash = url.indexOf('#');
+  const [head, fragment] = hash === -1 ? [url, ''] : [url.slice(0, hash), url.slice(hash)];
+  const separator = !head.includes('?') ? '?' : head.endsWith('?') || head.endsWith('&') ? '' : '&';
+  return `${head}${separator}${encodeURIComponent(name)}=${encodeURIComponent(value)}${fragment}`;
+};
+
+/**
+ * The credential's value, read within the source's time budget. Any failure (missing, unreadable, too slow,
+ * no secret store) is `credential_unavailable`, naming only the reference.
+ */
+const credentialValue = async (
+  options: HttpSourceOptions,
+  credential: SourceCredential,
+  signal: AbortSignal,
+): Promise<string> => {
+  const unavailable = (cause?: unknown) =>
+    new RateSourceError(
+      options.sourceId,
+      'credential_unavailable',
+      `credential ${credential.secretRef} unavailable`,
+      // The secret stores' errors carry a reference and a fixed reason, never a value.
+      cause === undefined ? undefined : { cause },
+    );
+  if (!options.secrets) throw unavailable();
+  const secrets = options.secrets;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      secrets.value(credential.secretRef),
+      new Promise<never>((_resolve, reject) => {
+        onAbort = () => reject(new Error('no credential in time'));
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } catch (error) {
+    throw unavailable(error instanceof SecretUnavailableError ? error : undefined);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+};
 
 const ECB_MAX_BYTES = 256 * 1024;
 const JSON_MAX_BYTES = 1024 * 1024;
@@ -67,18 +151,39 @@ const getText = async (
   accept: string,
   maxBytes: number,
 ): Promise<string> => {
-  const { sourceId } = options;
-  const fetchImpl: FetchLike = options.fetch ?? fetch;
+  const { sourceId, credential } = options;
+  const fetchImpl: FetchLike = options.fetch ?? defaultFetch();
   const signal = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS);
   const fail = (error: unknown): never => {
     if (error instanceof RateSourceError) throw error;
+    // With a credential on the request, only the guard's own errors (fixed texts) are kept as the cause: another
+    // fetch's error could quote the URL, query parameter included.
+    const cause =
+      credential === undefined || error instanceof GuardedFetchError ? { cause: error } : undefined;
     const name = (error as Error | undefined)?.name;
     if (name === 'TimeoutError' || name === 'AbortError' || signal.aborted)
-      throw new RateSourceError(sourceId, 'timeout', 'no complete answer in time', { cause: error });
-    throw new RateSourceError(sourceId, 'network', 'request failed', { cause: error });
+      throw new RateSourceError(sourceId, 'timeout', 'no complete answer in time', cause);
+    if (
+      error instanceof GuardedFetchError &&
+      (error.kind === 'address_not_allowed' || error.kind === 'scheme_not_allowed')
+    )
+      throw new RateSourceError(
+        sourceId,
+        'egress_refused',
+        'destination refused by the egress policy',
+        cause,
+      );
+    throw new RateSourceError(sourceId, 'network', 'request failed', cause);
   };
   try {
-    const response = await fetchImpl(url, { method: 'GET', headers: { accept }, redirect: 'manual', signal });
+    const headers: Record<string, string> = { accept };
+    let target = url;
+    if (credential) {
+      const value = await credentialValue(options, credential, signal);
+      if ('header' in credential) headers[credential.header] = `${credential.prefix ?? ''}${value}`;
+      else target = withQueryParameter(url, credential.queryParam, value);
+    }
+    const response = await fetchImpl(target, { method: 'GET', headers, redirect: 'manual', signal });
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
       throw new RateSourceError(sourceId, 'http_status', `answered ${response.status}`);
@@ -371,8 +476,10 @@ export class SimulatedRateSource implements RateSource {
 }
 
 export interface RateSourcesOptions {
-  /** Default: the global `fetch`. */
+  /** Default: the guarded GET under the strictest egress policy (https to public addresses only). */
   readonly fetch?: FetchLike;
+  /** Where sources with `auth` read their credential (`auth.secret_ref`). */
+  readonly secrets?: SecretValues;
   /** The feed behind every `simulated` source (required when the policy has one). */
   readonly simulatedFeed?: SimulatedFeed;
 }
@@ -385,10 +492,13 @@ export const rateSourcesFor = (
   const precision = new Map(policy.pairs.map((pair) => [canonicalPair(pair.pair), pair.precision]));
   const sources = new Map<string, RateSource>();
   for (const source of policy.sources) {
-    const http = {
+    const credential = source.kind === 'simulated' ? undefined : credentialOf(source.auth);
+    const http: HttpSourceOptions = {
       sourceId: source.source_id,
       timeoutMs: source.timeout_ms ?? DEFAULT_SOURCE_TIMEOUT_MS,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(credential ? { credential } : {}),
+      ...(credential && options.secrets ? { secrets: options.secrets } : {}),
     };
     switch (source.kind) {
       case 'ecb':

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { effectiveRoles, isOperatorRole, type OperatorRole } from '../../domain/access/principals';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_DATA_DIR = '.local/data';
@@ -12,7 +13,10 @@ export interface LocalConfig {
   readonly host: string;
   /** `undefined` when `IN_MEMORY=true`: nothing is written to disk and everything is gone at stop. */
   readonly dataDir: string | undefined;
+  /** The demo tenant's storefront key (API_KEY): every scope but `chargebacks:write`. */
   readonly apiKey: string;
+  /** The demo tenant's payment-provider key: `chargebacks:write` only. */
+  readonly chargebackKey: string;
   /** The token of the operator `admin` (ADMIN_TOKEN); the CLIs use it by default. */
   readonly adminToken: string;
   /**
@@ -25,10 +29,21 @@ export interface LocalConfig {
   readonly generated: { readonly apiKey: boolean; readonly adminToken: boolean };
 }
 
+/**
+ * A local operator (C27): `name` is the identity four-eyes counts (one person may have several tokens, i.e.
+ * sessions, each with its own roles); a `machine` principal never approves.
+ */
 export interface LocalAdmin {
   readonly name: string;
   readonly token: string;
+  readonly roles: readonly OperatorRole[];
+  readonly machine?: boolean;
 }
+
+/** A named operator without roles in ADMIN_TOKENS is a reviewer, as the generated ones are. */
+export const DEFAULT_OPERATOR_ROLES: readonly OperatorRole[] = ['author', 'approver', 'auditor'];
+/** The plain ADMIN_TOKEN: every role but `approver` (it runs the service; others review its changes). */
+export const ADMIN_ROLES: readonly OperatorRole[] = ['author', 'endpoint_admin', 'auditor'];
 
 /** Operators generated besides `admin` when ADMIN_TOKENS is not set: reviewers for four-eyes approvals. */
 export const DEFAULT_REVIEWERS = ['alice', 'bob'] as const;
@@ -45,6 +60,8 @@ const credentialsSchema = z.object({
   admin_token: z.string().min(16),
   /** Reviewers' tokens by name (added on first start of this version when missing). */
   admin_tokens: z.record(z.string(), z.string().min(16)).optional(),
+  /** The demo tenant's payment-provider key (added on first start of this version when missing). */
+  chargeback_key: z.string().min(16).optional(),
 });
 
 const reviewerTokens = (): Record<string, string> =>
@@ -57,6 +74,7 @@ const storedCredentials = (dataDir: string | undefined) => {
   if (!dataDir) {
     return {
       api_key: secret('key_local'),
+      chargeback_key: secret('key_local'),
       admin_token: secret('adm_local'),
       admin_tokens: reviewerTokens(),
       created: true,
@@ -74,15 +92,21 @@ const storedCredentials = (dataDir: string | undefined) => {
     if (!parsed.success) {
       throw new ConfigurationError(`${file} is not a valid credentials file; remove it to regenerate`);
     }
-    if (parsed.data.admin_tokens)
-      return { ...parsed.data, admin_tokens: parsed.data.admin_tokens, created: false };
-    const upgraded = { ...parsed.data, admin_tokens: reviewerTokens() };
+    const { admin_tokens: adminTokens, chargeback_key: chargebackKey } = parsed.data;
+    if (adminTokens && chargebackKey)
+      return { ...parsed.data, admin_tokens: adminTokens, chargeback_key: chargebackKey, created: false };
+    const upgraded = {
+      ...parsed.data,
+      admin_tokens: adminTokens ?? reviewerTokens(),
+      chargeback_key: chargebackKey ?? secret('key_local'),
+    };
     writeFileSync(file, `${JSON.stringify(upgraded, null, 2)}\n`, { mode: 0o600 });
     return { ...upgraded, created: false };
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const fresh = {
     api_key: secret('key_local'),
+    chargeback_key: secret('key_local'),
     admin_token: secret('adm_local'),
     admin_tokens: reviewerTokens(),
   };
@@ -94,27 +118,46 @@ const truthy = (value: string | undefined): boolean => value !== undefined && /^
 
 const IDENTITY = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** `ADMIN_TOKENS=name:token,…`: operator identities besides `admin`, each with its own bearer token. */
+/** A role list of ADMIN_TOKENS: `role+role`, roles of C27 plus `machine` for a machine principal. */
+const parseRoles = (name: string, value: string): { roles: OperatorRole[]; machine: boolean } => {
+  const words = value.split('+').filter((word) => word.length > 0);
+  const machine = words.includes('machine');
+  const unknown = words.filter((word) => word !== 'machine' && !isOperatorRole(word));
+  if (unknown.length > 0 || words.length === 0) {
+    throw new ConfigurationError(
+      `ADMIN_TOKENS: ${name} has unknown roles ${unknown.join(', ') || '(none)'}; ` +
+        'use author, approver, endpoint_admin, auditor and machine, joined by +',
+    );
+  }
+  const roles = words.filter(isOperatorRole);
+  if (machine && roles.includes('approver'))
+    throw new ConfigurationError(`ADMIN_TOKENS: ${name} is a machine principal, which never approves`);
+  return { roles: effectiveRoles(roles, machine), machine };
+};
+
+/**
+ * `ADMIN_TOKENS=name:token[:role+role],…`: operator identities besides `admin`, each with its bearer token and
+ * roles (C27; without roles: author+approver+auditor). A name may come more than once — several sessions of one
+ * person — and four-eyes counts it once.
+ */
 const parseAdminTokens = (value: string): LocalAdmin[] => {
   const admins = value
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry.length > 0)
-    .map((entry) => {
-      const separator = entry.indexOf(':');
-      const name = separator > 0 ? entry.slice(0, separator) : '';
-      const token = separator > 0 ? entry.slice(separator + 1) : '';
-      if (!IDENTITY.test(name)) {
+    .map((entry): LocalAdmin => {
+      const [name = '', token = '', roles, ...rest] = entry.split(':');
+      if (!IDENTITY.test(name) || rest.length > 0) {
         throw new ConfigurationError(
-          'ADMIN_TOKENS is name:token,… with names of letters, digits, _ . - (1–64 characters)',
+          'ADMIN_TOKENS is name:token[:role+role],… with names of letters, digits, _ . - (1–64 characters)',
         );
       }
       if (token.length < 16)
         throw new ConfigurationError(`ADMIN_TOKENS: the token of ${name} must be at least 16 characters`);
-      return { name, token };
+      if (roles === undefined) return { name, token, roles: DEFAULT_OPERATOR_ROLES };
+      const parsed = parseRoles(name, roles);
+      return { name, token, roles: parsed.roles, ...(parsed.machine ? { machine: true } : {}) };
     });
-  const names = new Set(admins.map((admin) => admin.name));
-  if (names.size !== admins.length) throw new ConfigurationError('ADMIN_TOKENS names an operator twice');
   return admins;
 };
 
@@ -147,11 +190,13 @@ export const loadLocalConfig = (
   const adminToken = env.ADMIN_TOKEN || stored.admin_token;
   const others = env.ADMIN_TOKENS
     ? parseAdminTokens(env.ADMIN_TOKENS)
-    : Object.entries(stored.admin_tokens).map(([name, token]) => ({ name, token }));
+    : Object.entries(stored.admin_tokens).map(
+        ([name, token]): LocalAdmin => ({ name, token, roles: DEFAULT_OPERATOR_ROLES }),
+      );
   if (others.some((admin) => admin.name === 'admin')) {
     throw new ConfigurationError('ADMIN_TOKENS cannot name "admin": its token is ADMIN_TOKEN');
   }
-  const admins = [{ name: 'admin', token: adminToken }, ...others];
+  const admins: LocalAdmin[] = [{ name: 'admin', token: adminToken, roles: ADMIN_ROLES }, ...others];
   if (new Set(admins.map((admin) => admin.token)).size !== admins.length) {
     throw new ConfigurationError('two operators have the same token: each identity needs its own');
   }
@@ -160,6 +205,7 @@ export const loadLocalConfig = (
     host: env.HOST || '127.0.0.1',
     dataDir,
     apiKey: env.API_KEY || stored.api_key,
+    chargebackKey: stored.chargeback_key,
     adminToken,
     admins,
     logLevel: logLevel as LocalConfig['logLevel'],

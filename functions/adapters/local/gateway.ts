@@ -10,7 +10,10 @@ import {
   ROUTES,
   type RouteDefinition,
 } from '../../definitions';
+import type { OperatorRole } from '../../domain/access/principals';
+import type { AuthorizerHandler } from '../../handlers/authorizer';
 import { type ErrorCode, errorBody, HttpError } from '../../handlers/middleware/errors';
+import { operatorContext } from '../../handlers/middleware/principal';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../shared/clock';
 import { newId } from '../../shared/ids';
@@ -35,21 +38,30 @@ export interface GatewayOptions {
   readonly host: string;
   readonly port: number;
   readonly functions: Readonly<Partial<Record<FunctionId, HttpFunctionPool>>>;
-  /** Catalog callers' key (`x-api-key`), API Gateway's usage-plan key in AWS. */
-  readonly apiKey: string;
-  /** The bearer token of the operator `admin`, standing in for IAM SigV4 locally. */
-  readonly adminToken: string;
   /**
-   * Every operator identity with its token (default: only `admin` with `adminToken`). The identity of the token
-   * presented goes into `requestContext.identity.userArn`, where API Gateway puts the IAM principal.
+   * The caller-key authorizer (C26): the same handler as the REQUEST authorizer in AWS. Its context becomes the
+   * event's `requestContext.authorizer`, as API Gateway passes it on.
    */
-  readonly admins?: readonly { readonly name: string; readonly token: string }[];
+  readonly authorizer: AuthorizerHandler;
+  /**
+   * Every operator with its bearer token and roles, standing in for IAM SigV4 locally (C27). The operator's
+   * identity and roles go into `requestContext.authorizer` (`principal: "operator"`), its name also into
+   * `requestContext.identity.userArn`, where API Gateway puts the IAM principal.
+   */
+  readonly admins: readonly GatewayOperator[];
   readonly routes?: readonly RouteDefinition[];
   readonly onError?: (error: unknown) => void;
   /** Per-API-key limit on `api_key` routes, the usage plan's throttle in AWS. @default CATALOG_RATE_LIMIT */
   readonly rateLimit?: RateLimit;
   /** Time for the rate limiter's token buckets. @default systemClock */
   readonly clock?: Clock;
+}
+
+export interface GatewayOperator {
+  readonly name: string;
+  readonly token: string;
+  readonly roles: readonly OperatorRole[];
+  readonly machine?: boolean;
 }
 
 interface Bucket {
@@ -189,33 +201,89 @@ const firstHeader = (request: IncomingMessage, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value;
 };
 
-/**
- * API Gateway's checks before the integration runs: the API key or the admin identity. Returns the refusal, or
- * the operator's identity on an admin route.
- */
-const authorize = (
-  route: RouteDefinition,
+type Authorized =
+  | { readonly refused: APIGatewayProxyResult }
+  | { readonly context?: Record<string, string>; readonly operator?: string; readonly throttleKey?: string };
+
+/** The REQUEST authorizer event API Gateway would send the caller-key authorizer for this request. */
+const authorizerEvent = (
   request: IncomingMessage,
+  url: URL,
+  route: RouteDefinition,
+  pathParameters: Record<string, string>,
+) => ({
+  type: 'REQUEST' as const,
+  methodArn: `arn:aws:execute-api:local:000000000000:local/local/${route.method}${route.path}`,
+  resource: route.path,
+  path: url.pathname,
+  httpMethod: route.method,
+  headers: singleHeaders(request),
+  multiValueHeaders: multiHeaders(request),
+  pathParameters,
+  queryStringParameters: Object.fromEntries(url.searchParams),
+  multiValueQueryStringParameters: null,
+  stageVariables: null,
+  requestContext: null as never,
+});
+
+/**
+ * API Gateway's checks before the integration runs: the caller-key authorizer on `api_key` routes, the operator
+ * token on `admin` routes. Returns the refusal, or what the integration learns of the principal.
+ */
+const authorize = async (
+  match: { readonly route: RouteDefinition; readonly pathParameters: Record<string, string> },
+  request: IncomingMessage,
+  url: URL,
   options: GatewayOptions,
   traceId: string,
-): { readonly refused: APIGatewayProxyResult } | { readonly operator?: string } => {
+): Promise<Authorized> => {
+  const { route } = match;
   // Partner routes authenticate in the function (the partner key of an endpoint), as in AWS.
   if (route.auth === 'none' || route.auth === 'partner') return {};
-  const givenKey = firstHeader(request, 'x-api-key');
   if (route.auth === 'api_key') {
-    if (sameSecret(givenKey, options.apiKey)) return {};
-    return { refused: refusal('unauthorized', 'a valid API key is required in x-api-key', traceId) };
+    if (firstHeader(request, 'x-api-key') === undefined)
+      return { refused: refusal('unauthorized', 'a valid API key is required in x-api-key', traceId) };
+    try {
+      const answer = await options.authorizer(authorizerEvent(request, url, route, match.pathParameters));
+      const context = Object.fromEntries(
+        Object.entries(answer.context ?? {}).map(([name, value]) => [name, String(value)]),
+      );
+      return { context, throttleKey: answer.principalId };
+    } catch {
+      return { refused: refusal('unauthorized', 'a valid API key is required in x-api-key', traceId) };
+    }
   }
   const authorization = request.headers.authorization ?? '';
   const bearer = authorization.match(/^Bearer\s+(.+)$/i)?.[1];
-  const admins = options.admins ?? [{ name: 'admin', token: options.adminToken }];
   // Compare with every token (no early exit), so timing does not tell which identity was close.
-  const matched = admins.filter((admin) => sameSecret(bearer, admin.token));
-  if (matched[0]) return { operator: matched[0].name };
-  if (bearer === undefined && sameSecret(givenKey, options.apiKey)) {
+  const matched = options.admins.filter((admin) => sameSecret(bearer, admin.token));
+  const operator = matched[0];
+  if (operator) {
     return {
-      refused: refusal('forbidden', 'this route needs operator credentials, not a catalog API key', traceId),
+      operator: operator.name,
+      context: operatorContext({
+        kind: 'operator',
+        identity: operator.name,
+        roles: operator.roles,
+        machine: operator.machine === true,
+      }),
     };
+  }
+  if (bearer === undefined && firstHeader(request, 'x-api-key') !== undefined) {
+    // A valid caller key is known but not enough (403); anything else is no credential at all (401).
+    const known = await options
+      .authorizer(authorizerEvent(request, url, route, match.pathParameters))
+      .then(() => true)
+      .catch(() => false);
+    if (known) {
+      return {
+        refused: refusal(
+          'forbidden',
+          'this route needs operator credentials, not a catalog API key',
+          traceId,
+        ),
+      };
+    }
   }
   return {
     refused: refusal('unauthorized', 'operator credentials are required', traceId, {
@@ -256,13 +324,14 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
         }),
       );
     }
-    const authorized = authorize(match.route, request, options, traceId);
+    const authorized = await authorize(match, request, url, options, traceId);
     if ('refused' in authorized) {
       request.resume();
       return writeProxyResult(response, authorized.refused);
     }
     if (match.route.auth === 'api_key') {
-      const taken = buckets.take(firstHeader(request, 'x-api-key') ?? '');
+      // The usage plan's throttle is per key (a rotated key keeps its bucket).
+      const taken = buckets.take(authorized.throttleKey ?? '');
       if (!taken.allowed) {
         request.resume();
         return writeProxyResult(
@@ -291,6 +360,9 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
       return writeProxyResult(response, refusal('not_found', `no function serves ${url.pathname}`, traceId));
     const event = toProxyEvent(request, url, body, match.route, match.pathParameters);
     if (authorized.operator) event.requestContext.identity.userArn = authorized.operator;
+    if (authorized.context) {
+      event.requestContext.authorizer = { ...authorized.context, principalId: authorized.throttleKey ?? '' };
+    }
     try {
       writeProxyResult(response, await pool.invoke(event));
     } catch (error) {

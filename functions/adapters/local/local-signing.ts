@@ -211,7 +211,8 @@ export class LocalDataCipher implements DataCipher {
 export interface LocalKeys {
   readonly receiptSigner: LocalReceiptSigner;
   readonly quoteMac: LocalMacSigner;
-  readonly dataCipher: LocalDataCipher;
+  /** Application secrets (endpoint secrets, client-certificate keys, sealed answers): the `secrets` key. */
+  readonly secretsCipher: LocalDataCipher;
 }
 
 const hasCode = (error: unknown, code: string): boolean =>
@@ -302,7 +303,10 @@ export const loadOrCreateLocalKeys = async (keysDir: string): Promise<LocalKeys>
   await mkdir(keysDir, { recursive: true, mode: KEYS_DIR_MODE });
   const directory = await stat(keysDir);
   if ((directory.mode & 0o077) !== 0) await chmod(keysDir, KEYS_DIR_MODE);
-  const [receiptKey, macKey, dataKey] = await Promise.all([
+  // Data directories from before the secrets key held their secrets under the data key: their secrets key
+  // starts as a copy of it, so what they stored still decrypts. A new directory gets a key of its own.
+  const legacyDataKey = await readFile(join(keysDir, KEYS.data.localFile), 'utf8').catch(() => undefined);
+  const [receiptKey, macKey, , secretsKey] = await Promise.all([
     loadOrCreate(
       join(keysDir, KEYS.receiptSigning.localFile),
       newP256Pem,
@@ -316,10 +320,16 @@ export const loadOrCreateLocalKeys = async (keysDir: string): Promise<LocalKeys>
       'a base64 32-byte key',
     ),
     loadOrCreate(join(keysDir, KEYS.data.localFile), newSecretKey, parseSecretKey, 'a base64 32-byte key'),
+    loadOrCreate(
+      join(keysDir, KEYS.secrets.localFile),
+      () => legacyDataKey ?? newSecretKey(),
+      parseSecretKey,
+      'a base64 32-byte key',
+    ),
   ]);
   return {
     receiptSigner: new LocalReceiptSigner(receiptKey),
     quoteMac: new LocalMacSigner(macKey, LOCAL_QUOTE_MAC_KEY_ID),
-    dataCipher: new LocalDataCipher(dataKey),
+    secretsCipher: new LocalDataCipher(secretsKey),
   };
 };

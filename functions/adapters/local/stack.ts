@@ -16,7 +16,7 @@ import { integerSetting } from '../../composition/environment';
 import { FUNCTION_FACTORIES } from '../../composition/functions';
 import { crashHookFromEnv, idempotencyDependencies } from '../../composition/idempotency';
 import { JOURNAL_LOG_ID, journalSlicing } from '../../composition/journal';
-import { fxTickSecondsFromEnv } from '../../composition/rates';
+import { fxTickSecondsFromEnv, localRateSourceAccess } from '../../composition/rates';
 import { receiptExportSettings } from '../../composition/receipts';
 import { LOCAL_EGRESS, webhookDependencies } from '../../composition/webhooks';
 import {
@@ -32,16 +32,20 @@ import {
   type TableDefinition,
   type TableId,
 } from '../../definitions';
+import { type CallerScope, STOREFRONT_SCOPES } from '../../domain/access/principals';
 import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
+import { createAuthorizerHandler } from '../../handlers/authorizer';
 import type { ExporterResult } from '../../handlers/exporter';
 import type { RatesRunReport } from '../../handlers/rates';
 import type { Clock } from '../../ports/clock';
 import type { HealthProbe } from '../../ports/health';
 import { systemClock } from '../../shared/clock';
 import { createLogger, type LoggerOptions } from '../../shared/logger';
+import { ensureConfiguredKey } from '../../usecases/access/api-keys';
 import { Journal } from '../../usecases/audit/journal';
 import { publishSeedCatalog } from '../../usecases/change-requests/bootstrap';
 import type { WebhookSettings } from '../../usecases/webhooks/context';
+import { DynamoApiKeyStore } from '../aws/api-key-store';
 import { DynamoCatalogRepository } from '../aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../aws/change-request-store';
 import { DynamoReceiptItemSource } from '../aws/checkout-repository';
@@ -54,10 +58,11 @@ import { DynamoRateStateStore } from '../aws/rate-state-store';
 import { SqsMessageQueue } from '../aws/sqs-queue';
 import type { EgressPolicy } from '../http/guarded-http-client';
 import { type ProvisionedResources, provisionResources } from './bootstrap';
+import { ADMIN_ROLES } from './config';
 import { type DynamoDbLocalProcess, startDynamoDbLocal } from './dynamodb-local';
 import { type FauxqsServer, startFauxqsServer } from './fauxqs';
 import { FunctionPool, type LambdaHandler } from './function-pool';
-import { type HttpFunctionPool, startGateway } from './gateway';
+import { type GatewayOperator, type HttpFunctionPool, startGateway } from './gateway';
 import { InProcessMetrics } from './in-process-metrics';
 import { assertPortFree, freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from './local-aws';
 import { loadOrCreateLocalKeys } from './local-signing';
@@ -72,10 +77,17 @@ export interface LocalStackOptions {
   readonly port: number;
   /** Persistent state (DynamoDB Local, fauxqs SQLite, keys); omitted → in memory, gone at stop. */
   readonly dataDir?: string;
+  /** The demo tenant's storefront key (every scope but `chargebacks:write`), created on start when missing. */
   readonly apiKey: string;
+  /** The demo tenant's payment-provider key (`chargebacks:write`), created on start when missing. */
+  readonly chargebackKey?: string;
+  /** More caller keys created on start when missing (tests: other tenants, narrower scopes). */
+  readonly callerKeys?: readonly ConfiguredCallerKey[];
+  /** How long the gateway's authorizer remembers a key (API Gateway's authorizer cache). */
+  readonly callerKeyCacheSeconds?: number;
   readonly adminToken: string;
-  /** Operator identities and their tokens (default: only `admin` with `adminToken`). */
-  readonly admins?: readonly { readonly name: string; readonly token: string }[];
+  /** Operators with their tokens and roles (default: only `admin` with `adminToken` and ADMIN_ROLES). */
+  readonly admins?: readonly GatewayOperator[];
   readonly logLevel?: LoggerOptions['logLevel'];
   readonly clock?: Clock;
   /** How often due schedules are dispatched. Default 250 ms. */
@@ -105,6 +117,16 @@ export interface LocalStackOptions {
     /** How often the outbox sweeper runs (EventBridge Scheduler's rate in AWS). Default 60 000 ms. */
     readonly sweepIntervalMs?: number;
   };
+}
+
+/** The tenant of the keys `npm start` prints. */
+export const DEMO_TENANT = 'demo';
+
+export interface ConfiguredCallerKey {
+  readonly key: string;
+  readonly tenant: string;
+  readonly scopes: readonly CallerScope[];
+  readonly description?: string;
 }
 
 export interface LocalStack {
@@ -232,8 +254,10 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       queue,
       scheduler,
       receiptSigner: keys.receiptSigner,
+      // The local stack signs with one key for its whole life: none retired.
+      retiredReceiptKeys: [],
       quoteMac: keys.quoteMac,
-      dataCipher: keys.dataCipher,
+      secretsCipher: keys.secretsCipher,
       catalogRepository: new DynamoCatalogRepository(
         clients.documents,
         serviceTableNames.catalog,
@@ -254,6 +278,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         ...(fxTick ? { intervalOverrideSeconds: fxTick } : {}),
         simulatedStepSeconds: fxTick ?? 60,
         simulated: {},
+        ...localRateSourceAccess(root, options.webhooks?.egress ?? LOCAL_EGRESS),
       },
       journal: new Journal({
         store: new DynamoJournalStore(clients.documents, serviceTableNames.journal),
@@ -275,6 +300,11 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         options.environment ?? {},
         crashHookFromEnv(options.environment ?? {}),
       ),
+      apiKeys: new DynamoApiKeyStore(clients.documents, serviceTableNames.apiKeys),
+      // Local operators come from ADMIN_TOKENS through the gateway, not from IAM.
+      operatorRoles: [],
+      // The local gateway throttles per key id itself (TokenBuckets): there is no usage plan to register with.
+      callerUsagePlan: { register: async () => undefined, remove: async () => undefined },
       healthProbes: [
         dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
         sqsProbe(clients.sqs, resources.queueUrls.delivery),
@@ -423,13 +453,40 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     rates.start();
     stopStack.push(rates);
 
+    // The demo tenant's keys (printed by `npm start`) and any others asked for, created once.
+    const keyDeps = { store: deps.apiKeys, clock };
+    for (const configured of [
+      {
+        key: options.apiKey,
+        tenant: DEMO_TENANT,
+        scopes: STOREFRONT_SCOPES,
+        description: 'demo storefront (API_KEY)',
+      },
+      ...(options.chargebackKey
+        ? [
+            {
+              key: options.chargebackKey,
+              tenant: DEMO_TENANT,
+              scopes: ['chargebacks:write'] as const,
+              description: 'demo payment provider',
+            },
+          ]
+        : []),
+      ...(options.callerKeys ?? []),
+    ]) {
+      await ensureConfiguredKey(keyDeps, { description: 'configured', ...configured });
+    }
+
     const gateway = await startGateway({
       host,
       port: options.port,
       functions: httpPools,
-      apiKey: options.apiKey,
-      adminToken: options.adminToken,
-      ...(options.admins ? { admins: options.admins } : {}),
+      authorizer: createAuthorizerHandler(deps, {
+        ...(options.callerKeyCacheSeconds === undefined
+          ? {}
+          : { cacheSeconds: options.callerKeyCacheSeconds }),
+      }),
+      admins: options.admins ?? [{ name: 'admin', token: options.adminToken, roles: ADMIN_ROLES }],
       clock,
       ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       onError: (error) => stackLogger.error('gateway error', { error: error as Error }),

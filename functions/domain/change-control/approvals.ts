@@ -26,6 +26,7 @@ export interface ReviewState {
 
 export type ReviewRefusal =
   | { readonly refused: 'author_cannot_approve'; readonly message: string }
+  | { readonly refused: 'machine_cannot_approve'; readonly message: string }
   | { readonly refused: 'not_pending'; readonly message: string }
   | {
       readonly refused: 'guardrails_not_acknowledged';
@@ -55,8 +56,16 @@ export const decideApproval = (
     readonly at: string;
     readonly comment?: string;
     readonly acknowledged: readonly GuardrailCode[];
+    /** A machine principal (FX ingestion, automation) may author, never approve (C27). */
+    readonly machine?: boolean;
   },
 ): ApprovalOutcome => {
+  if (approval.machine) {
+    return {
+      refused: 'machine_cannot_approve',
+      message: 'a machine principal cannot approve a change request',
+    };
+  }
   if (approval.by === state.author) {
     return { refused: 'author_cannot_approve', message: 'the author of a change request cannot approve it' };
   }

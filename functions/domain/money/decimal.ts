@@ -17,27 +17,59 @@ export type Decimal = InstanceType<typeof Decimal>;
 /** A decimal string on the wire (C1): optional minus, digits, optional fraction. No exponents, no spaces. */
 export const DECIMAL_STRING = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 
+/** How much of a refused value an error message quotes. */
+const QUOTED_CHARS = 40;
+
 export class InvalidAmountError extends Error {
   constructor(value: unknown) {
-    super(`not a decimal amount: ${JSON.stringify(value)}`);
+    const text = JSON.stringify(value) ?? String(value);
+    // A refused value may be megabytes long: the message quotes its start and says how long it is.
+    const quoted =
+      text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}… (${text.length} characters)` : text;
+    super(`not a decimal amount: ${quoted}`);
     this.name = 'InvalidAmountError';
   }
 }
 
+/**
+ * Bounds of the parse cache: at most `entries` strings, together at most `chars` characters, none longer than
+ * `keyLength` (a longer string is parsed every time: no request field carries one, see `schemas/decimal.ts`).
+ * Whichever bound a new entry would cross, the cache starts again empty, so its memory stays bounded (about
+ * 13 MB at worst: 50 000 entries of ~250 bytes with their Decimal values) whatever strings it is given.
+ */
+export const PARSE_CACHE_LIMITS = { entries: 50_000, chars: 1024 * 1024, keyLength: 64 } as const;
+
 /** Parsed strings; Decimal values are immutable, so one parse serves every later use of the same string. */
 const parsed = new Map<string, Decimal>();
-const PARSE_CACHE_LIMIT = 50_000;
+let parsedChars = 0;
+
+const remember = (value: string, result: Decimal): void => {
+  if (parsed.size >= PARSE_CACHE_LIMITS.entries || parsedChars + value.length > PARSE_CACHE_LIMITS.chars) {
+    parsed.clear();
+    parsedChars = 0;
+  }
+  parsed.set(value, result);
+  parsedChars += value.length;
+};
+
+/** What the parse cache holds now: entries and the characters of their strings (for tests and benchmarks). */
+export const parseCacheUsage = (): { readonly entries: number; readonly chars: number } => ({
+  entries: parsed.size,
+  chars: parsedChars,
+});
 
 /** Parses a decimal string (never a JS number: binary floating point has no place on an amount path). */
 export const dec = (value: string | Decimal | bigint): Decimal => {
   if (value instanceof Decimal) return value;
   if (typeof value === 'bigint') return new Decimal(value.toString());
-  const known = parsed.get(value);
-  if (known) return known;
+  const cacheable = value.length <= PARSE_CACHE_LIMITS.keyLength;
+  if (cacheable) {
+    const known = parsed.get(value);
+    if (known) return known;
+  }
   if (!DECIMAL_STRING.test(value)) throw new InvalidAmountError(value);
   const result = new Decimal(value);
-  if (parsed.size >= PARSE_CACHE_LIMIT) parsed.clear();
-  parsed.set(value, result);
+  if (cacheable) remember(value, result);
   return result;
 };
 

@@ -10,7 +10,7 @@
  * - A proof: `typ` `dpop+jwt`, `alg` one the registered key's curve signs with, `jwk` the registered key (by
  *   thumbprint), `htm` the request method, `htu` the request's target URI without query and fragment
  *   (compared normalized: scheme and host lower case, no default port), `iat` within ±window of now, `jti` a
- *   string of 1–256 characters, and `ath`, when present, the hash of the partner key it comes with.
+ *   string of 1–256 characters, and `ath`, required, the hash of the partner key it comes with.
  */
 import { createHash, createPublicKey } from 'node:crypto';
 
@@ -160,7 +160,7 @@ const REFUSAL_DESCRIPTIONS: Readonly<Record<DpopRefusal, string>> = {
   htu: 'the DPoP proof htu does not match the request URI',
   iat: 'the DPoP proof iat is outside the accepted window',
   jti: 'the DPoP proof needs a jti of 1 to 256 characters',
-  ath: 'the DPoP proof ath does not match the partner key',
+  ath: 'the DPoP proof ath must be the hash of the partner key it comes with',
   replayed: 'the DPoP proof jti was already used',
 };
 
@@ -281,7 +281,9 @@ export const checkDpopProof = (proof: DpopProofContents, expected: DpopExpectati
   const jti = member(claims, 'jti');
   if (typeof jti !== 'string' || jti.length === 0 || jti.length > DPOP_MAX_JTI_LENGTH) return refuse('jti');
   const ath = member(claims, 'ath');
-  if (ath !== undefined && ath !== expected.credentialHash) return refuse('ath');
+  // The proof is bound to the partner key it comes with (RFC 9449 §4.2): a proof without `ath` could be
+  // replayed with any other key the same holder has.
+  if (ath !== expected.credentialHash) return refuse('ath');
   return { ok: true, jti, acceptableUntil: Math.ceil(iat + expected.windowSeconds) };
 };
 

@@ -1,5 +1,8 @@
+import { InvalidApiKeyCursorError } from '../../adapters/aws/api-key-store';
 import { InvalidCursorError } from '../../adapters/aws/webhook-store';
 import { PricingError } from '../../domain/pricing/errors';
+import { ApiKeyConflictError } from '../../ports/api-keys';
+import { ApiKeyError } from '../../usecases/access/api-keys';
 import { EntryNotSealedError, JournalNotFoundError, JournalRangeError } from '../../usecases/audit/journal';
 import { CatalogConflictError } from '../../usecases/catalog/import';
 import { CatalogNotFoundError } from '../../usecases/catalog/reader';
@@ -10,7 +13,7 @@ import { EndpointConflictError, EndpointNotFoundError } from '../../usecases/web
 import { EventRefusedError } from '../../usecases/webhooks/events';
 import { EventNotFoundError, InvalidListingError } from '../../usecases/webhooks/history';
 import { EndpointValidationError } from '../../usecases/webhooks/mtls';
-import { PartnerUnauthorizedError } from '../../usecases/webhooks/partner';
+import { PartnerUnauthorizedError, SnapshotInFutureError } from '../../usecases/webhooks/partner';
 import { ReplayRefusedError } from '../../usecases/webhooks/replay';
 import { HttpError } from './errors';
 
@@ -47,11 +50,17 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
   if (error instanceof EndpointConflictError)
     return new HttpError('conflict', error.message, { retryAfterSeconds: 1 });
   if (error instanceof PartnerUnauthorizedError) return new HttpError('unauthorized', error.message);
+  if (error instanceof SnapshotInFutureError) return new HttpError('invalid_request', error.message);
   if (error instanceof InvalidListingError || error instanceof InvalidCursorError)
     return new HttpError('invalid_request', error.message);
+  if (error instanceof ApiKeyError)
+    return new HttpError(error.code === 'not_found' ? 'not_found' : 'invalid_state', error.message);
+  if (error instanceof ApiKeyConflictError)
+    return new HttpError('conflict', error.message, { retryAfterSeconds: 1 });
+  if (error instanceof InvalidApiKeyCursorError) return new HttpError('invalid_request', error.message);
   if (error instanceof ChangeRequestError) {
     const code =
-      error.code === 'author_cannot_approve'
+      error.code === 'author_cannot_approve' || error.code === 'machine_cannot_approve'
         ? 'forbidden'
         : error.code === 'not_pending'
           ? 'conflict'

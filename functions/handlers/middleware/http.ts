@@ -9,11 +9,13 @@ import {
   type RouteDefinition,
   routeKey,
 } from '../../definitions';
+import type { AwsOperatorRole, Principal } from '../../domain/access/principals';
 import type { ExactlyOnce } from '../../ports/idempotency';
 import type { ServiceMetrics } from '../../ports/metrics';
 import { newId } from '../../shared/ids';
 import { toHttpError } from './domain-errors';
 import { errorBody, HttpError } from './errors';
+import { authorizeRoute } from './principal';
 
 /** What an operation returns; the middleware turns it into an API Gateway proxy result. */
 export interface HttpResult {
@@ -26,6 +28,11 @@ export interface OperationRequest {
   readonly event: APIGatewayProxyEvent;
   readonly route: RouteDefinition;
   readonly traceId: string;
+  /**
+   * Who is calling, checked against the route's scopes or roles before the operation runs (undefined on
+   * `none` and `partner` routes).
+   */
+  readonly principal?: Principal;
   /** Set by the idempotency layer on a POST with an `Idempotency-Key` (C8, C25). */
   readonly idempotency?: RequestIdempotency;
 }
@@ -174,6 +181,8 @@ export interface HttpApiOptions {
   readonly metrics?: ServiceMetrics;
   /** Milliseconds of a monotonic clock, for durations. @default performance.now */
   readonly now?: () => number;
+  /** The IAM roles of operators (AWS; `OPERATOR_ROLES`): how an admin request's IAM principal is read. */
+  readonly operatorRoles?: readonly AwsOperatorRole[];
 }
 
 /**
@@ -199,7 +208,8 @@ export const createHttpApi = (options: HttpApiOptions): HttpHandler => {
     if (bodyBytes(event) > MAX_REQUEST_BODY_BYTES) {
       throw new HttpError('payload_too_large', `the body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`);
     }
-    const result = await operation({ event, route, traceId });
+    const principal = authorizeRoute(route, event, options.operatorRoles ?? []);
+    const result = await operation({ event, route, traceId, ...(principal ? { principal } : {}) });
     return jsonResult(result.statusCode, result.body, traceId, result.headers);
   };
 

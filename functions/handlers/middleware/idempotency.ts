@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { Principal } from '../../domain/access/principals';
 import {
   type ExactlyOnce,
   type IdempotencyLedger,
@@ -42,7 +43,7 @@ export interface IdempotencyOptions {
   readonly onCheckpoint?: (operation: string, point: RequestCheckpoint) => void;
 }
 
-/** Encrypts and decrypts a stored response body (the data key: KMS in AWS, the local key locally). */
+/** Encrypts and decrypts a stored response body (the secrets key: KMS in AWS, the local key file locally). */
 export interface ResponseSealer {
   seal(plaintext: string): Promise<string>;
   open(sealed: string): Promise<string>;
@@ -63,7 +64,10 @@ const headerValue = (event: APIGatewayProxyEvent, name: string): string | undefi
  * key ids), else the IAM principal, else the `Authorization` header (the local operator token). Secrets are
  * only ever hashed; the digest is hashed again into the record key.
  */
-const callerOf = (event: APIGatewayProxyEvent): string => {
+const callerOf = (event: APIGatewayProxyEvent, principal: Principal | undefined): string => {
+  // A caller key by its id (a rotation keeps it), an operator by the identity four-eyes counts.
+  if (principal?.kind === 'caller') return sha256Hex(`caller-key\n${principal.keyId}`);
+  if (principal?.kind === 'operator') return sha256Hex(`operator\n${principal.identity}`);
   const identity = event.requestContext?.identity;
   if (identity?.apiKeyId) return sha256Hex(`api-key-id\n${identity.apiKeyId}`);
   if (identity?.apiKey) return sha256Hex(`api-key\n${identity.apiKey}`);
@@ -87,7 +91,7 @@ const scopeOf = (request: OperationRequest, key: string): RequestScope => {
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   return {
-    recordId: `${KEY_PREFIX}#${sha256Hex(`${route.method} ${route.path}\n${callerOf(event)}\n${key}`)}`,
+    recordId: `${KEY_PREFIX}#${sha256Hex(`${route.method} ${route.path}\n${callerOf(event, request.principal)}\n${key}`)}`,
     validation: sha256Hex(`${sha256Hex(bodyBytes(event))}\n${JSON.stringify(pathParameters)}`),
   };
 };

@@ -17,15 +17,22 @@ import {
   warmPriceCache,
 } from '../../usecases/catalog/price-cache';
 import type { CatalogReader } from '../../usecases/catalog/reader';
-import type { CatalogRelease } from '../../usecases/catalog/release';
+import { type CatalogRelease, tenantsPricedApart } from '../../usecases/catalog/release';
+import { HttpError } from '../middleware/errors';
 import { causeOf, type Operation } from '../middleware/http';
+import { callerOf } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** Storefront cache lifetimes (C22): 300 s for stable currencies, 30 s for volatile ones (crypto). */
 export { STABLE_CACHE_SECONDS, VOLATILE_CACHE_SECONDS } from '../../usecases/catalog/price-cache';
 
+/**
+ * Shared caches may keep a price, but per caller key (`Vary: x-api-key`): a key's tenant can change the price,
+ * and a CDN must never answer one tenant with another's.
+ */
 const storefrontCacheControl = (ttlSeconds: number): string =>
   `public, max-age=${ttlSeconds}, stale-while-revalidate=${ttlSeconds * 2}`;
+const VARY = { Vary: 'x-api-key' };
 
 /**
  * `GET /catalog/prices`: one unit of a SKU priced through the whole engine (promotions, taxes, fees that apply
@@ -45,17 +52,32 @@ export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: P
     }
     return { release: previous, request, shared: cache.prefetch(request) };
   };
-  return async ({ event }) => {
-    const query = parseWith(priceQuerySchema, event.queryStringParameters ?? {}, 'query');
+  return async ({ event, principal }) => {
+    const caller = callerOf(principal);
+    const asked = parseWith(priceQuerySchema, event.queryStringParameters ?? {}, 'query');
+    // The tenant comes from the key (C26): a query naming another is refused, never believed.
+    if (asked.tenant !== undefined && asked.tenant !== caller.tenant)
+      throw new HttpError('forbidden', `this key reads prices of tenant ${caller.tenant} only`);
+    if (caller.channels.length > 0 && (!asked.channel || !caller.channels.includes(asked.channel)))
+      throw new HttpError(
+        'forbidden',
+        `this key reads prices for the channels ${caller.channels.join(', ')} only`,
+      );
+    // A tenant the release does not price apart reads the plain storefront entries.
+    const queryFor = (release: CatalogRelease): PriceQuery => {
+      const { tenant: _asked, ...rest } = asked;
+      return tenantsPricedApart(release).has(caller.tenant) ? { ...rest, tenant: caller.tenant } : rest;
+    };
     // The shared entry is asked for before the pointer, in the same turn: both go out in one BatchGetItem.
-    const guess = guessFor(query);
+    const guess = previous ? guessFor(queryFor(previous)) : undefined;
     const { release } = await reader.current();
     previous = release;
+    const query = queryFor(release);
     if (!cache) {
       const computed = computeDisplayPrice(release, query, clock.now());
       return {
         statusCode: 200,
-        headers: { 'Cache-Control': storefrontCacheControl(computed.ttlSeconds), 'X-Cache': 'miss' },
+        headers: { 'Cache-Control': storefrontCacheControl(computed.ttlSeconds), 'X-Cache': 'miss', ...VARY },
         body: computed.body,
       };
     }
@@ -68,7 +90,7 @@ export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: P
     );
     return {
       statusCode: 200,
-      headers: { 'Cache-Control': storefrontCacheControl(read.ttlSeconds), 'X-Cache': read.source },
+      headers: { 'Cache-Control': storefrontCacheControl(read.ttlSeconds), 'X-Cache': read.source, ...VARY },
       body: read.body,
     };
   };

@@ -16,22 +16,10 @@ import {
   rejectChangeRequest,
   releaseOf,
 } from '../../usecases/change-requests/change-requests';
-import { HttpError } from '../middleware/errors';
 import type { HttpResult, Operation } from '../middleware/http';
 import { exactlyOnce } from '../middleware/idempotency';
+import { operatorOf } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
-
-/**
- * The operator behind an admin request: the IAM principal of the SigV4 request in AWS (API Gateway puts it in
- * `requestContext.identity.userArn`); locally the name of the admin token (`ADMIN_TOKENS=name:token,…`), which
- * the local gateway puts in the same field.
- */
-export const operatorOf = (event: APIGatewayProxyEvent): string => {
-  const identity = event.requestContext?.identity?.userArn;
-  if (!identity)
-    throw new HttpError('unauthorized', 'this route needs an operator identity (IAM or admin token)');
-  return identity;
-};
 
 /** The answer of a change-request write: the record (with its diff when created) under `statusCode`. */
 const answered =
@@ -55,7 +43,7 @@ export const createChangeRequestOperation =
         ...(body.effective_from ? { effective_from: body.effective_from } : {}),
         ...(body.note ? { note: body.note } : {}),
       },
-      operatorOf(event),
+      operatorOf(request.principal).identity,
       exactlyOnce(request, answered(201)),
     );
     return answered(201)(created);
@@ -78,7 +66,7 @@ export const importCatalogOperation =
     const created = await createChangeRequest(
       deps,
       { kind: 'catalog', payload, ...(effective_from ? { effective_from } : {}), note: 'catalog import' },
-      operatorOf(event),
+      operatorOf(request.principal).identity,
       exactlyOnce(request, answered(202)),
     );
     return answered(202)(created);
@@ -108,13 +96,15 @@ export const approveChangeRequestOperation =
   (deps: (traceId: string) => ChangeRequestDependencies): Operation =>
   async (request) => {
     const { event, traceId } = request;
+    const operator = operatorOf(request.principal);
     const { cr_id } = pathOf(event);
     const body = parseJsonBody(approveChangeRequestSchema, event.body || '{}', event.isBase64Encoded);
     const record = await approveChangeRequest(
       deps(traceId),
       cr_id,
       {
-        by: operatorOf(event),
+        by: operator.identity,
+        ...(operator.machine ? { machine: true } : {}),
         ...(body.comment ? { comment: body.comment } : {}),
         ...(body.acknowledge ? { acknowledge: body.acknowledge } : {}),
       },
@@ -132,7 +122,7 @@ export const rejectChangeRequestOperation =
     const record = await rejectChangeRequest(
       deps,
       cr_id,
-      { by: operatorOf(event), comment: body.comment },
+      { by: operatorOf(request.principal).identity, comment: body.comment },
       exactlyOnce(request, answered(200)),
     );
     return answered(200)(record);

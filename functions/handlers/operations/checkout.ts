@@ -1,5 +1,4 @@
 import type { JsonObject } from '../../domain/receipts/receipt';
-import type { PublicJwk, ReceiptSigner } from '../../ports/signing';
 import {
   commitRequestSchema,
   quoteRequestSchema,
@@ -7,16 +6,25 @@ import {
   refundRequestSchema,
 } from '../../schemas/checkout';
 import type { Checkout } from '../../usecases/checkout/checkout';
+import { type PublicKeySource, receiptKeySet } from '../../usecases/receipts/key-set';
+import { HttpError } from '../middleware/errors';
 import type { HttpResult, Operation } from '../middleware/http';
 import { exactlyOnce } from '../middleware/idempotency';
+import { callerOf } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** `POST /pricing/quote`: priced on fresh catalog data, rate locked, signed; 201 with the quote. */
 export const quoteOperation =
   (checkout: Checkout): Operation =>
-  async ({ event, traceId }) => {
+  async ({ event, traceId, principal }) => {
+    const caller = callerOf(principal);
     const request = parseJsonBody(quoteRequestSchema, event.body, event.isBase64Encoded);
-    return { statusCode: 201, body: await checkout.quote(request, traceId) };
+    // The tenant comes from the key (C26): a body naming another is refused, never believed.
+    if (request.tenant !== undefined && request.tenant !== caller.tenant)
+      throw new HttpError('forbidden', `this key quotes for tenant ${caller.tenant} only`);
+    if (caller.channels.length > 0 && (!request.channel || !caller.channels.includes(request.channel)))
+      throw new HttpError('forbidden', `this key quotes for the channels ${caller.channels.join(', ')} only`);
+    return { statusCode: 201, body: await checkout.quote({ ...request, tenant: caller.tenant }, traceId) };
   };
 
 const created = (body: JsonObject): HttpResult => ({ statusCode: 201, body });
@@ -29,9 +37,16 @@ export const commitOperation =
   (checkout: Checkout): Operation =>
   async (operation) => {
     const { event, traceId } = operation;
+    const { tenant } = callerOf(operation.principal);
     const request = parseJsonBody(commitRequestSchema, event.body, event.isBase64Encoded);
     return created(
-      await checkout.commit(request.quote_id, request.signature, traceId, exactlyOnce(operation, created)),
+      await checkout.commit(
+        request.quote_id,
+        request.signature,
+        traceId,
+        tenant,
+        exactlyOnce(operation, created),
+      ),
     );
   };
 
@@ -43,23 +58,32 @@ export const refundOperation =
   (checkout: Checkout): Operation =>
   async (operation) => {
     const { event } = operation;
+    const caller = callerOf(operation.principal);
     const request = parseJsonBody(refundRequestSchema, event.body, event.isBase64Encoded);
-    return created(await checkout.refund(request, exactlyOnce(operation, created)));
+    // A return is the storefront's; a chargeback only a payment provider's key records.
+    const scope = request.kind === 'chargeback' ? 'chargebacks:write' : 'refunds:write';
+    if (!caller.scopes.includes(scope))
+      throw new HttpError('forbidden', `recording a ${request.kind} needs the scope ${scope}`);
+    return created(await checkout.refund(request, caller.tenant, exactlyOnce(operation, created)));
   };
 
 /** `GET /receipts/{receipt_id}`. */
 export const getReceiptOperation =
   (checkout: Checkout): Operation =>
-  async ({ event }) => {
+  async ({ event, principal }) => {
+    const { tenant } = callerOf(principal);
     const { receipt_id } = parseWith(receiptPathSchema, event.pathParameters ?? {}, 'path');
-    return { statusCode: 200, body: await checkout.receipt(receipt_id) };
+    return { statusCode: 200, body: await checkout.receipt(receipt_id, tenant) };
   };
 
-/** `GET /keys`: the JWKS that verifies receipts offline (C10); `kid` is the receipt's `key_id`. */
+/**
+ * `GET /keys`: the JWKS that verifies receipts offline (C10): the key in use and every retired one; `kid` is the
+ * receipt's `key_id`.
+ */
 export const keysOperation =
-  (signer: ReceiptSigner, retired: readonly PublicJwk[] = []): Operation =>
+  (signer: PublicKeySource, retired: readonly PublicKeySource[] = []): Operation =>
   async () => ({
     statusCode: 200,
     headers: { 'Cache-Control': 'public, max-age=300' },
-    body: { keys: [await signer.publicKey(), ...retired] },
+    body: await receiptKeySet(signer, retired),
   });

@@ -20,11 +20,40 @@ const withTimeout = async (probe: HealthProbe, timeoutMs: number): Promise<Compo
   }
 };
 
-/** `GET /health`: 200 when every component answers, 503 otherwise; never cached. */
-export const healthOperation =
-  (probes: readonly HealthProbe[], timeoutMs = HEALTH_PROBE_TIMEOUT_MS): Operation =>
-  async () => {
-    const results = await Promise.all(probes.map((probe) => withTimeout(probe, timeoutMs)));
-    const report = summarizeHealth(results);
+/** How long a deep health report is reused: probes cost calls to every component. */
+export const HEALTH_CACHE_MS = 5_000;
+
+/**
+ * `GET /admin/health` (operators): 200 when every component answers, 503 otherwise. One report serves every
+ * request for HEALTH_CACHE_MS (concurrent requests share the probes in flight), so polling costs the
+ * components a few calls a minute, whoever polls.
+ */
+export const healthOperation = (
+  probes: readonly HealthProbe[],
+  timeoutMs = HEALTH_PROBE_TIMEOUT_MS,
+  now: () => number = Date.now,
+  cacheMs = HEALTH_CACHE_MS,
+): Operation => {
+  let cached: { at: number; report: Promise<ReturnType<typeof summarizeHealth>> } | undefined;
+  return async () => {
+    const at = now();
+    if (!cached || at - cached.at >= cacheMs) {
+      cached = {
+        at,
+        report: Promise.all(probes.map((probe) => withTimeout(probe, timeoutMs))).then(summarizeHealth),
+      };
+    }
+    const report = await cached.report;
     return { statusCode: healthStatusCode(report), body: report };
   };
+};
+
+/**
+ * `GET /health` (public, unauthenticated): the function answers, nothing more. It calls no component, so
+ * nobody can make the service spend calls on its dependencies, nor learn which of them is down.
+ */
+export const livenessOperation = (): Operation => async () => ({
+  statusCode: 200,
+  headers: { 'Cache-Control': 'no-store' },
+  body: { status: 'ok' },
+});

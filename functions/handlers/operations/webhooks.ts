@@ -15,6 +15,7 @@ import {
   publishEventSchema,
   replayPathSchema,
   replayRequestSchema,
+  rotationSchema,
   updateEndpointSchema,
 } from '../../schemas/webhooks';
 import type { CatalogReader } from '../../usecases/catalog/reader';
@@ -35,6 +36,8 @@ import {
   getEndpoint,
   listEndpoints,
   type RotatedEndpoint,
+  type RotatedPartnerKey,
+  rotatePartnerKey,
   rotateSecret,
   updateEndpoint,
 } from '../../usecases/webhooks/endpoints';
@@ -56,6 +59,7 @@ import {
   idempotent,
   requireIdempotencyKey,
 } from '../middleware/idempotency';
+import { operatorOf } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 const pathOf = (event: { pathParameters: Record<string, string | undefined> | null }) =>
@@ -107,11 +111,33 @@ export const deleteEndpointOperation =
 
 const rotated = (endpoint: RotatedEndpoint): HttpResult => ({ statusCode: 200, body: endpoint });
 
+/** `POST …/rotate-secret` with an optional `{ "overlap_hours" }` (0: an emergency, the old secret stops now). */
 export const rotateSecretOperation =
   (ctx: WebhookContext): Operation =>
   async (request) => {
-    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(request.event), 'path');
-    return rotated(await rotateSecret(ctx, endpoint_id, exactlyOnce(request, rotated)));
+    const { event } = request;
+    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
+    const body = parseJsonBody(rotationSchema, event.body || '{}', event.isBase64Encoded);
+    return rotated(await rotateSecret(ctx, endpoint_id, exactlyOnce(request, rotated), body.overlap_hours));
+  };
+
+const partnerKeyRotated = (endpoint: RotatedPartnerKey): HttpResult => ({ statusCode: 200, body: endpoint });
+
+/** `POST …/rotate-partner-key`: a new partner key; the old one works `overlap_hours` (default 24, 0: stops now). */
+export const rotatePartnerKeyOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event } = request;
+    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
+    const body = parseJsonBody(rotationSchema, event.body || '{}', event.isBase64Encoded);
+    return partnerKeyRotated(
+      await rotatePartnerKey(
+        ctx,
+        endpoint_id,
+        body.overlap_hours ?? ctx.settings.previousSecretHours,
+        exactlyOnce(request, partnerKeyRotated),
+      ),
+    );
   };
 
 /** 202 for a new event; 200 for a repeat of a producer's `event_id` (C25). */
@@ -129,7 +155,14 @@ export const publishEventOperation =
     const body = parseJsonBody(publishEventSchema, event.body, event.isBase64Encoded);
     const versions = await versionsInForce().catch(() => NO_VERSIONS);
     return eventAccepted(
-      await publishEvent(ctx, body, traceId, versions, exactlyOnce(request, eventAccepted)),
+      await publishEvent(
+        ctx,
+        body,
+        traceId,
+        versions,
+        exactlyOnce(request, eventAccepted),
+        operatorOf(request.principal).identity,
+      ),
     );
   };
 
@@ -189,9 +222,15 @@ export const partnerEventsOperation =
 export const catalogSnapshotOperation =
   (ctx: WebhookContext, reader: CatalogReader, repository: CatalogRepository): Operation =>
   async ({ event }) => {
-    await authenticatePartner(ctx, authorizationOf(event.headers));
+    const endpoint = await authenticatePartner(ctx, authorizationOf(event.headers));
     const query = parseWith(catalogSnapshotQuerySchema, event.queryStringParameters ?? {}, 'query');
-    return { statusCode: 200, body: await catalogSnapshot(reader, repository, new Date(query.as_of)) };
+    return {
+      statusCode: 200,
+      body: await catalogSnapshot(reader, repository, new Date(query.as_of), {
+        tenant: endpoint.tenant,
+        now: ctx.clock.now(),
+      }),
+    };
   };
 
 /** Every value of a header, case-insensitively: all of `multiValueHeaders`, else the single `headers` value. */

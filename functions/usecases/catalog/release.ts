@@ -135,6 +135,27 @@ export const feeScheduleAt = (part: CommercialPart, at: Date) => {
  */
 const snapshots = new WeakMap<CatalogRelease, Map<string, PricingCatalog>>();
 
+const tenantsNamed = new WeakMap<CatalogRelease, ReadonlySet<string>>();
+
+/**
+ * The tenants a release prices differently (an override targets them, or a basket policy is theirs). Every other
+ * tenant sees the plain storefront prices, so a read for it can share the plain cache entries.
+ */
+export const tenantsPricedApart = (release: CatalogRelease): ReadonlySet<string> => {
+  let named = tenantsNamed.get(release);
+  if (!named) {
+    const commercial = release.commercial.content;
+    named = new Set([
+      ...(commercial.overrides ?? []).flatMap((override) =>
+        'tenant' in override.target ? [override.target.tenant] : [],
+      ),
+      ...commercial.basket_policies.flatMap((policy) => (policy.tenant ? [policy.tenant] : [])),
+    ]);
+    tenantsNamed.set(release, named);
+  }
+  return named;
+};
+
 /** The engine's snapshot for one release, as seen by `tenant` at `at` (fee schedules have effective dates). */
 export const toPricingCatalog = (
   release: CatalogRelease,

@@ -205,6 +205,7 @@ export const approveChangeRequest = async (
   crId: string,
   approval: {
     readonly by: string;
+    readonly machine?: boolean;
     readonly comment?: string;
     readonly acknowledge?: readonly GuardrailCode[];
   },
@@ -218,6 +219,7 @@ export const approveChangeRequest = async (
       const outcome = decideApproval(current, {
         by: approval.by,
         at,
+        ...(approval.machine ? { machine: true } : {}),
         ...(approval.comment ? { comment: approval.comment } : {}),
         acknowledged: approval.acknowledge ?? [],
       });

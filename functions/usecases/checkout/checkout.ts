@@ -97,7 +97,16 @@ const settlementOf = (release: CatalogRelease, pricing: BasketPricing, baseCurre
 const publishedRates = (release: CatalogRelease) =>
   fxTableOf(toPricingCatalog(release, { at: new Date(0) }).fx);
 
-/** Quotes, commits and refunds (spec rules 11, 13, 14, 18; C8–C10). */
+/** The tenant a quote or receipt was made for: its basket's, which the caller key set (C26). */
+const tenantOf = (document: JsonObject): string | undefined => {
+  const basket = document.basket as JsonObject | undefined;
+  return typeof basket?.tenant === 'string' ? basket.tenant : undefined;
+};
+
+/**
+ * Quotes, commits and refunds (spec rules 11, 13, 14, 18; C8–C10). Every call names the caller key's tenant: a
+ * quote is made for it, and only its own quotes and receipts are found.
+ */
 export class Checkout {
   constructor(private readonly deps: CheckoutDependencies) {}
 
@@ -150,6 +159,14 @@ export class Checkout {
     return stored.receipt;
   }
 
+  /** A receipt of `tenant` (C26): another tenant's is answered as if it did not exist. */
+  private async tenantReceipt(receiptId: string, tenant: string): Promise<StoredReceipt> {
+    const stored = await this.deps.repository.receipt(receiptId);
+    if (!stored || tenantOf(stored.receipt) !== tenant)
+      throw new CheckoutError('not_found', `no receipt ${receiptId}`);
+    return stored;
+  }
+
   /**
    * Turns a quote into a signed receipt. In this order: a quote that already has a receipt gets that receipt;
    * an expired lock is refused with a fresh quote to confirm (`requote`); a signature that does not match is
@@ -159,10 +176,13 @@ export class Checkout {
     quoteId: string,
     signature: string,
     traceId: string,
+    tenant: string,
     once?: ExactlyOnce<JsonObject>,
   ): Promise<JsonObject> {
     const stored = await this.deps.repository.quote(quoteId);
-    if (!stored) throw new CheckoutError('not_found', `no quote ${quoteId}`);
+    // Another tenant's quote is answered as if it did not exist (C26).
+    if (!stored || tenantOf(stored.payload) !== tenant)
+      throw new CheckoutError('not_found', `no quote ${quoteId}`);
     const payload = stored.payload;
     // The signature first, before any other answer: without it nobody learns whether the quote was committed
     // (nor gets its receipt) or is asked to confirm a requote.
@@ -244,9 +264,8 @@ export class Checkout {
   }
 
   /** The signed receipt with its lifecycle (status and refunds are not part of the signed payload). */
-  async receipt(receiptId: string): Promise<JsonObject> {
-    const stored = await this.deps.repository.receipt(receiptId);
-    if (!stored) throw new CheckoutError('not_found', `no receipt ${receiptId}`);
+  async receipt(receiptId: string, tenant: string): Promise<JsonObject> {
+    const stored = await this.tenantReceipt(receiptId, tenant);
     return { ...stored.receipt, status: stored.status, refunds: asJson(stored.refunds) };
   }
 
@@ -261,11 +280,11 @@ export class Checkout {
       kind: 'return' | 'chargeback';
       lines: readonly { sku_id: string; quantity: number }[];
     },
+    tenant: string,
     once?: ExactlyOnce<JsonObject>,
   ): Promise<JsonObject> {
     for (let attempt = 0; attempt < 5; attempt += 1) {
-      const stored = await this.deps.repository.receipt(request.receipt_id);
-      if (!stored) throw new CheckoutError('not_found', `no receipt ${request.receipt_id}`);
+      const stored = await this.tenantReceipt(request.receipt_id, tenant);
       if (stored.status === 'refunded' || stored.status === 'charged_back') {
         throw new CheckoutError('invalid_state', `receipt ${request.receipt_id} is already ${stored.status}`);
       }

@@ -26,7 +26,10 @@ export class EndpointNotFoundError extends Error {
  * An endpoint as the API shows it: never a secret, never its ciphertext, never the partner key's hash; of its
  * client certificate only a summary (never the key, nor the PEM).
  */
-export type EndpointView = Omit<EndpointRecord, 'secret_ciphertext' | 'partner_key_sha256' | 'mtls'> & {
+export type EndpointView = Omit<
+  EndpointRecord,
+  'secret_ciphertext' | 'partner_key_sha256' | 'previous_partner_key_sha256' | 'mtls'
+> & {
   readonly mtls?: MtlsSummary;
 };
 
@@ -219,24 +222,34 @@ export const rotateSecret = async (
   ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'settings'>,
   endpointId: string,
   once?: ExactlyOnce<RotatedEndpoint>,
+  /** How long the old secret is still sent; 0 (an emergency: it leaked) drops every old secret at once. */
+  overlapHours: number = ctx.settings.previousSecretHours,
 ): Promise<RotatedEndpoint> => {
   for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt += 1) {
     const record = await ctx.endpoints.get(endpointId);
     if (!record) throw new EndpointNotFoundError(endpointId);
     const now = ctx.clock.now();
-    const stored = await secretsOf(ctx, record);
-    const earlier = retiringSecrets(stored, now).slice(0, MAX_RETIRING_SECRETS - 1);
     const secret = generateSecret(ctx.randomBytes);
-    const expiresAt = new Date(now.getTime() + ctx.settings.previousSecretHours * 3_600_000).toISOString();
-    const changes: EndpointChanges = {
-      secret_ciphertext: await encryptSecrets(ctx, endpointId, {
-        current: secret,
-        previous: { secret: stored.current, expires_at: expiresAt },
-        ...(earlier.length > 0 ? { earlier } : {}),
-      }),
-      // The last of the rotated-out secrets to stop being sent.
-      previous_secret_expires_at: expiresAt,
-    };
+    let changes: EndpointChanges;
+    if (overlapHours === 0) {
+      changes = {
+        secret_ciphertext: await encryptSecrets(ctx, endpointId, { current: secret }),
+        previous_secret_expires_at: undefined,
+      };
+    } else {
+      const stored = await secretsOf(ctx, record);
+      const earlier = retiringSecrets(stored, now).slice(0, MAX_RETIRING_SECRETS - 1);
+      const expiresAt = new Date(now.getTime() + overlapHours * 3_600_000).toISOString();
+      changes = {
+        secret_ciphertext: await encryptSecrets(ctx, endpointId, {
+          current: secret,
+          previous: { secret: stored.current, expires_at: expiresAt },
+          ...(earlier.length > 0 ? { earlier } : {}),
+        }),
+        // The last of the rotated-out secrets to stop being sent.
+        previous_secret_expires_at: expiresAt,
+      };
+    }
     // Conditional on the record read (a concurrent rotation would otherwise drop a secret still in its
     // overlap), and one write with the request's answer: a retry after a crash gets this secret, and the
     // endpoint is not rotated a second time.
@@ -244,6 +257,43 @@ export const rotateSecret = async (
     const rotated: RotatedEndpoint = {
       ...endpointView({ ...record, ...changes, updated_at: at } as EndpointRecord),
       secret,
+    };
+    const updated = await ctx.endpoints.update(endpointId, changes, at, {
+      expected: record,
+      completion: await once?.completion(rotated),
+    });
+    if (updated) return rotated;
+  }
+  throw new EndpointConflictError(endpointId);
+};
+
+/** A new partner key, shown once; the previous one is accepted for `overlapHours` (0: refused at once). */
+export type RotatedPartnerKey = EndpointView & { readonly partner_key: string };
+
+/** `POST /webhooks/endpoints/{id}/rotate-partner-key`: conditional on the record read, one write with the answer. */
+export const rotatePartnerKey = async (
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'randomBytes'>,
+  endpointId: string,
+  overlapHours: number,
+  once?: ExactlyOnce<RotatedPartnerKey>,
+): Promise<RotatedPartnerKey> => {
+  for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt += 1) {
+    const record = await ctx.endpoints.get(endpointId);
+    if (!record) throw new EndpointNotFoundError(endpointId);
+    const now = ctx.clock.now();
+    const partnerKey = `pk_${Buffer.from(ctx.randomBytes(32)).toString('base64url')}`;
+    const keeps = overlapHours > 0 && record.partner_key_sha256 !== undefined;
+    const changes: EndpointChanges = {
+      partner_key_sha256: partnerKeyHash(partnerKey),
+      previous_partner_key_sha256: keeps ? record.partner_key_sha256 : undefined,
+      previous_partner_key_valid_until: keeps
+        ? new Date(now.getTime() + overlapHours * 3_600_000).toISOString()
+        : undefined,
+    };
+    const at = now.toISOString();
+    const rotated: RotatedPartnerKey = {
+      ...endpointView({ ...record, ...changes, updated_at: at } as EndpointRecord),
+      partner_key: partnerKey,
     };
     const updated = await ctx.endpoints.update(endpointId, changes, at, {
       expected: record,

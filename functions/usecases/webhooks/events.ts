@@ -120,6 +120,8 @@ export const publishEvent = async (
   traceId: string,
   versions: VersionsInForce,
   once?: ExactlyOnce<PublishedEvent>,
+  /** The authenticated operator who publishes (recorded on the outbox item as `published_by`). */
+  publishedBy?: string,
 ): Promise<PublishedEvent> => {
   if (
     (CATALOG_EVENT_TYPES as readonly string[]).includes(request.type) ||
@@ -172,10 +174,11 @@ export const publishEvent = async (
     ctx.clock.now(),
     ctx.settings.bodyTtlDays,
   );
-  const published: PublishedEvent = { item, created: true };
+  const recorded: OutboxItem = publishedBy ? { ...item, published_by: publishedBy } : item;
+  const published: PublishedEvent = { item: recorded, created: true };
   // The event and the request's answer are one write: a retry after a crash gets this event's id and never
   // publishes a second event (which partners would apply as another one).
-  if (await ctx.events.put(item, await once?.completion(published))) return published;
+  if (await ctx.events.put(recorded, await once?.completion(published))) return published;
   const raced = request.event_id !== undefined ? await ctx.events.get(request.event_id) : undefined;
   if (raced) return repeatOf(raced, request);
   throw new Error(`event id ${item.event_id} already exists`);

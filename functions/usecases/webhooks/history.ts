@@ -51,6 +51,7 @@ export const showEvent = async (ctx: Pick<WebhookContext, 'events' | 'deliveries
     ...(item?.fanned_out_at
       ? { fanned_out_at: item.fanned_out_at, fanned_out_to: item.fanned_out_to ?? 0 }
       : {}),
+    ...(item?.published_by ? { published_by: item.published_by } : {}),
     deliveries: deliveries.map(deliveryView),
   };
 };

@@ -45,7 +45,7 @@ const EC_CURVES: Readonly<Record<string, string>> = {
   secp521r1: 'P-521',
 };
 const RSA_MIN_BITS = 2048;
-/** Larger RSA keys do not fit the data key's plaintext limit (KMS Encrypt: 4 KiB) once encoded. */
+/** Larger RSA keys do not fit the secrets key's plaintext limit (KMS Encrypt: 4 KiB) once encoded. */
 const RSA_MAX_BITS = 4096;
 /** The id-kp-clientAuth extended key usage (RFC 5280). */
 const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
@@ -183,7 +183,7 @@ const keyContext = (endpointId: string, certificateSha256: string) => ({
   certificate_sha256: certificateSha256,
 });
 
-/** The stored form: the chain as given (normalised), the key encrypted with the data key. */
+/** The stored form: the chain as given (normalised), the key encrypted with the secrets key. */
 export const storedMtls = async (
   ctx: Pick<WebhookContext, 'cipher'>,
   endpointId: string,

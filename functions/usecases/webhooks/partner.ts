@@ -3,6 +3,7 @@ import type { Envelope } from '../../domain/webhooks/envelope';
 import { isEnvelopeVersion, LATEST_ENVELOPE_VERSION, renderEnvelope } from '../../domain/webhooks/envelope';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { EndpointRecord, Page } from '../../ports/webhooks';
+import { partnerCatalogSchema } from '../../schemas/webhooks';
 import { exportCatalog } from '../catalog/export';
 import type { CatalogReader } from '../catalog/reader';
 import { partVersionNames } from '../catalog/release';
@@ -20,20 +21,34 @@ export class PartnerUnauthorizedError extends Error {
 const PARTNER_KEY = /^Bearer\s+(pk_[A-Za-z0-9_-]{43})$/;
 
 /** The endpoint whose partner key the request carries (compared as SHA-256 digests, in constant time). */
+const sameHash = (stored: string | undefined, hash: string): boolean =>
+  stored !== undefined &&
+  stored.length === hash.length &&
+  timingSafeEqual(Buffer.from(stored, 'hex'), Buffer.from(hash, 'hex'));
+
+/**
+ * The endpoint whose partner key the request carries (compared as SHA-256 digests, in constant time): its
+ * current key, or the previous one until its overlap ends. A disabled endpoint's keys are revoked (a deleted
+ * endpoint has none).
+ */
 export const authenticatePartner = async (
-  ctx: Pick<WebhookContext, 'endpoints'>,
+  ctx: Pick<WebhookContext, 'endpoints' | 'clock'>,
   authorization: string | undefined,
 ): Promise<EndpointRecord> => {
   const key = authorization?.match(PARTNER_KEY)?.[1];
   if (!key) throw new PartnerUnauthorizedError();
   const hash = partnerKeyHash(key);
   const endpoint = await ctx.endpoints.byPartnerKey(hash);
+  if (endpoint?.status !== 'enabled') throw new PartnerUnauthorizedError();
+  if (sameHash(endpoint.partner_key_sha256, hash)) return endpoint;
+  const until = endpoint.previous_partner_key_valid_until;
   if (
-    !endpoint?.partner_key_sha256 ||
-    !timingSafeEqual(Buffer.from(endpoint.partner_key_sha256, 'hex'), Buffer.from(hash, 'hex'))
+    sameHash(endpoint.previous_partner_key_sha256, hash) &&
+    until !== undefined &&
+    Date.parse(until) > ctx.clock.now().getTime()
   )
-    throw new PartnerUnauthorizedError();
-  return endpoint;
+    return endpoint;
+  throw new PartnerUnauthorizedError();
 };
 
 /**
@@ -64,8 +79,45 @@ export const partnerEvents = async (
   return { items, ...(page.cursor ? { cursor: page.cursor } : {}) };
 };
 
-/** `GET /catalog/snapshot?as_of=`: the catalog in force at a time, in the import format, with its versions. */
-export const catalogSnapshot = async (reader: CatalogReader, repository: CatalogRepository, asOf: Date) => {
+/** A snapshot asked for a time to come: publications scheduled ahead are not the partner's to see yet. */
+export class SnapshotInFutureError extends Error {
+  constructor() {
+    super('as_of must not be later than now: what is scheduled is not in force yet');
+    this.name = 'SnapshotInFutureError';
+  }
+}
+
+/**
+ * What a partner of `tenant` sees of a catalog document: its overrides and basket policies only when they name
+ * no tenant or this one, then the allow-list schema drops everything else (settlement rates, the rate policy,
+ * blocked banks and tokens, player blocks, any field added later).
+ */
+export const partnerProjection = (document: Record<string, unknown>, tenant: string | undefined) => {
+  const ours = (owner: string | undefined) => owner === undefined || owner === tenant;
+  const overrides = (document.overrides as { target: Record<string, string> }[] | undefined)?.filter(
+    (override) => ours(override.target.tenant),
+  );
+  const policies = (document.basket_policies as { tenant?: string }[] | undefined)?.filter((policy) =>
+    ours(policy.tenant),
+  );
+  return partnerCatalogSchema.parse({
+    ...document,
+    ...(overrides ? { overrides } : {}),
+    ...(policies ? { basket_policies: policies } : {}),
+  });
+};
+
+/**
+ * `GET /catalog/snapshot?as_of=`: the catalog in force at a time (not later than now), in the import format,
+ * with its versions, as the partner's endpoint's tenant sees it.
+ */
+export const catalogSnapshot = async (
+  reader: CatalogReader,
+  repository: CatalogRepository,
+  asOf: Date,
+  viewer: { readonly tenant?: string | undefined; readonly now: Date },
+) => {
+  if (asOf.getTime() > viewer.now.getTime()) throw new SnapshotInFutureError();
   const publication = await reader.inForceAt(asOf);
   const exported = await exportCatalog(reader, repository, {
     kind: 'revision',
@@ -77,6 +129,6 @@ export const catalogSnapshot = async (reader: CatalogReader, repository: Catalog
     revision: publication.revision,
     effective_from: publication.effective_from,
     versions: partVersionNames(publication.versions),
-    catalog,
+    catalog: partnerProjection(catalog, viewer.tenant),
   };
 };

@@ -36,7 +36,7 @@ describe('loadOrCreateLocalKeys', () => {
     const signature = await first.receiptSigner.sign(message);
     const mac = await first.quoteMac.generateMac(message);
     const context = { endpoint_id: 'ep_01' };
-    const ciphertext = await first.dataCipher.encrypt(bytes('secret'), context);
+    const ciphertext = await first.secretsCipher.encrypt(bytes('secret'), context);
     const contents = await Promise.all(keyFiles().map((file) => readFile(file, 'utf8')));
 
     const second = await loadOrCreateLocalKeys(keysDir);
@@ -47,7 +47,7 @@ describe('loadOrCreateLocalKeys', () => {
       true,
     );
     expect(await second.quoteMac.verifyMac(message, mac)).toBe(true);
-    expect(Buffer.from(await second.dataCipher.decrypt(ciphertext, context)).toString()).toBe('secret');
+    expect(Buffer.from(await second.secretsCipher.decrypt(ciphertext, context)).toString()).toBe('secret');
     expect(await Promise.all(keyFiles().map((file) => readFile(file, 'utf8')))).toEqual(contents);
   });
 
@@ -85,11 +85,11 @@ describe('loadOrCreateLocalKeys', () => {
     const [reference, ...others] = sets;
     if (!reference) throw new Error('no key set');
     const mac = await reference.quoteMac.generateMac(message);
-    const ciphertext = await reference.dataCipher.encrypt(bytes('secret'), {});
+    const ciphertext = await reference.secretsCipher.encrypt(bytes('secret'), {});
     for (const set of others) {
       expect(set.receiptSigner.keyId).toBe(reference.receiptSigner.keyId);
       expect(await set.quoteMac.verifyMac(message, mac)).toBe(true);
-      expect(Buffer.from(await set.dataCipher.decrypt(ciphertext, {})).toString()).toBe('secret');
+      expect(Buffer.from(await set.secretsCipher.decrypt(ciphertext, {})).toString()).toBe('secret');
     }
     expect(await readdir(keysDir)).toHaveLength(Object.keys(KEYS).length);
   });
@@ -154,5 +154,25 @@ describe('LocalMacSigner', () => {
 
   it('refuses a key that is not 32 bytes', () => {
     expect(() => new LocalMacSigner(new Uint8Array(16))).toThrow(RangeError);
+  });
+});
+
+describe('loadOrCreateLocalKeys: the secrets key of an older data directory', () => {
+  it('starts as a copy of the data key, so secrets stored before it still decrypt', async () => {
+    const legacyDir = await mkdtemp(join(tmpdir(), 'pricing-keys-legacy-'));
+    const freshDir = await mkdtemp(join(tmpdir(), 'pricing-keys-fresh-'));
+    try {
+      const legacyKey = `${Buffer.from(createHash('sha256').update('legacy').digest()).toString('base64')}\n`;
+      await writeFile(join(legacyDir, KEYS.data.localFile), legacyKey, { mode: 0o600 });
+      await loadOrCreateLocalKeys(legacyDir);
+      expect(await readFile(join(legacyDir, KEYS.secrets.localFile), 'utf8')).toBe(legacyKey);
+      await loadOrCreateLocalKeys(freshDir);
+      expect(await readFile(join(freshDir, KEYS.secrets.localFile), 'utf8')).not.toBe(
+        await readFile(join(freshDir, KEYS.data.localFile), 'utf8'),
+      );
+    } finally {
+      await rm(legacyDir, { recursive: true, force: true });
+      await rm(freshDir, { recursive: true, force: true });
+    }
   });
 });

@@ -74,6 +74,7 @@ describe('GET /catalog/prices through the cache', () => {
     expect(miss.headers).toEqual({
       'Cache-Control': 'public, max-age=300, stale-while-revalidate=600',
       'X-Cache': 'miss',
+      Vary: 'x-api-key',
     });
     expect(miss.body).toMatchObject({
       sku: 'sku_game',

@@ -120,5 +120,12 @@ export const operationRequest = (input: {
     event: { ...event, queryStringParameters: input.query ?? null },
     route: route(input.method ?? 'GET', input.resource, 'test'),
     traceId: 'trc_test',
+    principal: {
+      kind: 'caller',
+      keyId: 'ak_test',
+      tenant: 'demo',
+      scopes: ['prices:read', 'quotes:write', 'receipts:read', 'refunds:write'],
+      channels: [],
+    },
   };
 };

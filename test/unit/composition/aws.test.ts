@@ -20,7 +20,12 @@ const completeEnvironment = (): Record<string, string> => ({
   ...Object.fromEntries(serviceTables().map((table) => [table.envVar, `pricing-${table.id}`])),
   ...Object.fromEntries(Object.values(QUEUES).map((queue) => [queue.envVar, queueUrl(queue.id)])),
   ...Object.fromEntries(Object.values(BUCKETS).map((bucket) => [bucket.envVar, `pricing-${bucket.id}`])),
-  ...Object.fromEntries(Object.values(KEYS).map((key) => [key.envVar, `alias/pricing-${key.id}`])),
+  // The data key is used by DynamoDB, SQS and S3 on the functions' behalf, never by a function directly.
+  ...Object.fromEntries(
+    Object.values(KEYS)
+      .filter((key) => key.id !== KEYS.data.id)
+      .map((key) => [key.envVar, `alias/pricing-${key.id}`]),
+  ),
   [SCHEDULER.groupEnvVar]: SCHEDULER.groupName,
   [SCHEDULER.roleEnvVar]: `arn:aws:iam::${ACCOUNT}:role/pricing-scheduler`,
   [METRICS_NAMESPACE_ENV_VAR]: 'Pricing/test',

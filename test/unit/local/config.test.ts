@@ -89,11 +89,20 @@ describe('loadLocalConfig: credentials', () => {
     const reviewers = Object.fromEntries(config.admins.slice(1).map((admin) => [admin.name, admin.token]));
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
       api_key: config.apiKey,
+      chargeback_key: config.chargebackKey,
       admin_token: config.adminToken,
       admin_tokens: reviewers,
     });
     expect(Object.keys(reviewers)).toEqual(['alice', 'bob']);
-    expect(new Set([config.apiKey, ...config.admins.map((admin) => admin.token)]).size).toBe(4);
+    expect(
+      new Set([config.apiKey, config.chargebackKey, ...config.admins.map((admin) => admin.token)]).size,
+    ).toBe(5);
+    // C27: the plain admin token holds every role but approver; generated reviewers author, approve, audit.
+    expect(config.admins.map((admin) => [admin.name, admin.roles])).toEqual([
+      ['admin', ['author', 'endpoint_admin', 'auditor']],
+      ['alice', ['author', 'approver', 'auditor']],
+      ['bob', ['author', 'approver', 'auditor']],
+    ]);
     expect(config.generated).toEqual({ apiKey: true, adminToken: true });
   });
 
@@ -147,5 +156,53 @@ describe('loadLocalConfig: credentials', () => {
     mkdirSync(dataDir);
     writeFileSync(credentialsFile(dataDir), '{ not json');
     expect(() => loadLocalConfig({ DATA_DIR: dataDir }, cwd)).toThrow(ConfigurationError);
+  });
+});
+
+describe('loadLocalConfig: operators and roles (C27)', () => {
+  const token = (name: string) => `adm_test_${name}_0123456789abcdef`;
+
+  it('reads name:token:role+role, a name without roles being author+approver+auditor', () => {
+    const config = loadLocalConfig(
+      {
+        IN_MEMORY: 'true',
+        ADMIN_TOKENS: [
+          `carol:${token('carol')}:approver`,
+          `dave:${token('dave')}:auditor`,
+          `erin:${token('erin')}`,
+          `fx-bot:${token('fx')}:machine+author`,
+        ].join(','),
+      },
+      cwd,
+    );
+    expect(config.admins.map((admin) => [admin.name, admin.roles, admin.machine === true])).toEqual([
+      ['admin', ['author', 'endpoint_admin', 'auditor'], false],
+      ['carol', ['approver'], false],
+      ['dave', ['auditor'], false],
+      ['erin', ['author', 'approver', 'auditor'], false],
+      ['fx-bot', ['author'], true],
+    ]);
+  });
+
+  it('accepts one person under several tokens (sessions): each is the same identity', () => {
+    const config = loadLocalConfig(
+      { IN_MEMORY: 'true', ADMIN_TOKENS: `alice:${token('a1')}:author,alice:${token('a2')}:approver` },
+      cwd,
+    );
+    expect(config.admins.filter((admin) => admin.name === 'alice').map((admin) => admin.roles)).toEqual([
+      ['author'],
+      ['approver'],
+    ]);
+  });
+
+  it.each([
+    ['an unknown role', `carol:${token('c')}:owner`],
+    ['an empty role list', `carol:${token('c')}:`],
+    ['a machine approver', `bot:${token('b')}:machine+approver`],
+    ['a fourth field', `carol:${token('c')}:author:extra`],
+  ])('refuses %s with ConfigurationError', (_label, value) => {
+    expect(() => loadLocalConfig({ IN_MEMORY: 'true', ADMIN_TOKENS: value }, cwd)).toThrow(
+      ConfigurationError,
+    );
   });
 });

@@ -3,10 +3,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FunctionPool } from '../../../functions/adapters/local/function-pool';
 import { type GatewayOptions, MAX_BODY_BYTES, startGateway } from '../../../functions/adapters/local/gateway';
 import { FUNCTIONS, type RouteDefinition } from '../../../functions/definitions';
+import { createAuthorizerHandler } from '../../../functions/handlers/authorizer';
+import { systemClock } from '../../../functions/shared/clock';
+import { MemoryApiKeyStore } from '../../support/memory-api-keys';
 import { closedAfterEach } from '../support/servers';
 
 const API_KEY = 'key_local_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_local_0123456789abcdef';
+
+/** The caller-key authorizer over a store holding one key of tenant `demo`. */
+const authorizerFor = (key: string) => {
+  const store = new MemoryApiKeyStore();
+  store.seed(key, 'demo', ['prices:read', 'quotes:write']);
+  return createAuthorizerHandler({ apiKeys: store, clock: systemClock });
+};
 
 const route = (
   method: RouteDefinition['method'],
@@ -61,8 +71,8 @@ const start = async (overrides: Partial<GatewayOptions> = {}): Promise<string> =
   const { server, url } = await startGateway({
     host: '127.0.0.1',
     port: 0,
-    apiKey: API_KEY,
-    adminToken: ADMIN_TOKEN,
+    authorizer: authorizerFor(API_KEY),
+    admins: [{ name: 'admin', token: ADMIN_TOKEN, roles: ['author', 'endpoint_admin', 'auditor'] }],
     functions: { api: echo, deliver: binary, fanout: crash },
     routes,
     onError: (error) => errors.push(error),

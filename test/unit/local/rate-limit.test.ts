@@ -3,11 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { FunctionPool } from '../../../functions/adapters/local/function-pool';
 import { type GatewayOptions, startGateway, TokenBuckets } from '../../../functions/adapters/local/gateway';
 import { CATALOG_RATE_LIMIT, FUNCTIONS, type RouteDefinition } from '../../../functions/definitions';
+import { createAuthorizerHandler } from '../../../functions/handlers/authorizer';
 import type { Clock } from '../../../functions/ports/clock';
+import { systemClock } from '../../../functions/shared/clock';
+import { MemoryApiKeyStore } from '../../support/memory-api-keys';
 import { closedAfterEach } from '../support/servers';
 
 const API_KEY = 'key_local_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_local_0123456789abcdef';
+
+/** The caller-key authorizer over a store holding one key of tenant `demo`. */
+const authorizerFor = (key: string) => {
+  const store = new MemoryApiKeyStore();
+  store.seed(key, 'demo', ['prices:read', 'quotes:write']);
+  return createAuthorizerHandler({ apiKeys: store, clock: systemClock });
+};
 
 /** A clock that only moves when told to. */
 const manualClock = (start = Date.parse('2026-11-01T00:00:00.000Z')) => {
@@ -51,8 +61,8 @@ const start = async (overrides: Partial<GatewayOptions> = {}): Promise<string> =
   const { server, url } = await startGateway({
     host: '127.0.0.1',
     port: 0,
-    apiKey: API_KEY,
-    adminToken: ADMIN_TOKEN,
+    authorizer: authorizerFor(API_KEY),
+    admins: [{ name: 'admin', token: ADMIN_TOKEN, roles: ['author', 'endpoint_admin', 'auditor'] }],
     functions: { api: ok },
     routes,
     ...overrides,

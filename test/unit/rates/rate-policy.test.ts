@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   canonicalPair,
   ecbUrlOf,
+  isCredentialParameter,
   type RatePolicy,
   ratePolicySchema,
 } from '../../../functions/schemas/rate-policy';
@@ -357,5 +358,179 @@ describe('ratePolicySchema', () => {
       .join(' | ');
     if (typeof message === 'string') expect(atPath).toContain(message);
     else expect(atPath).toMatch(message);
+  });
+});
+
+describe('provider credentials by reference (auth.secret_ref)', () => {
+  const withSource = (index: number, fields: Record<string, unknown>) =>
+    mutated((d) => Object.assign(d.sources[index] as object, fields));
+  const messagesAt = (value: unknown, path: string) =>
+    problems(value)
+      .filter((problem) => problem.path === path)
+      .map((problem) => problem.message);
+
+  it('accepts auth in a header (with a prefix) or a query parameter on json, crypto_ticker and ecb sources', () => {
+    const value = mutated((d) => {
+      Object.assign(d.sources[0] as object, {
+        url: 'https://ecb-mirror.example/eurofxref-daily.xml',
+        auth: { header: 'X-Api-Key', secret_ref: 'ecb-mirror' },
+      });
+      Object.assign(d.sources[1] as object, {
+        auth: { query_param: 'access_key', secret_ref: 'frankfurter/key' },
+      });
+      Object.assign(d.sources[2] as object, {
+        auth: { header: 'Authorization', prefix: 'Bearer ', secret_ref: 'coinbase@prod' },
+      });
+    });
+    expect(problems(value)).toEqual([]);
+    const parsed = ratePolicySchema.parse(value);
+    expect(parsed.sources[2]).toMatchObject({ auth: { header: 'Authorization', prefix: 'Bearer ' } });
+  });
+
+  it.each([
+    'access_key',
+    'api_key',
+    'apikey',
+    'API-KEY',
+    'key',
+    'token',
+    'access_token',
+    'secret',
+    'client_secret',
+    'password',
+    'passwd',
+    'auth',
+    'Authorization',
+    'app_id',
+    'sig',
+    'signature',
+    'x-api-key',
+    'subscription-key',
+  ])('refuses the credential-like query parameter %s, pointing at auth.secret_ref', (name) => {
+    expect(isCredentialParameter(name)).toBe(true);
+    const value = withSource(1, { url: `https://api.example/latest?from={base}&${name}=AAAAAAAA` });
+    expect(messagesAt(value, 'sources.1.url').join(' | ')).toContain(
+      `query parameter "${name}" looks like a credential`,
+    );
+    expect(messagesAt(value, 'sources.1.url').join(' | ')).toContain('"secret_ref"');
+  });
+
+  it('keeps ordinary query parameters', () => {
+    for (const name of [
+      'from',
+      'base',
+      'symbols',
+      'to',
+      'currencies',
+      'amount',
+      'places',
+      'date',
+      'format',
+      'code',
+    ])
+      expect(isCredentialParameter(name)).toBe(false);
+    expect(
+      problems(withSource(1, { url: 'https://api.example/latest?from={base}&symbols={quote}&places=6' })),
+    ).toEqual([]);
+    expect(
+      messagesAt(withSource(2, { url: 'https://api.example/{symbol}?token=AAAA' }), 'sources.2.url').join(),
+    ).toContain('"token" looks like a credential');
+    expect(
+      messagesAt(withSource(0, { url: 'https://ecb.example/daily.xml?apikey=AAAA' }), 'sources.0.url').join(),
+    ).toContain('"apikey" looks like a credential');
+  });
+
+  it.each<[string, Record<string, unknown>, string, string]>([
+    ['Host', { header: 'Host', secret_ref: 's' }, 'sources.1.auth.header', 'client owns (Host'],
+    ['Content-Length', { header: 'content-length', secret_ref: 's' }, 'sources.1.auth.header', 'client owns'],
+    [
+      'Transfer-Encoding',
+      { header: 'Transfer-Encoding', secret_ref: 's' },
+      'sources.1.auth.header',
+      'header',
+    ],
+    [
+      'Proxy-Authorization',
+      { header: 'Proxy-Authorization', secret_ref: 's' },
+      'sources.1.auth.header',
+      'Proxy',
+    ],
+    ['Accept', { header: 'Accept', secret_ref: 's' }, 'sources.1.auth.header', 'header'],
+    [
+      'a header name with a space',
+      { header: 'X Api Key', secret_ref: 's' },
+      'sources.1.auth.header',
+      'header',
+    ],
+    [
+      'a header name with CRLF',
+      { header: 'X-Key\r\nHost', secret_ref: 's' },
+      'sources.1.auth.header',
+      'header',
+    ],
+    ['a ref with ..', { header: 'X-Api-Key', secret_ref: '../keys' }, 'sources.1.auth.secret_ref', '".."'],
+    [
+      'an absolute ref',
+      { header: 'X-Api-Key', secret_ref: '/etc/passwd' },
+      'sources.1.auth.secret_ref',
+      'segments',
+    ],
+    [
+      'a ref with a space',
+      { header: 'X-Api-Key', secret_ref: 'a b' },
+      'sources.1.auth.secret_ref',
+      'secret name',
+    ],
+    ['a ref too long', { header: 'X-Api-Key', secret_ref: 'x'.repeat(129) }, 'sources.1.auth.secret_ref', ''],
+    ['no secret_ref', { header: 'X-Api-Key' }, 'sources.1.auth.secret_ref', ''],
+    [
+      'both header and query_param',
+      { header: 'X-Api-Key', query_param: 'k', secret_ref: 's' },
+      'sources.1.auth',
+      'exactly one',
+    ],
+    ['neither header nor query_param', { secret_ref: 's' }, 'sources.1.auth', 'exactly one'],
+    [
+      'a prefix without header',
+      { query_param: 'k', prefix: 'Bearer ', secret_ref: 's' },
+      'sources.1.auth.prefix',
+      'only with header',
+    ],
+    [
+      'a prefix with a line break',
+      { header: 'Authorization', prefix: 'Bearer\n', secret_ref: 's' },
+      'sources.1.auth.prefix',
+      'scheme word',
+    ],
+    [
+      'a bad query parameter name',
+      { query_param: 'a&b', secret_ref: 's' },
+      'sources.1.auth.query_param',
+      'query parameter name',
+    ],
+    [
+      'a secret value instead of a reference',
+      { header: 'X-Api-Key', secret_ref: 's', value: 'AAAA' },
+      'sources.1.auth',
+      'Unrecognized key',
+    ],
+  ])('refuses auth with %s', (_name, auth, path, message) => {
+    const found = messagesAt(withSource(1, { auth }), path);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.join(' | ')).toContain(message);
+  });
+
+  it('refuses a query_param the url already has, and auth on a simulated source', () => {
+    const value = withSource(1, {
+      url: 'https://api.example/latest?from={base}&app=1',
+      auth: { query_param: 'app', secret_ref: 's' },
+    });
+    expect(messagesAt(value, 'sources.1.auth.query_param')).toEqual([
+      'the url already has a query parameter "app"',
+    ]);
+    expect(problems(withSource(4, { auth: { header: 'X-Api-Key', secret_ref: 's' } }))).toContainEqual({
+      path: 'sources.4',
+      message: expect.stringMatching(/Unrecognized key/),
+    });
   });
 });

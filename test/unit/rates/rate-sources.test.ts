@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createGuardedFetch } from '../../../functions/adapters/http/guarded-http-client';
 import {
   CryptoTickerRateSource,
   EcbRateSource,
@@ -23,6 +24,9 @@ const FIXTURE = readFileSync(
 );
 /** The fixture's day, 2024-01-04, at 16:30 CET. */
 const AT = new Date('2024-01-04T15:30:00.000Z');
+
+/** The test provider listens on loopback: the guarded GET under the local stack's egress policy. */
+const loopbackFetch = createGuardedFetch({ policy: { allowHttp: true, allowedCidrs: ['127.0.0.0/8'] } });
 
 type Answer = { status?: number; body?: string; headers?: Record<string, string>; hang?: boolean };
 let routes: Record<string, Answer> = {};
@@ -67,6 +71,7 @@ describe('EcbRateSource', () => {
       sourceId: 'ecb',
       url: `${base}/ecb.xml`,
       timeoutMs: 500,
+      fetch: loopbackFetch,
       precisionOf: (pair) => (pair === 'GBP→USD' ? 6 : 4),
       ...overrides,
     });
@@ -143,7 +148,7 @@ describe('EcbRateSource', () => {
 
 describe('JsonRateSource', () => {
   const json = (url = `${base}/latest?from={base}`, pointer = '/rates/{quote}') =>
-    new JsonRateSource({ sourceId: 'frankfurter', url, pointer, timeoutMs: 500 });
+    new JsonRateSource({ sourceId: 'frankfurter', url, pointer, timeoutMs: 500, fetch: loopbackFetch });
 
   it('reads each pair at its pointer, one GET per distinct URL, numbers exactly as written', async () => {
     routes['/latest?from=EUR'] = {
@@ -184,6 +189,7 @@ describe('CryptoTickerRateSource', () => {
       sourceId: 'coinbase',
       url,
       timeoutMs: 500,
+      fetch: loopbackFetch,
       ...(symbolTemplate ? { symbolTemplate } : {}),
     });
 

@@ -84,11 +84,15 @@ const undefinedPaths = (value: unknown, where = '$'): string[] => {
 const operationOf = (document: JsonObject, definition: RouteDefinition): JsonObject =>
   objectAt(document, 'paths', definition.path, definition.method.toLowerCase());
 
-const EXPECTED_SECURITY: Readonly<Record<RouteAuth, JsonValue>> = {
-  none: [],
-  api_key: [{ apiKey: [] }],
-  admin: [{ adminBearer: [] }, { adminSigV4: [] }],
-  partner: [{ partnerKey: [] }],
+/** Each route's requirement names the scopes (caller keys) or roles (operators) of which it needs one. */
+const expectedSecurity = (route: RouteDefinition): JsonValue => {
+  const byAuth: Readonly<Record<RouteAuth, JsonValue>> = {
+    none: [],
+    api_key: [{ apiKey: [...(route.scopes ?? [])] }],
+    admin: [{ adminBearer: [...(route.roles ?? [])] }, { adminSigV4: [...(route.roles ?? [])] }],
+    partner: [{ partnerKey: [] }],
+  };
+  return byAuth[route.auth];
 };
 
 describe.each([
@@ -128,7 +132,7 @@ describe.each([
       const operation = operationOf(document, definition);
       expect(operation.operationId).toBe(definition.operation);
       expect(operation.summary).toBe(definition.summary);
-      expect(operation.security, definition.operation).toEqual(EXPECTED_SECURITY[definition.auth]);
+      expect(operation.security, definition.operation).toEqual(expectedSecurity(definition));
     }
   });
 
@@ -153,7 +157,7 @@ describe.each([
         expect(at(response, 'headers', 'X-Trace-Id'), label).toBeDefined();
         if (['429', '503'].includes(status))
           expect(at(response, 'headers', 'Retry-After'), label).toBeDefined();
-        if (Number(status) >= 400 && !(definition.operation === 'health' && status === '503')) {
+        if (Number(status) >= 400 && !(definition.operation === 'deepHealth' && status === '503')) {
           expect(at(response, 'content', 'application/json', 'schema'), label).toEqual({
             $ref: '#/components/schemas/Error',
           });

@@ -201,7 +201,7 @@ describe('target URIs (htu)', () => {
   it('is undefined for what is not an absolute http(s) URI without credentials', () => {
     expect(normalizeTargetUri('/partner/confirmations')).toBeUndefined();
     expect(normalizeTargetUri('ftp://example.com/x')).toBeUndefined();
-    expect(normalizeTargetUri('https://user:secret@example.com/x')).toBeUndefined();
+    expect(normalizeTargetUri('https://user:password@example.com/x')).toBeUndefined();
     expect(normalizeTargetUri('https://user@example.com/x')).toBeUndefined();
   });
 
@@ -248,7 +248,14 @@ describe('checkDpopProof (RFC 9449 §4.3)', () => {
     header: { typ: 'dpop+jwt', alg: 'ES256', jwk: ec.publicJwk, ...header },
     claims:
       typeof claims === 'object' && claims !== null && !Array.isArray(claims)
-        ? { htm: 'POST', htu: targetUri, iat: nowSeconds, jti: 'jti-1', ...claims }
+        ? {
+            htm: 'POST',
+            htu: targetUri,
+            iat: nowSeconds,
+            jti: 'jti-1',
+            ath: credentialHash(partnerKey),
+            ...claims,
+          }
         : claims,
   });
 
@@ -279,7 +286,7 @@ describe('checkDpopProof (RFC 9449 §4.3)', () => {
     expect(checkDpopProof(proof({ jwk: { ...ec.publicJwk, kid: 'x', alg: 'ES256' } }), expected).ok).toBe(
       true,
     );
-    // ath, when present, is the hash of the partner key presented.
+    // ath is required: the hash of the partner key presented (issue 15).
     expect(checkDpopProof(proof({}, { ath: credentialHash(partnerKey) }), expected).ok).toBe(true);
     // Ed25519 keys: EdDSA or its RFC 9864 name.
     const edExpected = {
@@ -325,6 +332,7 @@ describe('checkDpopProof (RFC 9449 §4.3)', () => {
     ['jti empty', proof({}, { jti: '' }), 'jti'],
     ['jti too long', proof({}, { jti: 'j'.repeat(DPOP_MAX_JTI_LENGTH + 1) }), 'jti'],
     ['ath of another credential', proof({}, { ath: credentialHash('pk_other') }), 'ath'],
+    ['ath absent', proof({}, { ath: undefined }), 'ath'],
   ];
 
   it.each(refusals)('refuses %s', (_label, contents, refusal) => {
