@@ -43,6 +43,19 @@ export class ApiKeyConflictError extends Error {
 }
 
 /**
+ * A rotation: the key's secret becomes `nextSha256`, conditional on `expectedCurrent` still being the current
+ * one; that one keeps working until `previousValidUntil` (epoch seconds), or stops at once when it is
+ * undefined. `previousToDrop`, a secret older than the current one, stops at once.
+ */
+export interface ApiKeyRotation {
+  readonly record: ApiKeyRecord;
+  readonly expectedCurrent: string;
+  readonly nextSha256: string;
+  readonly previousToDrop?: string;
+  readonly previousValidUntil?: number;
+}
+
+/**
  * Caller keys (C26): the record and, per live secret, an item keyed by the secret's SHA-256. Every change is
  * conditional on the record as read, and writes the request's completion with it when given.
  */
@@ -51,20 +64,7 @@ export interface ApiKeyStore {
   get(keyId: string): Promise<{ record: ApiKeyRecord; current: string; previous?: string } | undefined>;
   list(options: { tenant?: string; limit: number; cursor?: string }): Promise<ApiKeyPage>;
   grantOf(secretSha256: string): Promise<ApiKeyGrant | undefined>;
-  /**
-   * The key's secret becomes `nextSha256`; the current one keeps working until `previousValidUntil` (epoch
-   * seconds) or stops at once when it is undefined. A secret older than the current one stops at once.
-   */
-  rotate(
-    change: {
-      readonly record: ApiKeyRecord;
-      readonly expectedCurrent: string;
-      readonly nextSha256: string;
-      readonly previousToDrop?: string;
-      readonly previousValidUntil?: number;
-    },
-    completion?: RequestCompletion,
-  ): Promise<void>;
+  rotate(change: ApiKeyRotation, completion?: RequestCompletion): Promise<void>;
   /** Marks the key revoked and deletes every secret hash of it. */
   revoke(
     change: { readonly record: ApiKeyRecord; readonly hashes: readonly string[] },

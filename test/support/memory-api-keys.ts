@@ -4,6 +4,7 @@ import {
   type ApiKeyGrant,
   type ApiKeyPage,
   type ApiKeyRecord,
+  type ApiKeyRotation,
   type ApiKeyStore,
 } from '../../functions/ports/api-keys';
 import type { RequestCompletion } from '../../functions/ports/idempotency';
@@ -47,13 +48,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     return this.hashes.get(hash);
   }
 
-  async rotate(change: {
-    readonly record: ApiKeyRecord;
-    readonly expectedCurrent: string;
-    readonly nextSha256: string;
-    readonly previousToDrop?: string;
-    readonly previousValidUntil?: number;
-  }): Promise<void> {
+  async rotate(change: ApiKeyRotation): Promise<void> {
     const found = this.keys.get(change.record.key_id);
     if (!found || found.current !== change.expectedCurrent)
       throw new ApiKeyConflictError(change.record.key_id);

@@ -5,6 +5,7 @@ import {
   type ApiKeyGrant,
   type ApiKeyPage,
   type ApiKeyRecord,
+  type ApiKeyRotation,
   type ApiKeyStore,
 } from '../../ports/api-keys';
 import type { RequestCompletion } from '../../ports/idempotency';
@@ -174,16 +175,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     };
   }
 
-  async rotate(
-    change: {
-      readonly record: ApiKeyRecord;
-      readonly expectedCurrent: string;
-      readonly nextSha256: string;
-      readonly previousToDrop?: string;
-      readonly previousValidUntil?: number;
-    },
-    completion?: RequestCompletion,
-  ): Promise<void> {
+  async rotate(change: ApiKeyRotation, completion?: RequestCompletion): Promise<void> {
     const { record, expectedCurrent, nextSha256, previousToDrop, previousValidUntil } = change;
     const keeps = previousValidUntil !== undefined;
     await this.write(

@@ -326,9 +326,7 @@ const openRequest = (url: URL, request: WebhookRequest, transport: Transport): C
     url.protocol === 'https:'
       ? httpsRequest({
           ...requestOptions,
-          rejectUnauthorized: true,
-          minVersion: 'TLSv1.2',
-          ...(transport.ca === undefined ? {} : { ca: [...transport.ca] }),
+          ...verifiedTls(transport),
           ...(clientCertificate === undefined
             ? {}
             : { cert: clientCertificate.cert, key: clientCertificate.key }),
@@ -433,16 +431,38 @@ const runAttempt = (
  *
  * Throws `EgressPolicyError` at creation when an allow-list entry is not a CIDR; `post` never throws.
  */
+/** TLS as every guarded request speaks it: the peer's certificate verified, TLS 1.2 or later, the extra CA. */
+const verifiedTls = (transport: Transport) => ({
+  rejectUnauthorized: true,
+  minVersion: 'TLSv1.2' as const,
+  ...(transport.ca === undefined ? {} : { ca: [...transport.ca] }),
+});
+
+/**
+ * What every guarded request shares: the allow-list of an egress policy, and the transport that checks every
+ * resolved address at connect time and trusts the public roots plus the extra CA. Throws `EgressPolicyError`
+ * when an allow-list entry is not a CIDR.
+ */
+const guardedTransport = (
+  options: Pick<GuardedHttpClientOptions, 'policy' | 'resolve' | 'ca'>,
+  clientCertificate: ClientCertificate | undefined,
+): { readonly isAllowed: (address: string) => boolean; readonly transport: Transport } => {
+  const allowedRanges = parseAllowedCidrs(options.policy.allowedCidrs);
+  const isAllowed = (address: string): boolean => isParsedAddressAllowed(address, allowedRanges);
+  const extraCa = options.ca ?? options.policy.trustedCaCertificates;
+  return {
+    isAllowed,
+    transport: {
+      lookup: guardedLookup(options.resolve ?? systemResolver, isAllowed),
+      ca: extraCa === undefined ? undefined : [...rootCertificates, extraCa],
+      clientCertificate,
+    },
+  };
+};
+
 export const createGuardedHttpClient = (options: GuardedHttpClientOptions): WebhookHttpClient => {
   const { policy } = options;
-  const allowedRanges = parseAllowedCidrs(policy.allowedCidrs);
-  const isAllowed = (address: string): boolean => isParsedAddressAllowed(address, allowedRanges);
-  const extraCa = options.ca ?? policy.trustedCaCertificates;
-  const transport: Transport = {
-    lookup: guardedLookup(options.resolve ?? systemResolver, isAllowed),
-    ca: extraCa === undefined ? undefined : [...rootCertificates, extraCa],
-    clientCertificate: options.clientCertificate,
-  };
+  const { isAllowed, transport } = guardedTransport(options, options.clientCertificate);
 
   return {
     post: async (request) => {
@@ -644,12 +664,7 @@ const runGuardedGet = (
       };
       clientRequest =
         url.protocol === 'https:'
-          ? httpsRequest({
-              ...requestOptions,
-              rejectUnauthorized: true,
-              minVersion: 'TLSv1.2',
-              ...(transport.ca === undefined ? {} : { ca: [...transport.ca] }),
-            })
+          ? httpsRequest({ ...requestOptions, ...verifiedTls(transport) })
           : httpRequest(requestOptions);
     } catch {
       // Node refuses e.g. a header name or value with forbidden characters before anything is sent.
@@ -685,14 +700,8 @@ const runGuardedGet = (
  */
 export const createGuardedFetch = (options: GuardedFetchOptions): GuardedFetch => {
   const { policy } = options;
-  const allowedRanges = parseAllowedCidrs(policy.allowedCidrs);
-  const isAllowed = (address: string): boolean => isParsedAddressAllowed(address, allowedRanges);
-  const extraCa = options.ca ?? policy.trustedCaCertificates;
-  const transport: Transport = {
-    lookup: guardedLookup(options.resolve ?? systemResolver, isAllowed),
-    ca: extraCa === undefined ? undefined : [...rootCertificates, extraCa],
-    clientCertificate: undefined,
-  };
+  // Rate sources present no client certificate.
+  const { isAllowed, transport } = guardedTransport(options, undefined);
   const timeoutMs = options.timeoutMs ?? GUARDED_FETCH_DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
     throw new RangeError('timeoutMs must be a positive number');

@@ -4,22 +4,13 @@
  * log line; a missing credential is a source failure like an outage; private destinations are refused without
  * connecting; redirects are not followed.
  */
+
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  afterAll,
-  afterEach,
-  beforeAll,
-  beforeEach,
-  describe,
-  expect,
-  it,
-  type MockInstance,
-  vi,
-} from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGuardedFetch, type Resolver } from '../../../functions/adapters/http/guarded-http-client';
 import {
   type FetchLike,
@@ -44,6 +35,7 @@ import { SecretUnavailableError, type SecretValues } from '../../../functions/po
 import { type RatePolicy, ratePolicySchema } from '../../../functions/schemas/rate-policy';
 import { createLogger, loggedError } from '../../../functions/shared/logger';
 import { ingestRates } from '../../../functions/usecases/rates/ingest';
+import { captureLogLines } from '../support/log-capture';
 
 /** A made-up provider credential: it must reach the provider and nowhere else. */
 const SECRET = 'fxk_9d4c2b7e1a0f48c3b5e6d7a8c9b0e1f2';
@@ -443,20 +435,7 @@ class MemoryCatalog implements RatePublisher, CurrentRates {
 }
 
 describe('ingestion with a missing credential', () => {
-  let lines: string[];
-  let spies: MockInstance<typeof process.stdout.write>[];
-  const capture = (stream: NodeJS.WriteStream) =>
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array): boolean => {
-      lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      return true;
-    });
-  beforeEach(() => {
-    lines = [];
-    spies = [capture(process.stdout), capture(process.stderr)];
-  });
-  afterEach(() => {
-    for (const spy of spies) spy.mockRestore();
-  });
+  const log = captureLogLines();
 
   const run = async (policy: RatePolicy, secrets: SecretValues, runs: number) => {
     const catalog = new MemoryCatalog(policy);
@@ -527,7 +506,7 @@ describe('ingestion with a missing credential', () => {
       'source failed',
       await failureOf(sources.get('paid')?.fetch(['EUR→USD'], AT) ?? Promise.resolve()),
     );
-    const output = lines.join('');
+    const output = log.lines().join('');
     expect(output).toContain('credential paid-key unavailable');
     expect(output).not.toContain(SECRET);
     expect(JSON.stringify({ reports, journal, policy: catalog.policy })).not.toContain(SECRET);
@@ -542,7 +521,7 @@ describe('ingestion with a missing credential', () => {
     createLogger({ serviceName: 'pricing-rates', logLevel: 'DEBUG' }).info('ingestion', {
       report: reports[0],
     });
-    expect(lines.join('')).not.toContain(SECRET);
+    expect(log.lines().join('')).not.toContain(SECRET);
     expect(JSON.stringify({ reports, journal })).not.toContain(SECRET);
   });
 

@@ -2,8 +2,9 @@
  * The service logger redacts secrets by their value (wherever they are: free text, nested fields under any
  * name, error messages) besides masking fields by name, and logs errors as their cause chain without stacks.
  */
+
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createLogger,
   MASK,
@@ -11,26 +12,11 @@ import {
   maskSensitive,
   redactSecrets,
 } from '../../../functions/shared/logger';
+import { captureLogLines } from '../support/log-capture';
 
-let lines: string[];
-let spies: MockInstance<typeof process.stdout.write>[];
+const log = captureLogLines();
 
-const capture = (stream: NodeJS.WriteStream): MockInstance<typeof process.stdout.write> =>
-  vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array): boolean => {
-    lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-    return true;
-  });
-
-beforeEach(() => {
-  lines = [];
-  spies = [capture(process.stdout), capture(process.stderr)];
-});
-
-afterEach(() => {
-  for (const spy of spies) spy.mockRestore();
-});
-
-const output = (): string => lines.join('');
+const output = (): string => log.lines().join('');
 
 const onlyLine = (): Record<string, unknown> => {
   const entries = output()

@@ -1,27 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger, MASK, maskSensitive } from '../../../functions/shared/logger';
+import { captureLogLines } from '../support/log-capture';
 
-let lines: string[];
-let spies: MockInstance<typeof process.stdout.write>[];
-
-/** Powertools writes INFO lines to stdout and WARN/ERROR lines to stderr; both are captured in order. */
-const capture = (stream: NodeJS.WriteStream): MockInstance<typeof process.stdout.write> =>
-  vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array): boolean => {
-    lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-    return true;
-  });
-
-beforeEach(() => {
-  lines = [];
-  spies = [capture(process.stdout), capture(process.stderr)];
-});
-
-afterEach(() => {
-  for (const spy of spies) spy.mockRestore();
-});
+const log = captureLogLines();
 
 const logged = (): Record<string, unknown>[] =>
-  lines
+  log
+    .lines()
     .join('')
     .split('\n')
     .filter((line) => line.trim().length > 0)
@@ -59,7 +44,7 @@ describe('createLogger: masking', () => {
     logger().info('request', { [field]: 'sensitive-value-123' });
     const line = onlyLine();
     expect(line[field]).toBe(MASK);
-    expect(lines.join('')).not.toContain('sensitive-value-123');
+    expect(log.lines().join('')).not.toContain('sensitive-value-123');
   });
 
   it('masks sensitive fields at any depth, in objects and arrays', () => {
@@ -70,7 +55,7 @@ describe('createLogger: masking', () => {
     const line = onlyLine();
     expect(line.request).toEqual({ headers: { 'x-api-key': MASK, Authorization: MASK, accept: 'json' } });
     expect(line.endpoints).toEqual([{ id: 'ep_1', secret: MASK }]);
-    expect(lines.join('')).not.toMatch(/k-123456|t-abcdef|whsec_zzz/);
+    expect(log.lines().join('')).not.toMatch(/k-123456|t-abcdef|whsec_zzz/);
   });
 
   it('masks a sensitive field whose value is an object as a whole', () => {
@@ -112,7 +97,7 @@ describe('createLogger: masking', () => {
 
   it('writes nothing at level SILENT', () => {
     createLogger({ logLevel: 'SILENT' }).error('boom', { token: 'x' });
-    expect(lines).toEqual([]);
+    expect(log.lines()).toEqual([]);
   });
 });
 
