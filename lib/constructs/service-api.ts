@@ -10,6 +10,7 @@ import {
   type RouteAuth,
   type RouteDefinition,
 } from '../../functions/definitions';
+import type { ErrorCode } from '../../functions/handlers/middleware/errors';
 import { CALLER_KEY_CACHE_SECONDS } from '../../functions/usecases/access/api-keys';
 import { acknowledgeApiLoggingRole, SECURE_DEFAULTS } from './defaults';
 import { type OperatorPrincipal, operatorAccessStatements } from './operator-access-policy';
@@ -93,6 +94,82 @@ export interface ServiceApiProps {
  * authorizer returns: `apiKeySourceType` AUTHORIZER); JSON access logs, INFO execution logs without request
  * bodies, and X-Ray tracing.
  */
+/**
+ * A C6 body (`{ error, error_description, trace_id }`) as a gateway response template: the trace id is API
+ * Gateway's request id (also in `X-Trace-Id`), since no function ran to make one.
+ */
+export const c6Template = (error: ErrorCode, description: string): string =>
+  `{"error":"${error}","error_description":"${description}","trace_id":"$context.requestId"}`;
+
+/** API Gateway's refusals in the C6 shape, by gateway response type (status codes as API Gateway sends them). */
+export const GATEWAY_REFUSALS: Readonly<
+  Record<string, { type: apigateway.ResponseType; statusCode: number; error: ErrorCode; description: string }>
+> = {
+  Unauthorized: {
+    type: apigateway.ResponseType.UNAUTHORIZED,
+    statusCode: 401,
+    error: 'unauthorized',
+    description: 'a valid API key is required in x-api-key',
+  },
+  AccessDenied: {
+    type: apigateway.ResponseType.ACCESS_DENIED,
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'these credentials may not call this route',
+  },
+  MissingAuthenticationToken: {
+    type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'no route here, or the route needs a signed (SigV4) request',
+  },
+  InvalidSignature: {
+    type: apigateway.ResponseType.INVALID_SIGNATURE,
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'the request signature does not verify',
+  },
+  ExpiredToken: {
+    type: apigateway.ResponseType.EXPIRED_TOKEN,
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'the security token has expired',
+  },
+  InvalidApiKey: {
+    type: apigateway.ResponseType.INVALID_API_KEY,
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'this key is not registered for the API yet; retry shortly',
+  },
+  Throttled: {
+    type: apigateway.ResponseType.THROTTLED,
+    statusCode: 429,
+    error: 'rate_limited',
+    description: 'too many requests for this API key; slow down and retry later',
+  },
+  QuotaExceeded: {
+    type: apigateway.ResponseType.QUOTA_EXCEEDED,
+    statusCode: 429,
+    error: 'rate_limited',
+    description: 'the request quota of this API key is used up',
+  },
+  RequestTooLarge: {
+    type: apigateway.ResponseType.REQUEST_TOO_LARGE,
+    statusCode: 413,
+    error: 'payload_too_large',
+    description: 'the request is too large',
+  },
+  IntegrationTimeout: {
+    type: apigateway.ResponseType.INTEGRATION_TIMEOUT,
+    statusCode: 504,
+    error: 'gateway_timeout',
+    description: 'the function did not answer in time',
+  },
+};
+
+/** Refusals a retry may follow (after `Retry-After` seconds), as the local gateway answers them. */
+const RETRIED = new Set<ErrorCode>(['rate_limited', 'gateway_timeout']);
+
 export class ServiceApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly usagePlan: apigateway.UsagePlan;
@@ -188,6 +265,20 @@ export class ServiceApi extends Construct {
       const openReason = OPEN_ROUTE_REASONS[route.auth];
       if (openReason) Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason: openReason });
       Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason: NO_COGNITO_REASONS[route.auth] });
+    }
+
+    // API Gateway's own refusals (before any function runs) answer in the C6 error shape too.
+    for (const [id, refusal] of Object.entries(GATEWAY_REFUSALS)) {
+      this.api.addGatewayResponse(id, {
+        type: refusal.type,
+        statusCode: String(refusal.statusCode),
+        responseHeaders: {
+          'X-Trace-Id': 'context.requestId',
+          'Content-Type': "'application/json'",
+          ...(RETRIED.has(refusal.error) ? { 'Retry-After': "'1'" } : {}),
+        },
+        templates: { 'application/json': c6Template(refusal.error, refusal.description) },
+      });
     }
 
     // No API key is created here: each caller key's usage identifier (its SHA-256) is registered as an API key
