@@ -15,10 +15,9 @@ describe("API Gateway's own refusals (C6)", () => {
       ]),
     );
     for (const refusal of Object.values(GATEWAY_REFUSALS)) {
-      const response = byType.get(refusal.type.responseType);
-      expect(response, refusal.type.responseType).toBeDefined();
-      expect(response?.StatusCode).toBe(String(ERROR_STATUS[refusal.error]));
-      const template = (response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
+      const response = byType.get(refusal.type.responseType) ?? {};
+      expect(response.StatusCode, refusal.type.responseType).toBe(String(ERROR_STATUS[refusal.error]));
+      const template = (response.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
       expect(template).toBe(c6Template(refusal.error, refusal.description));
       // The template is JSON once API Gateway fills in its request id.
       expect(JSON.parse(template.replace('$context.requestId', 'req-1'))).toEqual({
@@ -27,11 +26,11 @@ describe("API Gateway's own refusals (C6)", () => {
         trace_id: 'req-1',
       });
       expect(
-        (response?.ResponseParameters as Record<string, string>)['gatewayresponse.header.X-Trace-Id'],
+        (response.ResponseParameters as Record<string, string>)['gatewayresponse.header.X-Trace-Id'],
       ).toBe('context.requestId');
     }
     expect(
-      (byType.get('THROTTLED')?.ResponseParameters as Record<string, string>)[
+      ((byType.get('THROTTLED') ?? {}).ResponseParameters as Record<string, string>)[
         'gatewayresponse.header.Retry-After'
       ],
     ).toBe("'1'");
