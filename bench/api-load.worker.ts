@@ -72,15 +72,14 @@ const caller = (load: LoadRequest, agent: Agent): ((n: number) => Promise<Answer
       return (n) => send(agent, urls[n % urls.length] as URL, 'GET', auth);
     }
     case 'prices.fresh':
-      // A tenant and channel never seen before: a new cache key each time (no basket policy matches the
-      // tenant, so the price is the default one), computed and written to the shared tier.
+      // A channel never seen before: a new cache key each time (no rule matches the channel, so the price is
+      // the default one), computed and written to the shared tier. The tenant is the key's (C26).
       return (n) =>
         send(
           agent,
           priceUrl({
             ...PRICE_SET[n % PRICE_SET.length],
-            tenant: `bench-${load.run}-${n}`,
-            channel: `web_${n}`,
+            channel: `web_${load.run}_${n}`,
           }),
           'GET',
           auth,

@@ -1,6 +1,6 @@
 /**
  * The storefront API through the local gateway with the demo catalog: `GET /catalog/prices` served from the
- * price cache (a few repeated combinations), `GET /catalog/prices` computed fresh (a unique `tenant` per
+ * price cache (a few repeated combinations), `GET /catalog/prices` computed fresh (a unique `channel` per
  * request, so the cache key never repeats) and `POST /pricing/quote` of a 10-line basket (DE/EUR and US/USD
  * alternately). In-memory stack; the load generator (node:http keep-alive client, concurrency 16, about 10 s
  * per scenario) runs in a worker thread so that it never queues behind the stack's event loop.

@@ -32,8 +32,8 @@ export const OPERATION_ROUTES: Readonly<Record<LoadOperation, string>> = {
 /**
  * The mix, in requests per 1 000. Price reads: `hot` is the plain storefront read of a sellable (SKU, region,
  * currency), Zipf-distributed so a few SKUs take most reads (cached after their first read); `variant` adds one
- * of 20 tenants and 2 channels on the 20 hottest combinations (a bounded set of keys: cached once seen);
- * `fresh` names a tenant never seen before (always a miss, computed and written to the shared tier).
+ * of 40 channels on the 20 hottest combinations (a bounded set of keys: cached once seen); `fresh` names a
+ * channel never seen before (always a miss, computed and written to the shared tier).
  * Quotes are baskets of 1 to 4 lines; a commit takes the oldest quote not yet committed; a receipt read
  * takes a random receipt committed earlier; an event is a `payout.processed` for one loopback endpoint.
  */
@@ -311,8 +311,8 @@ const runLoad = async (config: LoadConfig): Promise<void> => {
         const combination = hot[Math.floor(random() * Math.min(20, hot.length))] as Combination;
         const url = priceUrl({
           ...combination,
-          tenant: `tenant-${Math.floor(random() * 20)}`,
-          channel: random() < 0.5 ? 'web' : 'app',
+          // 40 channel variants (the tenant is the caller key's, C26): cached once seen.
+          channel: `${random() < 0.5 ? 'web' : 'app'}-${Math.floor(random() * 20)}`,
         });
         return {
           operation: 'prices',
@@ -322,7 +322,7 @@ const runLoad = async (config: LoadConfig): Promise<void> => {
       }
       case 'prices.fresh': {
         const combination = hot[Math.floor(random() * hot.length)] as Combination;
-        const url = priceUrl({ ...combination, tenant: `load-${config.run}-${n}` });
+        const url = priceUrl({ ...combination, channel: `load-${config.run}-${n}` });
         return {
           operation: 'prices',
           describe: `GET ${url.pathname}${url.search}`,
