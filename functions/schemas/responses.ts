@@ -83,7 +83,13 @@ export const pricedLineSchema = z.object({
   sku_id: z.string(),
   quantity,
   pricing_model: z.enum(['flat', 'tiered', 'bundle']),
-  unit_price: decimalAmount,
+  unit_price: decimalAmount.describe("The unit price before discounts, in the display rule's rounding mode."),
+  display_price: decimalAmount
+    .describe(
+      "One unit after this line's promotions, rounded in the display rule's mode from the exact value: the figure " +
+        '`GET /catalog/prices` shows.',
+    )
+    .optional(),
   base: decimalAmount.describe('unit price × quantity, before discounts.'),
   discount: decimalAmount,
   taxes: z.array(taxLineSchema),

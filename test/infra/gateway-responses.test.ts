@@ -30,7 +30,7 @@ describe("API Gateway's own refusals (C6)", () => {
       ).toBe('context.requestId');
     }
     expect(
-      ((byType.get('THROTTLED') ?? {}).ResponseParameters as Record<string, string>)[
+      (byType.get('THROTTLED')?.ResponseParameters as Record<string, string>)[
         'gatewayresponse.header.Retry-After'
       ],
     ).toBe("'1'");

@@ -240,7 +240,7 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
 
   const displayMode = displayRule?.rounding_mode ?? 'HALF_UP';
   const show = (value: bigint) => formatMinor(value, minorUnits);
-  const items_priced: PricedLine[] = lines.map(({ line, resolved, unitPrice }, index) => {
+  const items_priced: PricedLine[] = lines.map(({ line, resolved, unitPrice, base }, index) => {
     const lineTaxes = taxes[index] as LineTax[];
     const lineTaxUnits = taxUnits[index] as bigint[];
     const excluded = lineTaxes.reduce(
@@ -269,6 +269,14 @@ export const priceBasket = (catalog: PricingCatalog, request: BasketRequest): Ba
       quantity: line.quantity,
       pricing_model: resolved.item.pricing_model,
       unit_price: formatAmount(round(unitPrice, minorUnits, displayMode), minorUnits),
+      display_price: formatAmount(
+        round(
+          step(base.minus(discounts.perLine[index] ?? ZERO).dividedBy(line.quantity)),
+          minorUnits,
+          displayMode,
+        ),
+        minorUnits,
+      ),
       base: show(baseParts[index] as bigint),
       discount: show(discountParts[index] as bigint),
       taxes: lineTaxes.map((tax, position) => ({

@@ -295,7 +295,13 @@ export interface PricedLine {
   readonly sku_id: string;
   readonly quantity: number;
   readonly pricing_model: PricingModel;
+  /** The unit price before discounts, rounded in the display rule's mode (C19: display rounding). */
   readonly unit_price: string;
+  /**
+   * What the shopper sees for one unit after this line's promotions, rounded in the display rule's mode from
+   * the exact value (never from the line's bankers-rounded amounts): the same figure `GET /catalog/prices` shows.
+   */
+  readonly display_price: string;
   /** unit price × quantity, before discounts. */
   readonly base: string;
   readonly discount: string;

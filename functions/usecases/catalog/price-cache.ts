@@ -27,8 +27,7 @@
  * for the shared entry and the epochs due for a re-read in the same turn as the catalog pointer read, so that
  * the store sends them in one round trip. The entry is used only if the pointer gives that same release.
  */
-import { formatAmount, isCrypto } from '../../domain/money/currency';
-import { dec } from '../../domain/money/decimal';
+import { isCrypto } from '../../domain/money/currency';
 import { priceBasket } from '../../domain/pricing/basket';
 import { PricingError } from '../../domain/pricing/errors';
 import type { Clock } from '../../ports/clock';
@@ -503,10 +502,11 @@ export const computeDisplayPrice = (
     ...(validUntilMs === undefined ? {} : { validUntilMs }),
     body: {
       sku: query.sku,
-      unit_price: line.base,
+      // Both rounded in the display rule's mode from the exact values, exactly as a quote line shows them (C19).
+      unit_price: line.unit_price,
       currency: priced.currency,
       // What the shopper sees for one unit: after promotions; tax-inclusive where the region's tax is included.
-      display_price: formatAmount(dec(line.base).minus(dec(line.discount)), priced.minor_units),
+      display_price: line.display_price,
       price_includes_tax: line.taxes.some((tax) => tax.included),
       rounding_mode: displayRule?.rounding_mode ?? 'HALF_UP',
       fx_version: priced.versions.fx_version,

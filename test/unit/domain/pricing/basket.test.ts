@@ -137,6 +137,7 @@ describe('priceBasket: a simple basket', () => {
         quantity: 3,
         pricing_model: 'flat',
         unit_price: '1.08',
+        display_price: '1.08',
         base: '3.24',
         discount: '0.00',
         taxes: [{ name: 'sales_tax', tax_class: 'standard', rate: '0.19', amount: '0.62', included: false }],
