@@ -9,7 +9,12 @@ import { type Measurement, measure } from './harness';
 import { type Answer, send } from './http-send';
 
 export interface LoadRequest {
-  readonly scenario: 'prices.cached' | 'prices.fresh' | 'quote.10-lines';
+  readonly scenario:
+    | 'prices.cached'
+    | 'prices.fresh'
+    | 'prices.explain'
+    | 'quote.10-lines'
+    | 'quote.10-lines.explain';
   readonly baseUrl: string;
   readonly apiKey: string;
   /** Makes the fresh scenario's cache keys unique to this run. */
@@ -54,10 +59,14 @@ const BASKET = [
   { sku_id: 'BNDL-STARFALL-FAN', quantity: 1 },
 ] as const;
 
-const QUOTE_BODIES = [
-  JSON.stringify({ items: BASKET, region: 'DE', currency: 'EUR', buyer_type: 'consumer' }),
-  JSON.stringify({ items: BASKET, region: 'US', currency: 'USD', buyer_type: 'consumer' }),
+const QUOTE_REQUESTS = [
+  { items: BASKET, region: 'DE', currency: 'EUR', buyer_type: 'consumer' },
+  { items: BASKET, region: 'US', currency: 'USD', buyer_type: 'consumer' },
 ] as const;
+
+const QUOTE_BODIES = QUOTE_REQUESTS.map((request) => JSON.stringify(request));
+/** The same baskets with `"explain": true` (C28). */
+const EXPLAINED_QUOTE_BODIES = QUOTE_REQUESTS.map((request) => JSON.stringify({ ...request, explain: true }));
 
 const caller = (load: LoadRequest, agent: Agent): ((n: number) => Promise<Answer>) => {
   const auth = { 'x-api-key': load.apiKey };
@@ -84,10 +93,17 @@ const caller = (load: LoadRequest, agent: Agent): ((n: number) => Promise<Answer
           'GET',
           auth,
         );
-    case 'quote.10-lines': {
+    case 'prices.explain': {
+      // The cached scenario's combinations with `explain=true` (C28): computed fresh every time, never cached.
+      const urls = PRICE_SET.map((combination) => priceUrl({ ...combination, explain: 'true' }));
+      return (n) => send(agent, urls[n % urls.length] as URL, 'GET', auth);
+    }
+    case 'quote.10-lines':
+    case 'quote.10-lines.explain': {
       const url = new URL('/pricing/quote', load.baseUrl);
       const headers = { ...auth, 'content-type': 'application/json' };
-      return (n) => send(agent, url, 'POST', headers, QUOTE_BODIES[n % QUOTE_BODIES.length]);
+      const bodies = load.scenario === 'quote.10-lines' ? QUOTE_BODIES : EXPLAINED_QUOTE_BODIES;
+      return (n) => send(agent, url, 'POST', headers, bodies[n % bodies.length]);
     }
   }
 };

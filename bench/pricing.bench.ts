@@ -3,8 +3,12 @@
  * tiered items and bundles, stacked capped promotions, a threshold promotion, tax (excluded, with a compound
  * component) and fees — and reports per-basket latency. Targets on this machine: median ≤ 0.25 ms for 10
  * lines and ≤ 2 ms for 100 lines. Synchronous timing around each call (no promise per operation).
+ *
+ * Each size is timed twice, side by side: `pricing.basket_<n>` is `priceBasket` (the plain path, which builds no
+ * trace), `pricing.basket_<n>.explain` is `explainBasket` on the same basket (C28: every step recorded). The
+ * two are interleaved per size so that both see the same machine state.
  */
-import { priceBasket } from '../functions/domain/pricing/basket';
+import { explainBasket, priceBasket } from '../functions/domain/pricing/basket';
 import type { BasketRequest, PriceItem, PricingCatalog } from '../functions/domain/pricing/types';
 import { type BenchModule, type BenchResult, summarize, timeSync } from './harness';
 
@@ -159,10 +163,18 @@ const basket = (lines: number): BasketRequest => ({
   payment: { method: 'card' },
 });
 
+const rows = (bench: string, summary: ReturnType<typeof summarize>): BenchResult[] => [
+  { bench, metric: 'median', value: summary.median, unit: 'ms' },
+  { bench, metric: 'p95', value: summary.p95, unit: 'ms' },
+  { bench, metric: 'p99', value: summary.p99, unit: 'ms' },
+  { bench, metric: 'ops/s', value: 1000 / summary.mean, unit: 'ops/s' },
+];
+
 const pricing: BenchModule = {
   name: 'pricing',
   description:
-    'priceBasket for baskets of 1, 10 and 100 lines (FX, charm, tiers, bundles, promotions, tax, fees)',
+    'priceBasket and explainBasket side by side for baskets of 1, 10 and 100 lines (FX, charm, tiers, bundles, ' +
+    'promotions, tax, fees)',
   run: async (ctx) => {
     const results: BenchResult[] = [];
     for (const [lines, iterations] of [
@@ -172,17 +184,24 @@ const pricing: BenchModule = {
     ] as const) {
       const request = basket(lines);
       const sample = priceBasket(catalog, request);
+      const explained = explainBasket(catalog, request);
       ctx.log(
-        `${lines} lines: total ${sample.total} ${sample.currency}, ${sample.items_priced.length} priced lines`,
+        `${lines} lines: total ${sample.total} ${sample.currency}, ${sample.items_priced.length} priced lines, ` +
+          `${explained.explain.steps.length} explain steps (${JSON.stringify(explained.explain).length} bytes)`,
       );
-      const summary = summarize(
+      const plain = summarize(
         timeSync(() => priceBasket(catalog, request), iterations, Math.ceil(iterations / 5)),
       );
+      const explain = summarize(
+        timeSync(() => explainBasket(catalog, request), iterations, Math.ceil(iterations / 5)),
+      );
+      ctx.log(
+        `${lines} lines: median plain ${plain.median.toFixed(4)} ms, explain ${explain.median.toFixed(4)} ms ` +
+          `(×${(explain.median / plain.median).toFixed(2)})`,
+      );
       results.push(
-        { bench: `pricing.basket_${lines}`, metric: 'median', value: summary.median, unit: 'ms' },
-        { bench: `pricing.basket_${lines}`, metric: 'p95', value: summary.p95, unit: 'ms' },
-        { bench: `pricing.basket_${lines}`, metric: 'p99', value: summary.p99, unit: 'ms' },
-        { bench: `pricing.basket_${lines}`, metric: 'ops/s', value: 1000 / summary.mean, unit: 'ops/s' },
+        ...rows(`pricing.basket_${lines}`, plain),
+        ...rows(`pricing.basket_${lines}.explain`, explain),
       );
     }
     return results;

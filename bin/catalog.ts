@@ -3,7 +3,8 @@
  * Run `npm run catalog -- help` for the commands.
  *
  * - `import <file>` opens a change request of kind `catalog` for a whole document (`POST /admin/catalog/import`);
- *   `request <kind> <payload.json>` one of any kind (`POST /admin/change-requests`). Nothing is published until
+ *   `request <kind> <payload.json>` one of any kind (`POST /admin/change-requests`; `patch <operations.json>` is
+ *   `request patch`, its file the operations). Nothing is published until
  *   two operators other than the author approve it: `approve <cr_id>` (acknowledging every guardrail the change
  *   trips), the second approval publishes; `reject <cr_id> --comment …` closes it.
  * - `change-requests` (alias `list`) and `show <cr_id>` read them; `release <cr_id>` prints the signed release
@@ -111,7 +112,10 @@ change requests (nothing is published until two operators other than the author 
       opens a change request of kind catalog for the whole document (it may carry effective_from)
   npm run catalog -- request <kind> <payload.json> [--effective-from ISO] [--note text]
       kinds: ${CHANGE_KINDS.join(', ')}
-      the payload is in the import format: a whole document for catalog, else only the kind's sections
+      the payload is in the import format: a whole document for catalog, else only the kind's sections;
+      for patch, the operations ([{"op":"set","path":"/pricelists/<id>/items/<sku>","value":{…}}, …])
+  npm run catalog -- patch <operations.json> [--effective-from ISO] [--note text]
+      the same as request patch: set or remove single entries named by id (C30)
   npm run catalog -- change-requests [--status S] [--limit N] [--cursor C]      (alias: list)
       statuses: ${CHANGE_REQUEST_STATUSES.join(', ')}; --limit 1 to 200 (default 50)
   npm run catalog -- show <cr_id>
@@ -240,9 +244,13 @@ const parseCommand = (argv: readonly string[]): Command => {
         ...optional('out', flags.values.get('--out')),
       };
     }
-    case 'request': {
-      const flags = parseFlags(rest, 'request', ['--effective-from', '--note']);
-      const [kind, file, ...extra] = flags.positionals;
+    case 'request':
+    case 'patch': {
+      const flags = parseFlags(rest, verb, ['--effective-from', '--note']);
+      // `patch <operations.json>` is `request patch <operations.json>`.
+      const [kind, file, ...extra] = verb === 'patch' ? ['patch', ...flags.positionals] : flags.positionals;
+      if (verb === 'patch' && file === undefined)
+        throw new UsageError('patch needs an operations file: patch <operations.json>');
       if (kind === undefined || file === undefined)
         throw new UsageError('request needs a kind and a payload file: request <kind> <payload.json>');
       noMore(extra);
@@ -552,6 +560,9 @@ const refusalHint = (error: AdminApiError, command: Runnable, acting: string): s
 const changeRequestPath = (crId: string, action?: 'approve' | 'reject'): string =>
   `/admin/change-requests/${encodeURIComponent(crId)}${action === undefined ? '' : `/${action}`}`;
 
+const operationsOf = (value: unknown): unknown =>
+  typeof value === 'object' && value !== null && 'operations' in value ? value.operations : value;
+
 /** The answer of one command (a change request, a page, a release or an export), sent. */
 const send = async (
   command: Runnable,
@@ -569,7 +580,10 @@ const send = async (
         payload &&
         (await client.post('/admin/change-requests', {
           kind: command.change,
-          payload: payload.value,
+          // A patch file is the operations (a list, or `{ "operations": [...] }`).
+          ...(command.change === 'patch'
+            ? { operations: Array.isArray(payload.value) ? payload.value : operationsOf(payload.value) }
+            : { payload: payload.value }),
           ...optional('effective_from', command.effectiveFrom),
           ...optional('note', command.note),
         }))

@@ -91,12 +91,11 @@ const pinnedRelease = async (
 /** Prices the receipt's basket again on its pinned versions; returns the fields that differ. */
 export const recomputeDifferences = (receipt: JsonObject, release: CatalogRelease): string[] => {
   const basket = receipt.basket as unknown as BasketRequest;
+  const quotedAt = new Date(String(receipt.quoted_at));
   const pricing = priceBasket(
-    toPricingCatalog(release, {
-      ...(basket.tenant ? { tenant: basket.tenant } : {}),
-      at: new Date(String(receipt.quoted_at)),
-    }),
+    toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: quotedAt }),
     basket,
+    { at: quotedAt.toISOString() },
   );
   const totals = receipt.computed_totals as JsonObject;
   const expected: Record<string, Json> = {

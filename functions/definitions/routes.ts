@@ -133,6 +133,16 @@ export const ROUTES = [
     summary: 'The catalog in force (or of a revision) in the import format.',
   },
   {
+    method: 'GET',
+    path: '/catalog/history',
+    function: 'admin',
+    operation: 'getCatalogHistory',
+    auth: 'admin',
+    roles: OPERATOR_READ,
+    summary:
+      "Each version in which a SKU's price item (or a pair's rate) changed, newest first, with its change request.",
+  },
+  {
     method: 'POST',
     path: '/admin/change-requests',
     function: 'admin',

@@ -28,6 +28,7 @@ import {
   listChangeRequestsOperation,
   rejectChangeRequestOperation,
 } from './operations/change-requests';
+import { catalogHistoryOperation } from './operations/history';
 import { getServiceObjectivesOperation } from './operations/objectives';
 
 /** The `admin` function: operator routes (IAM in AWS, the admin tokens locally): catalog changes, cache, audit. */
@@ -59,6 +60,10 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
       getRelease: getReleaseOperation(changes),
       ...journalOperations(deps.journal),
       exportCatalog: exportCatalogOperation(deps.catalogRepository, reader),
+      getCatalogHistory: catalogHistoryOperation({
+        repository: deps.catalogRepository,
+        changeRequests: deps.changeRequests,
+      }),
       invalidateCache: idempotent(invalidateCacheOperation(priceCache), idempotency),
       warmCache: idempotent(warmCacheOperation(reader, priceCache, deps.clock), idempotency),
       createApiKey: idempotent(createApiKeyOperation(apiKeys), sealed),

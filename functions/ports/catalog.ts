@@ -1,3 +1,4 @@
+import type { HistoryChange } from '../domain/change-control/history';
 import type { OutboxItem } from '../schemas/envelope';
 
 /** The three independently versioned parts of the catalog (see `usecases/catalog/release.ts`). */
@@ -32,6 +33,29 @@ export interface PublishRequest {
   readonly publication: Publication;
   /** Catalog change events written to the outbox in the same transaction as the pointer (C11). */
   readonly events?: readonly OutboxItem[];
+  /**
+   * The history index of the new part versions (C30): one record per price item or rate they changed, written
+   * with the parts, before the pointer. Every new part is indexed, even with no record (it changed no entry).
+   */
+  readonly history?: readonly HistoryRecord[];
+}
+
+/** One entry a new part version changed (C30), as the history index keeps it. */
+export interface HistoryRecord extends HistoryChange {
+  readonly kind: CatalogPartKind;
+  readonly version: number;
+  /**
+   * The publication that was to put the version in force. A publication that lost its race leaves the version
+   * unreferenced: readers keep a record only when that publication names its version.
+   */
+  readonly revision: number;
+}
+
+/** A position in a subject's history: everything older than `version` (and, within it, scopes before `scope`). */
+export interface HistoryPosition {
+  readonly version: number;
+  /** `''`: the whole version `version` is excluded. */
+  readonly scope: string;
 }
 
 /**
@@ -53,4 +77,19 @@ export interface CatalogRepository {
   publish(request: PublishRequest): Promise<'published' | 'conflict'>;
   /** The publication a change request made, if it made one. */
   publicationOfChange(changeRequestId: string): Promise<Publication | undefined>;
+  /** One publication by revision. */
+  publication(revision: number): Promise<Publication | undefined>;
+  /**
+   * History records of a subject (`sku:<sku_id>`, `pair:<FROM>-<TO>`), newest part version first, then scope
+   * descending; with `before`, only those older than that position. `more` when the store holds further ones.
+   */
+  history(
+    subject: string,
+    options: { readonly limit: number; readonly before?: HistoryPosition },
+  ): Promise<{ readonly records: readonly HistoryRecord[]; readonly more: boolean }>;
+  /**
+   * The first version of a part whose changes are in the history index (every later one is too); undefined while
+   * none is. Versions before it (written before the index existed) are read from the parts themselves.
+   */
+  historyStart(kind: CatalogPartKind): Promise<number | undefined>;
 }

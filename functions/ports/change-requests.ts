@@ -5,8 +5,18 @@ import type { GuardrailFinding } from '../domain/change-control/guardrails';
 import type { CatalogPartKind } from './catalog';
 import type { RequestCompletion } from './idempotency';
 
-/** What a change request changes (C23); each kind replaces its own sections of the import document. */
-export type ChangeKind = 'catalog' | 'pricelist' | 'tax_rules' | 'promotions' | 'fx_rates' | 'fx_policy';
+/**
+ * What a change request changes (C23); each kind replaces its own sections of the import document, except
+ * `patch` (C30), whose operations set or remove single entries named by id.
+ */
+export type ChangeKind =
+  | 'catalog'
+  | 'pricelist'
+  | 'tax_rules'
+  | 'promotions'
+  | 'fx_rates'
+  | 'fx_policy'
+  | 'patch';
 
 export const CHANGE_KINDS: readonly ChangeKind[] = [
   'catalog',
@@ -15,6 +25,7 @@ export const CHANGE_KINDS: readonly ChangeKind[] = [
   'promotions',
   'fx_rates',
   'fx_policy',
+  'patch',
 ];
 
 /** The publication a change request was based on: it may publish only parts nobody changed since. */
@@ -37,7 +48,7 @@ export interface ChangeRequestRecord {
   readonly base?: ChangeBase;
   /** `sha256:<hex>` of each part's proposed content; a part equal to its base is not changed. */
   readonly proposed_parts: Readonly<Record<CatalogPartKind, string>>;
-  /** `sha256:<hex>` of the RFC 8785 bytes of the payload as requested. */
+  /** `sha256:<hex>` of the RFC 8785 bytes of the payload as requested (a patch: `{ "operations": [...] }`). */
   readonly payload_sha256: string;
   readonly approvals: readonly Approval[];
   readonly rejection?: { readonly by: string; readonly at: string; readonly comment: string };
@@ -71,6 +82,7 @@ export interface ChangeSummary {
 
 /** The large parts of a change request, stored once (compressed): the payload, the full document, the diff. */
 export interface ChangeRequestContent {
+  /** As requested; a patch's is `{ operations }`. */
   readonly payload: unknown;
   /** The whole document the change proposes (payload applied to what was in force). */
   readonly proposed: unknown;

@@ -53,11 +53,16 @@ export const priceItemSchema = z.strictObject({
   min_price: amountDecimal.optional(),
 });
 
+/** C29: a customer group, as price lists, overrides and promotions target it and buyers name it. */
+export const customerGroup = identifier;
+
 export const pricelistSchema = z.strictObject({
   pricelist_id: identifier,
   base_currency: currencyCode,
   effective_from: isoTimestamp.optional(),
   effective_to: isoTimestamp.optional(),
+  /** C29: only buyers of this group get this list's prices (never the primary list). */
+  customer_group: customerGroup.optional(),
   items: z.array(priceItemSchema),
 });
 
@@ -86,7 +91,7 @@ export const fxRatesSchema = z.strictObject({
     .optional(),
 });
 
-const taxComponent = z.strictObject({
+export const taxComponentSchema = z.strictObject({
   name: identifier,
   rate: taxRateDecimal,
   compound: z.boolean().optional(),
@@ -95,7 +100,7 @@ const taxComponent = z.strictObject({
 export const taxRuleSchema = z.strictObject({
   region: regionCode,
   tax_mode: z.strictObject({ type: z.enum(['VAT', 'GST']), inclusion: z.enum(['included', 'excluded']) }),
-  rates: z.record(identifier, z.array(taxComponent)),
+  rates: z.record(identifier, z.array(taxComponentSchema)),
   threshold: money.optional(),
   rounding: z.strictObject({ mode: roundingMode, level: z.enum(['per_unit', 'per_line', 'per_basket']) }),
   business_buyers: z.enum(['reverse_charge', 'same']).optional(),
@@ -116,6 +121,7 @@ export const overrideSchema = z.strictObject({
     z.strictObject({ category: identifier }),
     z.strictObject({ tenant: identifier }),
     z.strictObject({ campaign: identifier }),
+    z.strictObject({ customer_group: customerGroup }),
   ]),
   currency: currencyCode,
   price_or_markup: z.union(
@@ -136,6 +142,9 @@ export const basketPolicySchema = z.strictObject({
   bundle_rules: z.strictObject({ allow_partial_returns: z.boolean() }).optional(),
 });
 
+/** C29: a promotion only buyers of a customer group get. */
+const promotionTarget = z.strictObject({ customer_group: customerGroup });
+
 const promotionCondition = z.strictObject({
   regions: z.array(regionCode).optional(),
   currencies: z.array(currencyCode).optional(),
@@ -155,6 +164,7 @@ export const promotionSchema = z.discriminatedUnion('kind', [
     cap: money.optional(),
     stackable: z.boolean(),
     priority: z.number().int().min(-1_000_000).max(1_000_000),
+    target: promotionTarget.optional(),
   }),
   z.strictObject({
     kind: z.enum(['free_shipping', 'bonus']),
@@ -162,6 +172,7 @@ export const promotionSchema = z.discriminatedUnion('kind', [
     condition: promotionCondition,
     threshold: money,
     bonus: z.string().max(200).optional(),
+    target: promotionTarget.optional(),
   }),
 ]);
 

@@ -13,7 +13,7 @@ const kindSchema = z
   .describe(
     '`catalog`: a whole import document; `pricelist`: settings, products, pricelists, overrides, display_rules, ' +
       'basket_policies, fees, availability, limits; `promotions`; `tax_rules`; `fx_rates`: fx_rates and ' +
-      'settlement_rates; `fx_policy`: rate_policy.',
+      'settlement_rates; `fx_policy`: rate_policy; `patch`: `operations` on single entries named by id (C30).',
   );
 const statusSchema = z.enum(['pending_approval', 'approved', 'published', 'rejected', 'stale']);
 const guardrailCodeSchema = z.enum(GUARDRAIL_CODES as [GuardrailCode, ...GuardrailCode[]]);
@@ -21,17 +21,73 @@ const comment = z.string().trim().min(1).max(2000);
 
 export const crIdSchema = z.string().regex(/^cr_[0-9A-HJKMNP-TV-Z]{26}$/, 'a change request id (cr_…)');
 
-export const createChangeRequestSchema = z.strictObject({
-  kind: kindSchema,
-  payload: z
-    .unknown()
-    .refine((value) => value !== undefined, 'required')
+/** Most operations one patch may carry. */
+export const MAX_PATCH_OPERATIONS = 500;
+
+export const patchOperationSchema = z.strictObject({
+  op: z.enum(['set', 'remove']),
+  path: z
+    .string()
+    .min(2)
+    .max(1000)
     .describe(
-      "The change in the import format: a whole document for `catalog`, else only the kind's sections.",
+      'An entry named by ids, never by array index: `/pricelists/<pricelist_id>/items/<sku_id>`, ' +
+        '`/products/<sku_id>`, `/promotions/<promo_id>`, `/overrides/<override_id>`, ' +
+        '`/fx_rates/rates/<FROM>-<TO>` (e.g. `EUR-USD`; `EUR→USD` percent-encoded also names it), ' +
+        '`/settlement_rates/<FROM>-<TO>`, `/tax_rules/<region>/rates/<tax_class>/<name>`. Segments are ' +
+        'percent-decoded.',
     ),
-  effective_from: isoTimestamp.optional().describe('In force from (default: when published).'),
-  note: comment.optional().describe('Why the change is made; shown to approvers.'),
+  value: z
+    .unknown()
+    .optional()
+    .describe(
+      '`set` only: the entry in the import format (a price item, product, promotion, override, rate or tax ' +
+        "component); its id may be left out (the path's is used) but may not differ.",
+    ),
 });
+
+export type PatchOperationInput = z.infer<typeof patchOperationSchema>;
+
+export const patchOperationsSchema = z.array(patchOperationSchema).min(1).max(MAX_PATCH_OPERATIONS);
+
+export const createChangeRequestSchema = z
+  .strictObject({
+    kind: kindSchema,
+    payload: z
+      .unknown()
+      .optional()
+      .describe(
+        "The change in the import format: a whole document for `catalog`, else only the kind's sections. " +
+          'Required for every kind but `patch`.',
+      ),
+    operations: patchOperationsSchema
+      .optional()
+      .describe(
+        'Kind `patch` only (and required there): applied in order to the catalog in force; a refused ' +
+          'operation is a 400 naming its index and path.',
+      ),
+    effective_from: isoTimestamp.optional().describe('In force from (default: when published).'),
+    note: comment.optional().describe('Why the change is made; shown to approvers.'),
+  })
+  .superRefine((body, ctx) => {
+    if (body.kind === 'patch') {
+      if (body.operations === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['operations'], message: 'required for kind patch' });
+      }
+      if (body.payload !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['payload'],
+          message: 'a patch carries operations, not a payload',
+        });
+      }
+      return;
+    }
+    if (body.payload === undefined) ctx.addIssue({ code: 'custom', path: ['payload'], message: 'required' });
+    if (body.operations !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['operations'], message: 'only kind patch carries operations' });
+    }
+  });
 
 export const approveChangeRequestSchema = z.strictObject({
   comment: comment.optional(),

@@ -3,7 +3,8 @@
  * quantity at most 10 000 per line.
  */
 import { z } from 'zod';
-import { amountDecimal, currencyCode, identifier, regionCode } from './catalog-document';
+import { MAX_CUSTOMER_GROUPS } from './catalog-api';
+import { amountDecimal, currencyCode, customerGroup, identifier, regionCode } from './catalog-document';
 import { isoTimestamp } from './envelope';
 
 export const MAX_BASKET_LINES = 100;
@@ -33,6 +34,21 @@ export const quoteRequestSchema = z.strictObject({
     })
     .optional(),
   player_id: identifier.optional(),
+  customer_groups: z
+    .array(customerGroup)
+    .max(MAX_CUSTOMER_GROUPS)
+    .optional()
+    .describe(
+      `C29: the buyer's customer groups (at most ${MAX_CUSTOMER_GROUPS}); the lowest price any of them gives ` +
+        "applies. Recorded in the quote's basket, so a commit, a refund and a receipt check price the same.",
+    ),
+  explain: z
+    .boolean()
+    .optional()
+    .describe(
+      'C28: `true` adds `explain` to the answer (every step per line and for the basket); not part of the ' +
+        'signed or stored quote.',
+    ),
   lock_ttl: z.number().int().min(LOCK_TTL_SECONDS.min).max(LOCK_TTL_SECONDS.max).optional(),
   checkout_fees: z
     .array(

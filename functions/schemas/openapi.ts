@@ -212,7 +212,7 @@ const CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   invalid_request: 'the request is malformed or fails validation; `problems` lists each problem and its path',
   unauthorized: 'credentials are missing or invalid',
   forbidden: 'the credentials do not allow this',
-  not_found: 'nothing with that id (or no price for it)',
+  not_found: 'nothing with that id',
   method_not_allowed: 'the path exists but not with this method',
   request_header_fields_too_large: 'the request line and headers exceed the server limit',
   quote_expired: 'the rate lock expired; `requote` holds a fresh quote to confirm',
@@ -221,7 +221,12 @@ const CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   payload_too_large: 'the body is above 256 KiB',
   unsupported_media_type: 'the body is not `application/json`',
   idempotency_key_reused: 'the `Idempotency-Key` was used with another body',
-  currency_not_available: 'the currency is not available to this buyer, region or provider; `rule` names why',
+  currency_not_available:
+    'the currency cannot be used: its rate is past its maximum age (quotes, `reason` `stale_rate`), or no rate ' +
+    'reaches it (limits); `rule` and `reasons` name why',
+  price_not_available:
+    'no price for this request: `reasons` lists every reason that applies (`{ code, detail, sku_id? }`: ' +
+    'region not served, currency not offered or blocked, no rate, unknown or unsellable SKU, no price list in force…)',
   invalid_signature: 'the quote signature does not verify',
   invalid_state: 'the resource is not in a state that allows this (e.g. not sellable, already refunded)',
   personal_data_not_allowed: 'the payload carries personal or card data',

@@ -27,6 +27,7 @@ import {
 } from './audit';
 import { exportQuerySchema, priceQuerySchema } from './catalog-api';
 import { catalogDocumentSchema } from './catalog-document';
+import { catalogHistoryQuerySchema, catalogHistoryResponseSchema } from './catalog-history';
 import {
   approveChangeRequestSchema,
   changeRequestPathSchema,
@@ -243,7 +244,12 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description:
       'One unit priced through the whole engine (promotions, taxes and fees that apply to it alone), with the ' +
       'versions that produced it. May be served stale-while-revalidate (C18): 300 s for stable currencies, ' +
-      '30 s for volatile ones.',
+      '30 s for volatile ones. `unit_price` and `display_price` are rounded once from the exact value in the ' +
+      "display rule's `rounding_mode`, as a quote line shows them (C19). `customer_groups` (comma-separated, at " +
+      'most 10): the lowest price any of the buyer’s groups gives (C29); groups the catalog does not target ' +
+      'change nothing. `explain=true` adds `explain`, every step of the calculation (C28); such an answer is ' +
+      'computed fresh, bypasses the price cache and is not cacheable (`Cache-Control: no-store`, `X-Cache: ' +
+      'bypass`). No price: 422 `price_not_available` with every reason in `reasons`.',
     query: priceQuerySchema,
     response: {
       status: 200,
@@ -251,8 +257,8 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       description: 'The price.',
       headers: {
         'X-Cache': {
-          description: 'Which cache tier answered (C18).',
-          values: ['hit-local', 'hit-shared', 'miss'],
+          description: 'Which cache tier answered (C18); `bypass`: an explained price, computed fresh.',
+          values: ['hit-local', 'hit-shared', 'miss', 'bypass'],
         },
       },
     },
@@ -282,7 +288,10 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     summary: 'Request a change of catalog data (C23).',
     description:
       'The payload is in the import format: a whole document for `catalog`, else only the sections of its ' +
-      'kind, applied to what is in force. Validated whole (a 400 lists every problem with its path), diffed ' +
+      'kind, applied to what is in force. A `patch` (C30) carries `operations` instead: `set` or `remove` of ' +
+      'single entries named by id (a refused operation is a 400 naming its index and path); at publication ' +
+      'they are applied again to what is in force then, and the request is `stale` if another publication ' +
+      'changed an entry they name. Validated whole (a 400 lists every problem with its path), diffed ' +
       '(prices per SKU and currency with the move in percent) and checked against guardrails (a price below ' +
       '`min_price`, a price or rate move beyond the configured maximum, a tax rate change), which each approver ' +
       'must acknowledge.',
@@ -405,6 +414,24 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     },
     errors: [400, 404, 503],
   },
+  getCatalogHistory: {
+    summary: "The versions in which a SKU's price item, or a pair's rate, changed (C30).",
+    description:
+      'Give exactly one of `sku` and `pair`. One entry per part version that changed the entry (a SKU has one ' +
+      'per price list; `pricelist` and `currency` narrow them), newest first: the value in that version (null ' +
+      'when removed), `pricelist_version` or `fx_version`, the publication (`revision`, `effective_from`), the ' +
+      'change request (`cr_id`, author, approvers with their time) and the release (`GET /audit/releases/{cr_id}`, ' +
+      'its journal entry). An automatic rate tick has no change request; its record is the journal entry ' +
+      '`fx-publication:<fx_version>`. A page holds at most `limit` entries (possibly fewer, with a `cursor`, for ' +
+      'versions published before the history index existed).',
+    query: catalogHistoryQuerySchema,
+    response: {
+      status: 200,
+      schema: catalogHistoryResponseSchema,
+      description: 'A page of the history, newest first.',
+    },
+    errors: [400, 503],
+  },
   invalidateCache: {
     summary: 'Invalidate cached prices by tag (`sku`, `category`, `pricelist_version`).',
     description:
@@ -443,7 +470,10 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     summary: 'Quote a basket: a signed price locked to its versions for `lock_ttl` seconds.',
     description:
       'Order of calculation: base price, discounts, taxes, fees, rounding. Always priced from fresh catalog ' +
-      'data. At most 100 lines and 10 000 per line (C22).',
+      'data. At most 100 lines and 10 000 per line (C22). `customer_groups` (at most 10) gives the buyer the ' +
+      'lowest price any of its groups gives (C29) and is recorded in the quote’s basket. `"explain": true` adds ' +
+      '`explain`, every step per line and for the basket (C28), beside the signed quote: it is neither signed ' +
+      'nor stored. No price: 422 `price_not_available` with every reason in `reasons`.',
     body: quoteRequestSchema,
     response: { status: 201, schema: quoteResponseSchema, description: 'The signed quote.' },
     errors: [400, 404, 422, 503],

@@ -98,6 +98,12 @@ export const pricedLineSchema = z.object({
   total: decimalAmount.describe('base − discount + excluded tax + fees.'),
   applied_promotions: z.array(appliedPromotionSchema),
   bundle_allocation: z.array(bundleShareSchema).optional(),
+  customer_group: z
+    .string()
+    .optional()
+    .describe(
+      "C29: the buyer's customer group whose price list or override gave this line a lower unit price.",
+    ),
 });
 
 export const thresholdOutcomeSchema = z.object({
@@ -108,6 +114,71 @@ export const thresholdOutcomeSchema = z.object({
   basket_total: decimalAmount,
   base_currency_equivalent: moneySchema,
   fx_version: z.string(),
+});
+
+/** C28: one step of an explanation. */
+export const explainStepSchema = z.object({
+  step: z
+    .enum(['base', 'discounts', 'taxes', 'fees', 'rounding'])
+    .describe('The step of the calculation order (rule 1); steps are listed in this order.'),
+  rule: z
+    .string()
+    .describe(
+      'What acted. base: `price_list`, `tier`, `fx_conversion`, `charm`, `override`, `customer_group`, ' +
+        '`bundle_split`, `reverse_charge_net`, `line_amount`; discounts: `stacking`, `promotion`, `discount`; taxes: ' +
+        '`tax_rule`, `tax`, `tax_basket_rounding`; fees: `payment`, `cross_border`, `network`, `shipping`, ' +
+        '`checkout_fee`, `no_fee`, `threshold_promotion`, `free_shipping_threshold`; rounding: `rounding`, ' +
+        '`bundle_allocation`, `basket_rounding`.',
+    ),
+  line: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('The basket line the step concerns (1 for a price); absent for a basket-level step.'),
+  input: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'What the step took. Amounts, rates and percentages are decimal strings (C1); within a line, a step takes ' +
+        "the previous one's output (`unit_price`, then `amount`).",
+    ),
+  output: z
+    .record(z.string(), z.unknown())
+    .describe(
+      "What the step gave; a line's `rounding` step gives exactly the line's rounded figures, `basket_rounding` " +
+        "the basket's.",
+    ),
+  detail: z.string().describe('The rule in words, naming what was chosen and why.'),
+});
+
+export const explainSchema = z
+  .object({ steps: z.array(explainStepSchema) })
+  .describe(
+    'C28, only when asked for (`explain`): how the figures came about, step by step in the fixed order base, ' +
+      'discounts, taxes, fees, rounding (per line, plus basket-level steps).',
+  );
+
+/** C28: why a request has no price. */
+export const unpriceableReasonSchema = z.object({
+  code: z.enum([
+    'region_not_served',
+    'currency_not_offered',
+    'unknown_currency',
+    'currency_blocked',
+    'conversion_blocked',
+    'provider_blocked',
+    'bank_blocked',
+    'token_blocked',
+    'player_blocked',
+    'no_rate',
+    'unknown_sku',
+    'not_sellable',
+    'no_price',
+    'no_price_list_in_force',
+    'stale_rate',
+  ]),
+  detail: z.string(),
+  sku_id: z.string().optional().describe('The SKU the reason concerns, when it concerns one.'),
 });
 
 // -------------------------------------------------------------------------------------------- the bodies
@@ -140,6 +211,17 @@ export const priceResponseSchema = z.object({
   fx_rate: decimalAmount
     .optional()
     .describe('Client rate base → display currency, when a conversion happened.'),
+  customer_groups: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "C29: the request's customer groups that the catalog prices apart (sorted), when there are any.",
+    ),
+  customer_group: z
+    .string()
+    .optional()
+    .describe('C29: the customer group whose price list or override gave the (lower) unit price.'),
+  explain: explainSchema.optional(),
 });
 
 /** `POST /admin/catalog/import` (201). */
@@ -188,8 +270,15 @@ export const quoteResponseSchema = z.object({
   issued_at: isoTimestamp,
   threshold_promotions: z.array(thresholdOutcomeSchema),
   signature: quoteSignature.describe(
-    '`v1=` + base64 HMAC-SHA-256 over SHA-256 of the RFC 8785 canonical JSON of the quote without `signature` (C9; see docs/decisions.md).',
+    '`v1=` + base64 HMAC-SHA-256 over SHA-256 of the RFC 8785 canonical JSON of the quote without `signature` ' +
+      'and `explain` (C9; see docs/decisions.md).',
   ),
+  explain: explainSchema
+    .optional()
+    .describe(
+      'C28, when the request asked for it: every step per line and for the basket. Not part of the signed ' +
+        'quote nor of the stored one: the receipt and a requote carry none.',
+    ),
 });
 
 /** Rule 14: the settlement currency may differ from the catalog currency; the spread is recorded. */
@@ -389,7 +478,15 @@ export const errorResponseSchema = z.object({
   error_description: z.string().describe('Short text for a human; never internals.'),
   trace_id: z.string().describe('Same as the `X-Trace-Id` header.'),
   problems: z.array(problemSchema).optional().describe('`invalid_request`: every validation problem.'),
-  rule: z.string().optional().describe('The catalog rule that refused (availability, sellability).'),
+  rule: z
+    .string()
+    .optional()
+    .describe('`currency_not_available`: the rule that refused (`stale_rate`, `fx_rate`, `currency`).'),
+  reason: z.string().optional().describe('`currency_not_available`: `stale_rate` (rule 10).'),
+  reasons: z
+    .array(unpriceableReasonSchema)
+    .optional()
+    .describe('`price_not_available` (C28): every reason that applied, not only the first one met.'),
   requote: quoteResponseSchema.optional().describe('`quote_expired`: a fresh quote to confirm.'),
 });
 

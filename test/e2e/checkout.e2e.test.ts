@@ -336,3 +336,158 @@ describe('checkout over HTTP (local stack, demo catalog)', () => {
     expect(committed).toBeGreaterThanOrEqual(1_000);
   });
 });
+
+type Step = { step: string; rule: string; line?: number; input: Json; output: Json; detail: string };
+
+describe('explain (C28), reasons and customer groups (C29) over HTTP', () => {
+  const price = async (query: string) => {
+    const response = await fetch(`${stack.url}/catalog/prices?${query}`, {
+      headers: { 'x-api-key': API_KEY },
+    });
+    return { status: response.status, headers: response.headers, body: (await response.json()) as Json };
+  };
+
+  it('GET /catalog/prices?explain=true: the same price, explained step by step, never cached', async () => {
+    const query = 'sku=BNDL-STARFALL-FAN&currency=USD&region=US';
+    const plain = await price(query);
+    const explained = await price(`${query}&explain=true`);
+    expect(explained.status).toBe(200);
+    expect(explained.headers.get('cache-control')).toBe('no-store');
+    expect(explained.headers.get('x-cache')).toBe('bypass');
+    documented(priceResponseSchema, explained.body);
+    const { explain, ...figures } = explained.body;
+    expect(figures).toEqual(plain.body);
+    const steps = (explain as { steps: Step[] }).steps;
+    const order = ['base', 'discounts', 'taxes', 'fees', 'rounding'];
+    const positions = steps.map((step) => order.indexOf(step.step));
+    expect(positions.every((position, index) => index === 0 || position >= (positions[index - 1] ?? 0))).toBe(
+      true,
+    );
+    expect(steps.map((step) => step.rule)).toEqual(
+      expect.arrayContaining([
+        'price_list',
+        'fx_conversion',
+        'charm',
+        'bundle_split',
+        'line_amount',
+        'stacking',
+      ]),
+    );
+    expect(steps.find((step) => step.rule === 'fx_conversion')?.output).toMatchObject({
+      pair: 'EUR→USD',
+      fx_markup_bps: 150,
+      fx_version: plain.body.fx_version,
+    });
+    expect(steps.find((step) => step.rule === 'tax_rule')?.output).toMatchObject({
+      tax_mode: { type: 'GST', inclusion: 'excluded' },
+      rounding: { mode: 'HALF_UP', level: 'per_line' },
+    });
+    expect(steps.find((step) => step.rule === 'rounding')?.output).toMatchObject({
+      unit_price: plain.body.unit_price,
+      display_price: plain.body.display_price,
+    });
+    // The plain read is still served by the cache: the explained one was neither read nor stored.
+    expect((await price(query)).headers.get('x-cache')).toMatch(/^hit-/);
+  });
+
+  it('POST /pricing/quote with "explain": true: explained per line, committed like any quote', async () => {
+    const body = {
+      items: [
+        { sku_id: 'GAME-IRONVALE-CE', quantity: 1 },
+        { sku_id: 'DIG-STARGEMS-1200', quantity: 5 },
+      ],
+      region: 'DE',
+      currency: 'EUR',
+      buyer_type: 'consumer',
+    };
+    const plain = await call('POST', '/pricing/quote', body);
+    const explained = await call('POST', '/pricing/quote', { ...body, explain: true });
+    expect(explained.status).toBe(201);
+    documented(quoteResponseSchema, explained.body);
+    for (const field of ['items_priced', 'subtotal', 'discounts', 'taxes', 'fees', 'total'])
+      expect(explained.body[field]).toEqual(plain.body[field]);
+    expect(explained.body.basket).toEqual(plain.body.basket);
+    const steps = (explained.body.explain as { steps: Step[] }).steps;
+    const lines = explained.body.items_priced as Json[];
+    for (const line of lines) {
+      const rounding = steps.find((step) => step.rule === 'rounding' && step.line === line.line);
+      expect(rounding?.output).toMatchObject({ base: line.base, discount: line.discount, total: line.total });
+    }
+    expect(steps.find((step) => step.rule === 'tier' && step.line === 2)?.output).toMatchObject({
+      min_quantity: 5,
+    });
+    expect(steps.find((step) => step.rule === 'discount' && step.line === 1)?.detail).toContain('floor');
+    expect(steps.find((step) => step.rule === 'basket_rounding')?.output).toMatchObject({
+      total: explained.body.total,
+    });
+    const receipt = await commit(explained);
+    expect(receipt.status).toBe(201);
+    expect((receipt.body.computed_totals as Json).total).toBe(explained.body.total);
+    expect(receipt.body).not.toHaveProperty('explain');
+    expect(verifyReceipt(receipt.body, keys)).toEqual({ valid: true });
+  });
+
+  it('answers 422 price_not_available with every reason', async () => {
+    const refused = await price('sku=NO-SUCH-SKU&currency=JPY&region=DE');
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({
+      error: 'price_not_available',
+      reasons: [
+        { code: 'currency_not_offered', detail: 'JPY is not offered in DE' },
+        { code: 'unknown_sku', sku_id: 'NO-SUCH-SKU' },
+      ],
+    });
+    const quoted = await call('POST', '/pricing/quote', {
+      items: [
+        { sku_id: 'DIG-STARFALL-KEY', quantity: 1 },
+        { sku_id: 'NO-SUCH-SKU', quantity: 1 },
+      ],
+      region: 'JP',
+      currency: 'JPY',
+      buyer_type: 'consumer',
+    });
+    expect(quoted.status).toBe(422);
+    expect((quoted.body.reasons as Json[]).map((reason) => reason.code)).toEqual([
+      'not_sellable',
+      'unknown_sku',
+    ]);
+  });
+
+  it('customer_groups: b2b-gold gets its lower price, recorded in the quote; the receipt recomputes', async () => {
+    const everyone = await price('sku=GAME-IRONVALE-PS5&currency=EUR&region=DE');
+    const gold = await price('sku=GAME-IRONVALE-PS5&currency=EUR&region=DE&customer_groups=b2b-gold,nobody');
+    expect(gold.status).toBe(200);
+    documented(priceResponseSchema, gold.body);
+    expect(gold.body).toMatchObject({ customer_groups: ['b2b-gold'], customer_group: 'b2b-gold' });
+    expect(Number(gold.body.unit_price)).toBeLessThan(Number(everyone.body.unit_price));
+    const unknown = await price('sku=GAME-IRONVALE-PS5&currency=EUR&region=DE&customer_groups=nobody');
+    expect(unknown.body).toEqual(everyone.body);
+
+    const quoted = await call('POST', '/pricing/quote', {
+      items: [{ sku_id: 'GAME-IRONVALE-PS5', quantity: 2 }],
+      region: 'DE',
+      currency: 'EUR',
+      buyer_type: 'consumer',
+      customer_groups: ['b2b-gold'],
+      explain: true,
+    });
+    expect(quoted.status).toBe(201);
+    expect(quoted.body.basket).toMatchObject({ customer_groups: ['b2b-gold'] });
+    expect((quoted.body.items_priced as Json[])[0]).toMatchObject({
+      unit_price: gold.body.unit_price,
+      customer_group: 'b2b-gold',
+    });
+    const group = (quoted.body.explain as { steps: Step[] }).steps.find(
+      (step) => step.rule === 'customer_group',
+    );
+    expect(group?.output.customer_group).toBe('b2b-gold');
+    const receipt = await commit(quoted);
+    expect(receipt.status).toBe(201);
+    const release = await new CatalogReader(stack.deps.catalogRepository, clock).release({
+      commercial: Number(receipt.body.pricelist_version),
+      fx: fxVersionNumber(String(receipt.body.fx_version)) ?? 0,
+      tax: Number(receipt.body.tax_rule_version),
+    });
+    expect(recomputeDifferences(receipt.body, release)).toEqual([]);
+  });
+});

@@ -208,6 +208,7 @@ const VALID_QUOTE = {
 const QUERY_BASES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   getPrice: { sku: SKU, currency: 'EUR', region: 'DE' },
   getLimits: { currency: 'EUR', region: 'DE' },
+  getCatalogHistory: { sku: SKU, limit: '5' },
 };
 
 /** Valid bodies to mutate, per operation: the operation's example, the demo catalog for an import. */

@@ -29,10 +29,8 @@ describe("API Gateway's own refusals (C6)", () => {
         (response.ResponseParameters as Record<string, string>)['gatewayresponse.header.X-Trace-Id'],
       ).toBe('context.requestId');
     }
-    expect(
-      (byType.get('THROTTLED')?.ResponseParameters as Record<string, string>)[
-        'gatewayresponse.header.Retry-After'
-      ],
-    ).toBe("'1'");
+    const throttled = byType.get('THROTTLED') ?? {};
+    const throttledHeaders = throttled.ResponseParameters as Record<string, string>;
+    expect(throttledHeaders['gatewayresponse.header.Retry-After']).toBe("'1'");
   });
 });

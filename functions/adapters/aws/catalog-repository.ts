@@ -1,13 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import {
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
+import type { HistoryChangeType } from '../../domain/change-control/history';
 import type {
   CatalogPartKind,
   CatalogRepository,
+  HistoryPosition,
+  HistoryRecord,
   Publication,
   PublishRequest,
   StoredPart,
@@ -21,9 +28,28 @@ const PUBLICATIONS = 'publication';
 /** Partition of the marks of change requests already published (one item each, `sk` = the `cr_id`). */
 const PUBLISHED_CHANGES = 'published-change';
 
+/** Partition of the history index markers: `sk` = the part kind, `version` = its first indexed version. */
+const HISTORY_START = 'history-start';
+
 const pad = (value: number): string => String(value).padStart(10, '0');
+/** One partition per history subject; `sk` sorts by part version, then scope (newest last). */
+const historyPk = (subject: string) => `history#${subject}`;
+const historySk = (position: HistoryPosition) => `v#${pad(position.version)}#${position.scope}`;
+/** History records written in one BatchWriteItem, and such calls in flight at once. */
+const HISTORY_BATCH = 25;
+const HISTORY_CALLS_IN_FLIGHT = 4;
+const MAX_WRITE_ROUNDS = 8;
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const partPk = (kind: CatalogPartKind) => `part#${kind}`;
-const chunkPk = (kind: CatalogPartKind, version: number) => `chunk#${kind}#${pad(version)}`;
+/**
+ * The chunks of a part version live in a partition of their own writer (`chunk_set`, recorded on the header):
+ * writers racing for the same version number each write their own chunks, and only the header's are ever read.
+ * (With one partition per version, a writer that lost the header could overwrite the winner's chunks.) Headers
+ * written before carry no `chunk_set`: their chunks are in `chunk#<kind>#<version>`.
+ */
+const chunkPk = (kind: CatalogPartKind, version: number, chunkSet?: string) =>
+  `chunk#${kind}#${pad(version)}${chunkSet === undefined ? '' : `#${chunkSet}`}`;
 
 /** The catalog repository on DynamoDB (the same code against DynamoDB Local in the local stack). */
 export class DynamoCatalogRepository implements CatalogRepository {
@@ -35,6 +61,8 @@ export class DynamoCatalogRepository implements CatalogRepository {
    * requests at once (the local stack), it saves most round trips.
    */
   private readonly batches: ItemBatches;
+  /** Part kinds whose history start marker is known to be written (it never changes once written). */
+  private readonly indexedKinds = new Set<CatalogPartKind>();
 
   constructor(
     private readonly documents: DynamoDBDocumentClient,
@@ -92,6 +120,117 @@ export class DynamoCatalogRepository implements CatalogRepository {
     return published.Item?.publication as Publication | undefined;
   }
 
+  async publication(revision: number): Promise<Publication | undefined> {
+    const item = await this.batches.get(
+      this.tableName,
+      { pk: PUBLICATIONS, sk: `r#${pad(revision)}` },
+      { consistent: true },
+    );
+    return item ? (item.publication as Publication) : undefined;
+  }
+
+  async history(
+    subject: string,
+    options: { readonly limit: number; readonly before?: HistoryPosition },
+  ): Promise<{ readonly records: readonly HistoryRecord[]; readonly more: boolean }> {
+    const page = await this.documents.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: options.before ? 'pk = :pk AND sk < :before' : 'pk = :pk',
+        ExpressionAttributeValues: {
+          ':pk': historyPk(subject),
+          ...(options.before ? { ':before': historySk(options.before) } : {}),
+        },
+        ScanIndexForward: false,
+        Limit: options.limit,
+        ConsistentRead: true,
+      }),
+    );
+    const records = (page.Items ?? []).map(
+      (item): HistoryRecord => ({
+        subject,
+        scope: String(item.scope),
+        ...(typeof item.currency === 'string' ? { currency: item.currency } : {}),
+        change: item.change as HistoryChangeType,
+        ...(typeof item.value_json === 'string' ? { value: JSON.parse(item.value_json) as unknown } : {}),
+        kind: item.kind as CatalogPartKind,
+        version: Number(item.version),
+        revision: Number(item.revision),
+      }),
+    );
+    return { records, more: page.LastEvaluatedKey !== undefined };
+  }
+
+  async historyStart(kind: CatalogPartKind): Promise<number | undefined> {
+    const item = await this.batches.get(
+      this.tableName,
+      { pk: HISTORY_START, sk: kind },
+      { consistent: true },
+    );
+    return item ? Number(item.version) : undefined;
+  }
+
+  /** Records the first indexed version of a part kind, once (the first writer wins; later ones are indexed too). */
+  private async markIndexed(kind: CatalogPartKind, version: number): Promise<void> {
+    if (this.indexedKinds.has(kind)) return;
+    try {
+      await this.documents.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: HISTORY_START, sk: kind, version },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
+    this.indexedKinds.add(kind);
+  }
+
+  /** Writes history records (idempotent puts: a record names an immutable part version), a few calls at a time. */
+  private async writeHistory(records: readonly HistoryRecord[]): Promise<void> {
+    const batches: HistoryRecord[][] = [];
+    for (let start = 0; start < records.length; start += HISTORY_BATCH) {
+      batches.push(records.slice(start, start + HISTORY_BATCH));
+    }
+    const writeBatch = async (batch: readonly HistoryRecord[]): Promise<void> => {
+      let pending: BatchWriteCommandInput['RequestItems'] = {
+        [this.tableName]: batch.map((record) => ({
+          PutRequest: {
+            Item: {
+              pk: historyPk(record.subject),
+              sk: historySk(record),
+              kind: record.kind,
+              version: record.version,
+              revision: record.revision,
+              scope: record.scope,
+              change: record.change,
+              ...(record.currency ? { currency: record.currency } : {}),
+              ...(record.value === undefined ? {} : { value_json: JSON.stringify(record.value) }),
+            },
+          },
+        })),
+      };
+      for (let round = 0; pending && Object.keys(pending).length > 0; round += 1) {
+        if (round >= MAX_WRITE_ROUNDS) throw new Error('history: records left unprocessed after retries');
+        if (round > 0) await pause(25 * 2 ** round);
+        const result: BatchWriteCommandOutput = await this.documents.send(
+          new BatchWriteCommand({ RequestItems: pending }),
+        );
+        pending = result.UnprocessedItems;
+      }
+    };
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < batches.length) {
+        const batch = batches[next];
+        next += 1;
+        if (batch) await writeBatch(batch);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(HISTORY_CALLS_IN_FLIGHT, batches.length) }, worker));
+  }
+
   async latestPartVersion(kind: CatalogPartKind): Promise<number> {
     const result = await this.documents.send(
       new QueryCommand({
@@ -111,9 +250,10 @@ export class DynamoCatalogRepository implements CatalogRepository {
       new GetCommand({ TableName: this.tableName, Key: { pk: partPk(kind), sk: `v#${pad(version)}` } }),
     );
     if (!header.Item) return undefined;
+    const chunkSet = typeof header.Item.chunk_set === 'string' ? header.Item.chunk_set : undefined;
     const content = await readGzipChunks(
       this.documents,
-      this.chunkLocation(kind, version),
+      this.chunkLocation(kind, version, chunkSet),
       Number(header.Item.chunks),
     );
     return {
@@ -125,10 +265,10 @@ export class DynamoCatalogRepository implements CatalogRepository {
     };
   }
 
-  private chunkLocation(kind: CatalogPartKind, version: number) {
+  private chunkLocation(kind: CatalogPartKind, version: number, chunkSet?: string) {
     return {
       tableName: this.tableName,
-      partitionKey: { name: 'pk', value: chunkPk(kind, version) },
+      partitionKey: { name: 'pk', value: chunkPk(kind, version, chunkSet) },
       sortKeyName: 'sk',
       prefix: 'c#',
     };
@@ -136,9 +276,10 @@ export class DynamoCatalogRepository implements CatalogRepository {
 
   /** Writes a part version's chunks, then its header (only if that version does not exist yet). */
   private async writePart(part: StoredPart): Promise<boolean> {
+    const chunkSet = randomUUID();
     const written = await writeGzipChunks(
       this.documents,
-      this.chunkLocation(part.kind, part.version),
+      this.chunkLocation(part.kind, part.version, chunkSet),
       part.content,
     );
     try {
@@ -151,6 +292,7 @@ export class DynamoCatalogRepository implements CatalogRepository {
             version: part.version,
             effective_from: part.effective_from,
             content_sha256: part.content_sha256,
+            chunk_set: chunkSet,
             chunks: written.chunks,
             bytes: written.bytes,
           },
@@ -167,6 +309,12 @@ export class DynamoCatalogRepository implements CatalogRepository {
   async publish(request: PublishRequest): Promise<'published' | 'conflict'> {
     for (const part of request.newParts) {
       if (!(await this.writePart(part))) return 'conflict';
+    }
+    // The history index of the new versions goes in before the pointer moves: a publication is never visible
+    // without its history. A publication that loses the race leaves records that readers skip (see `history`).
+    if (request.history) {
+      for (const part of request.newParts) await this.markIndexed(part.kind, part.version);
+      await this.writeHistory(request.history);
     }
     const { publication } = request;
     try {

@@ -1,7 +1,8 @@
 import { allocate } from '../money/allocation';
 import { Decimal, dec, fromScaledBigint, sum, toScaledBigint, ZERO } from '../money/decimal';
 import { INTERMEDIATE_DECIMALS, step } from '../money/rounding';
-import type { BasketPolicy, Promotion, PromotionCondition } from './types';
+import { type ExplainTrace, figure } from './explain';
+import type { BasketPolicy, CustomerGroupTarget, Promotion, PromotionCondition } from './types';
 
 export interface PromotionLine {
   readonly sku_id: string;
@@ -17,6 +18,8 @@ export interface PromotionScope {
   readonly region: string;
   readonly currency: string;
   readonly channel?: string;
+  /** The buyer's customer groups (C29). */
+  readonly customerGroups?: ReadonlySet<string>;
 }
 
 export interface LineDiscounts {
@@ -31,6 +34,22 @@ export const conditionHolds = (condition: PromotionCondition, scope: PromotionSc
   (!condition.regions || condition.regions.includes(scope.region)) &&
   (!condition.currencies || condition.currencies.includes(scope.currency)) &&
   (!condition.channels || (scope.channel !== undefined && condition.channels.includes(scope.channel)));
+
+/** C29: a promotion targeting a customer group reaches only buyers of that group. */
+export const reachesBuyer = (target: CustomerGroupTarget | undefined, scope: PromotionScope): boolean =>
+  target === undefined || scope.customerGroups?.has(target.customer_group) === true;
+
+/** Why a promotion does not apply to this basket at all (for an explanation), or undefined when it does. */
+const notEligibleBecause = (promotion: Promotion, scope: PromotionScope): string | undefined => {
+  const { regions, currencies, channels } = promotion.condition;
+  if (regions && !regions.includes(scope.region)) return `only in ${regions.join(', ')}`;
+  if (currencies && !currencies.includes(scope.currency)) return `only in ${currencies.join(', ')}`;
+  if (channels && (scope.channel === undefined || !channels.includes(scope.channel)))
+    return `only on the channels ${channels.join(', ')}`;
+  if (!reachesBuyer(promotion.target, scope))
+    return `only for customer group ${promotion.target?.customer_group}`;
+  return undefined;
+};
 
 /** Whether a promotion reaches a line: by SKU or category in its condition, or named by the line's item. */
 const reachesLine = (promotion: Promotion, line: PromotionLine): boolean => {
@@ -50,6 +69,7 @@ const discountsOf = (
   lines: readonly PromotionLine[],
   remaining: readonly Decimal[],
   cap: Decimal | undefined,
+  notes?: PromotionNote[],
 ): Decimal[] => {
   const rate = dec(promotion.percent).dividedBy(100);
   const uncapped = lines.map((line, index) => {
@@ -59,13 +79,49 @@ const discountsOf = (
     return Decimal.min(room, step(current.times(rate)));
   });
   const total = sum(uncapped);
-  if (!cap || total.lessThanOrEqualTo(cap) || total.isZero()) return uncapped;
-  const parts = allocate(
-    toScaledBigint(step(cap), INTERMEDIATE_DECIMALS),
-    uncapped.map((value) => toScaledBigint(value, INTERMEDIATE_DECIMALS)),
-  );
-  return parts.map((part) => fromScaledBigint(part, INTERMEDIATE_DECIMALS));
+  const capped = !(!cap || total.lessThanOrEqualTo(cap) || total.isZero());
+  const result = capped
+    ? allocate(
+        toScaledBigint(step(cap), INTERMEDIATE_DECIMALS),
+        uncapped.map((value) => toScaledBigint(value, INTERMEDIATE_DECIMALS)),
+      ).map((part) => fromScaledBigint(part, INTERMEDIATE_DECIMALS))
+    : uncapped;
+  notes?.push({
+    promotion,
+    cap,
+    uncapped: total,
+    capped,
+    lines: lines.map((line, index) => {
+      const current = remaining[index] as Decimal;
+      const percentOf = step(current.times(rate));
+      return {
+        reached: reachesLine(promotion, line),
+        percentOf,
+        floor: line.floor,
+        clamped: reachesLine(promotion, line) && (uncapped[index] as Decimal).lessThan(percentOf),
+        amount: result[index] as Decimal,
+      };
+    }),
+  });
+  return result;
 };
+
+/** What one promotion did in the run that won, for an explanation. */
+interface PromotionNote {
+  readonly promotion: Promotion;
+  readonly cap: Decimal | undefined;
+  readonly uncapped: Decimal;
+  readonly capped: boolean;
+  readonly lines: readonly {
+    readonly reached: boolean;
+    /** percent × what the line stood at before this promotion. */
+    readonly percentOf: Decimal;
+    readonly floor: Decimal;
+    /** The line's floor (`min_price` × quantity, or zero) held the discount below percentOf. */
+    readonly clamped: boolean;
+    readonly amount: Decimal;
+  }[];
+}
 
 const byPriority = (a: Promotion, b: Promotion): number =>
   a.priority !== b.priority
@@ -88,18 +144,24 @@ export const applyPromotions = (
   policy: BasketPolicy,
   scope: PromotionScope,
   capOf: (promotion: Promotion) => Decimal | undefined,
+  trace?: ExplainTrace,
 ): LineDiscounts => {
   const eligible = promotions
-    .filter((promotion) => conditionHolds(promotion.condition, scope))
+    .filter(
+      (promotion) => conditionHolds(promotion.condition, scope) && reachesBuyer(promotion.target, scope),
+    )
     .sort(byPriority);
   const original = lines.map((line) => line.amount);
   const none: LineDiscounts = { perLine: lines.map(() => ZERO), applied: lines.map(() => []) };
 
-  const run = (sequence: readonly Promotion[]): LineDiscounts & { total: Decimal } => {
+  const run = (
+    sequence: readonly Promotion[],
+    notes?: PromotionNote[],
+  ): LineDiscounts & { total: Decimal } => {
     const remaining = [...original];
     const applied: { promo_id: string; amount: Decimal }[][] = lines.map(() => []);
     for (const promotion of sequence) {
-      const discounts = discountsOf(promotion, lines, remaining, capOf(promotion));
+      const discounts = discountsOf(promotion, lines, remaining, capOf(promotion), notes);
       discounts.forEach((discount, index) => {
         if (discount.isZero()) return;
         remaining[index] = (remaining[index] as Decimal).minus(discount);
@@ -123,9 +185,190 @@ export const applyPromotions = (
     );
 
   if (policy.promo_stack_mode === 'best_single') {
-    return best(singleRuns(eligible))?.result ?? none;
+    const singles = singleRuns(eligible);
+    const winner = best(singles);
+    const result = winner?.result ?? none;
+    if (trace) {
+      explainPromotions(trace, {
+        promotions,
+        lines,
+        scope,
+        capOf,
+        result,
+        chosen: winner ? [winner.promotion] : [],
+        rerun: run,
+        decision: {
+          mode: 'best_single',
+          candidates: singles.map(({ promotion, result: single }) => ({
+            promo_ids: [promotion.promo_id],
+            discount: figure(single.total),
+          })),
+          detail: winner
+            ? `best_single: ${winner.promotion.promo_id} gives the largest discount, ${figure(winner.result.total)} ` +
+              '(ties: higher priority, then smaller id)'
+            : 'best_single: no promotion applies',
+        },
+      });
+    }
+    return result;
   }
-  const stack = run(eligible.filter((promotion) => promotion.stackable));
-  const alone = best(singleRuns(eligible.filter((promotion) => !promotion.stackable)));
-  return alone?.result.total.greaterThan(stack.total) ? alone.result : stack;
+  const stackable = eligible.filter((promotion) => promotion.stackable);
+  const stack = run(stackable);
+  const singles = singleRuns(eligible.filter((promotion) => !promotion.stackable));
+  const alone = best(singles);
+  // A non-stackable promotion wins alone only when it alone gives more than the stack.
+  const winner = alone?.result.total.greaterThan(stack.total) === true ? alone : undefined;
+  if (trace) {
+    explainPromotions(trace, {
+      promotions,
+      lines,
+      scope,
+      capOf,
+      result: winner ? winner.result : stack,
+      chosen: winner ? [winner.promotion] : stackable,
+      rerun: run,
+      decision: {
+        mode: 'stack_all',
+        candidates: [
+          ...(stackable.length > 0
+            ? [{ promo_ids: stackable.map((promotion) => promotion.promo_id), discount: figure(stack.total) }]
+            : []),
+          ...singles.map(({ promotion, result: single }) => ({
+            promo_ids: [promotion.promo_id],
+            discount: figure(single.total),
+          })),
+        ],
+        detail: winner
+          ? `stack_all: the non-stackable ${winner.promotion.promo_id} alone gives ${figure(winner.result.total)}, more ` +
+            `than the stack's ${figure(stack.total)}: it wins alone`
+          : stackable.length > 0
+            ? `stack_all: ${stackable.map((promotion) => promotion.promo_id).join(', ')} applied in priority order, ` +
+              `each on what the previous ones left, ${figure(stack.total)} in all` +
+              (alone
+                ? `; the non-stackable ${alone.promotion.promo_id} alone gives ${figure(alone.result.total)}, not more`
+                : '')
+            : alone
+              ? `stack_all: the non-stackable ${alone.promotion.promo_id} gives nothing`
+              : 'stack_all: no promotion applies',
+      },
+    });
+  }
+  return winner ? winner.result : stack;
+};
+
+/** Step 2 explained: the stacking decision, each promotion of the winning run, then each line. */
+const explainPromotions = (
+  trace: ExplainTrace,
+  context: {
+    readonly promotions: readonly Promotion[];
+    readonly lines: readonly PromotionLine[];
+    readonly scope: PromotionScope;
+    readonly capOf: (promotion: Promotion) => Decimal | undefined;
+    readonly result: LineDiscounts;
+    readonly chosen: readonly Promotion[];
+    readonly rerun: (sequence: readonly Promotion[], notes: PromotionNote[]) => LineDiscounts;
+    readonly decision: {
+      readonly mode: BasketPolicy['promo_stack_mode'];
+      readonly candidates: readonly { readonly promo_ids: readonly string[]; readonly discount: string }[];
+      readonly detail: string;
+    };
+  },
+): void => {
+  const { lines, scope, result, chosen, decision } = context;
+  const notEligible = context.promotions.flatMap((promotion) => {
+    const reason = notEligibleBecause(promotion, scope);
+    return reason === undefined ? [] : [{ promo_id: promotion.promo_id, reason }];
+  });
+  trace.add({
+    step: 'discounts',
+    rule: 'stacking',
+    input: {
+      promo_stack_mode: decision.mode,
+      eligible: context.promotions
+        .filter((promotion) => notEligibleBecause(promotion, scope) === undefined)
+        .sort(byPriority)
+        .map((promotion) => promotion.promo_id),
+      not_eligible: notEligible,
+      candidates: decision.candidates.map((candidate) => ({
+        ...candidate,
+        promo_ids: [...candidate.promo_ids],
+      })),
+    },
+    output: {
+      applied: chosen.map((promotion) => promotion.promo_id),
+      discount: figure(sum([...result.perLine])),
+    },
+    detail: decision.detail,
+  });
+  const notes: PromotionNote[] = [];
+  context.rerun(chosen, notes);
+  for (const note of notes) {
+    const { promotion } = note;
+    const original = promotion.cap;
+    trace.add({
+      step: 'discounts',
+      rule: 'promotion',
+      input: {
+        promo_id: promotion.promo_id,
+        percent: promotion.percent,
+        priority: promotion.priority,
+        stackable: promotion.stackable,
+        ...(note.cap && original
+          ? { cap: figure(note.cap), cap_as_set: { amount: original.amount, currency: original.currency } }
+          : {}),
+        ...(promotion.target ? { customer_group: promotion.target.customer_group } : {}),
+      },
+      output: {
+        discount: figure(sum(note.lines.map((line) => line.amount))),
+        uncapped: figure(note.uncapped),
+        capped: note.capped,
+        lines_reached: note.lines.flatMap((line, index) => (line.reached ? [index + 1] : [])),
+      },
+      detail:
+        `${promotion.percent} % of each line it reaches` +
+        (promotion.target ? ` (customer group ${promotion.target.customer_group})` : '') +
+        (note.capped
+          ? `; ${figure(note.uncapped)} capped at ${figure(note.cap as Decimal)} (cap ${original?.amount} ` +
+            `${original?.currency}), split over the lines in proportion`
+          : note.cap
+            ? `; under its cap of ${figure(note.cap)}`
+            : '; no cap') +
+        (note.lines.some((line) => line.clamped) ? '; held back by a min_price floor on some lines' : ''),
+    });
+  }
+  lines.forEach((line, index) => {
+    const discount = result.perLine[index] as Decimal;
+    const applied = notes.flatMap((note) => {
+      const entry = note.lines[index];
+      return entry?.reached
+        ? [
+            {
+              promo_id: note.promotion.promo_id,
+              percent_of: figure(entry.percentOf),
+              amount: figure(entry.amount),
+              clamped_by_min_price: entry.clamped,
+            },
+          ]
+        : [];
+    });
+    const clamped = applied.some((entry) => entry.clamped_by_min_price);
+    trace.add({
+      step: 'discounts',
+      rule: 'discount',
+      line: index + 1,
+      input: { amount: figure(line.amount), floor: figure(line.floor) },
+      output: {
+        amount: figure(line.amount.minus(discount)),
+        discount: figure(discount),
+        promotions: applied,
+      },
+      detail:
+        applied.length === 0
+          ? 'no promotion reaches this line'
+          : `${applied.map((entry) => entry.promo_id).join(', ')}` +
+            (clamped
+              ? `; the line stops at its floor ${figure(line.floor)} (min_price × quantity, never below zero)`
+              : ''),
+    });
+  });
 };

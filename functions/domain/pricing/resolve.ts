@@ -1,7 +1,16 @@
 import { Decimal, dec, ONE } from '../money/decimal';
 import { step } from '../money/rounding';
 import { PricingError } from './errors';
-import type { CharmEnding, Override, PriceItem, PriceList, PricingCatalog, Product } from './types';
+import { type ExplainFigures, type ExplainTrace, figure } from './explain';
+import type {
+  CharmEnding,
+  Override,
+  PriceItem,
+  PriceList,
+  PriceTier,
+  PricingCatalog,
+  Product,
+} from './types';
 
 /** How many currencies the `mixed` strategy precomputes when the catalog does not list them (rule 8). */
 export const DEFAULT_MIXED_TOP_CURRENCIES = 10;
@@ -15,8 +24,15 @@ export interface ResolutionContext {
   readonly charm: CharmEnding | null;
   readonly tenant?: string;
   readonly campaign?: string;
+  /** The buyer's customer groups (C29); absent or empty: none. */
+  readonly customerGroups?: ReadonlySet<string>;
+  /** The instant of pricing (ISO 8601 UTC with ms): price lists not in force then are not used. */
+  readonly at?: string;
   /** Converts an amount from a currency into the basket currency at the client rate (9 decimals). */
   readonly convert: (amount: Decimal, from: string) => Decimal;
+  /** Only when explaining (C28): where the steps go, and the figures of a conversion from a currency. */
+  readonly trace?: ExplainTrace;
+  readonly rateFigures?: (from: string) => ExplainFigures;
 }
 
 export interface ResolvedItem {
@@ -29,6 +45,8 @@ export interface ResolvedItem {
   /** Whether the price was converted from another currency (and so charm-adjusted where the region says). */
   readonly converted: boolean;
   readonly overrideId?: string;
+  /** The customer group whose price won (C29), when one gave a lower price than everyone gets. */
+  readonly customerGroup?: string;
   /** Bundle positions with their standalone prices × quantity: the weights of the bundle split (rule 5). */
   readonly bundleWeights?: readonly {
     readonly sku_id: string;
@@ -76,6 +94,19 @@ export const modelUnitPrice = (item: PriceItem, quantity: number): Decimal => {
   return price;
 };
 
+/** The tier `modelUnitPrice` picks, for an explanation (tiered items only). */
+const reachedTier = (
+  item: PriceItem,
+  tiers: readonly PriceTier[],
+  quantity: number,
+): { min_quantity: number; unit_price: string } => {
+  let reached = { min_quantity: 0, unit_price: item.base_price };
+  for (const tier of tiers) {
+    if (tier.min_quantity <= quantity && tier.min_quantity >= reached.min_quantity) reached = tier;
+  }
+  return reached;
+};
+
 const SPECIFICITY: Readonly<Record<string, number>> = { sku_id: 4, campaign: 3, category: 2, tenant: 1 };
 
 const targetOf = (override: Override): { kind: string; value: string } => {
@@ -113,9 +144,19 @@ const applyOverride = (price: Decimal, override: Override): Decimal =>
     ? dec(override.price_or_markup.price)
     : step(price.times(ONE.plus(dec(override.price_or_markup.markup_percent).dividedBy(100))));
 
-/** Which price list serves the basket currency, per the tenant's strategy (rule 8, C21). */
-const sourceList = (catalog: PricingCatalog, currency: string): PriceList | undefined => {
-  const precomputed = (catalog.currency_pricelists ?? []).find((list) => list.base_currency === currency);
+/**
+ * Whether a price list is in force at `at` (from `effective_from`, until `effective_to` excluded). Both are ISO
+ * 8601 UTC with milliseconds (the catalog schema's form), so they compare as strings. No instant: in force.
+ */
+export const inForce = (list: PriceList, at: string | undefined): boolean =>
+  at === undefined ||
+  (list.effective_from <= at && (list.effective_to === undefined || at < list.effective_to));
+
+/** Which price list serves the basket currency, per the tenant's strategy (rule 8, C21); only lists in force. */
+export const sourceList = (catalog: PricingCatalog, currency: string, at?: string): PriceList | undefined => {
+  const precomputed = (catalog.currency_pricelists ?? []).find(
+    (list) => list.base_currency === currency && inForce(list, at),
+  );
   const { strategy } = catalog;
   if (strategy.kind === 'convert_at_display') return undefined;
   if (strategy.kind === 'price_lists') return precomputed;
@@ -134,7 +175,7 @@ const sourceList = (catalog: PricingCatalog, currency: string): PriceList | unde
 const itemIndexes = new WeakMap<PriceList, Map<string, PriceItem>>();
 const productIndexes = new WeakMap<readonly Product[], Map<string, Product>>();
 
-const findItem = (list: PriceList, skuId: string): PriceItem | undefined => {
+export const findItem = (list: PriceList, skuId: string): PriceItem | undefined => {
   let index = itemIndexes.get(list);
   if (!index) {
     index = new Map(list.items.map((item) => [item.sku_id, item]));
@@ -143,7 +184,7 @@ const findItem = (list: PriceList, skuId: string): PriceItem | undefined => {
   return index.get(skuId);
 };
 
-const findProduct = (products: readonly Product[], skuId: string): Product | undefined => {
+export const findProduct = (products: readonly Product[], skuId: string): Product | undefined => {
   let index = productIndexes.get(products);
   if (!index) {
     index = new Map(products.map((product) => [product.sku_id, product]));
@@ -152,9 +193,132 @@ const findProduct = (products: readonly Product[], skuId: string): Product | und
   return index.get(skuId);
 };
 
+/** The group targets of a catalog (C29), by group: overrides and price lists. Built once per catalog object. */
+interface GroupTargets {
+  readonly overrides: ReadonlyMap<string, readonly Override[]>;
+  readonly lists: ReadonlyMap<string, readonly PriceList[]>;
+}
+
+const groupIndexes = new WeakMap<PricingCatalog, GroupTargets>();
+
+const groupTargetsOf = (catalog: PricingCatalog): GroupTargets => {
+  let index = groupIndexes.get(catalog);
+  if (!index) {
+    const overrides = new Map<string, Override[]>();
+    for (const override of catalog.overrides ?? []) {
+      if (!('customer_group' in override.target)) continue;
+      const group = override.target.customer_group;
+      overrides.set(group, [...(overrides.get(group) ?? []), override]);
+    }
+    const lists = new Map<string, PriceList[]>();
+    for (const list of catalog.group_pricelists ?? []) {
+      if (list.customer_group === undefined) continue;
+      lists.set(list.customer_group, [...(lists.get(list.customer_group) ?? []), list]);
+    }
+    index = { overrides, lists };
+    groupIndexes.set(catalog, index);
+  }
+  return index;
+};
+
+interface GroupCandidate {
+  readonly customer_group: string;
+  readonly source: 'override' | 'pricelist';
+  readonly id: string;
+  readonly priority: number;
+  readonly price: Decimal;
+  /** Why the candidate could not price (explanation only): then it has no price and never wins. */
+  readonly refused?: string;
+}
+
+/** Lowest price first; ties: higher priority, then the smaller id, then the group. */
+const byBestPrice = (a: GroupCandidate, b: GroupCandidate): number => {
+  const price = a.price.comparedTo(b.price);
+  if (price !== 0) return price;
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+  return a.customer_group < b.customer_group ? -1 : a.customer_group > b.customer_group ? 1 : 0;
+};
+
+/**
+ * C29: what each of the buyer's groups offers for this SKU — every override targeting the group in the basket
+ * currency (on the price everyone gets before overrides), and every group price list in force that lists the SKU
+ * (its tier, converted and charm-priced like any list for another currency). A group list no rate reaches is
+ * not applicable (listed as refused when explaining).
+ */
+const groupCandidates = (
+  context: ResolutionContext,
+  groups: ReadonlySet<string>,
+  skuId: string,
+  quantity: number,
+  listPrice: Decimal,
+): GroupCandidate[] => {
+  const targets = groupTargetsOf(context.catalog);
+  const candidates: GroupCandidate[] = [];
+  for (const group of groups) {
+    for (const override of targets.overrides.get(group) ?? []) {
+      if (override.currency !== context.currency) continue;
+      candidates.push({
+        customer_group: group,
+        source: 'override',
+        id: override.override_id,
+        priority: override.priority,
+        price: step(applyOverride(listPrice, override)),
+      });
+    }
+    for (const list of targets.lists.get(group) ?? []) {
+      if (!inForce(list, context.at)) continue;
+      const item = findItem(list, skuId);
+      if (!item) continue;
+      const native = modelUnitPrice(item, quantity);
+      let price = native;
+      if (list.base_currency !== context.currency) {
+        try {
+          price = context.convert(native, list.base_currency);
+        } catch (error) {
+          if (!(error instanceof PricingError)) throw error;
+          if (!context.trace) continue;
+          candidates.push({
+            customer_group: group,
+            source: 'pricelist',
+            id: list.pricelist_id,
+            priority: 0,
+            price: native,
+            refused: error.message,
+          });
+          continue;
+        }
+        if (context.charm && !context.isCrypto) price = applyCharm(price, context.charm, context.minorUnits);
+      }
+      candidates.push({
+        customer_group: group,
+        source: 'pricelist',
+        id: list.pricelist_id,
+        priority: 0,
+        price: step(price),
+      });
+    }
+  }
+  return candidates;
+};
+
+const describeOverride = (override: Override): ExplainFigures => ({
+  override_id: override.override_id,
+  target: { ...override.target },
+  priority: override.priority,
+  ...('price' in override.price_or_markup
+    ? { price: override.price_or_markup.price }
+    : { markup_percent: override.price_or_markup.markup_percent }),
+});
+
 /** The unit price of one SKU in the basket currency, with everything step 1 decides. */
-export const resolveItem = (context: ResolutionContext, skuId: string, quantity: number): ResolvedItem => {
-  const { catalog, currency } = context;
+export const resolveItem = (
+  context: ResolutionContext,
+  skuId: string,
+  quantity: number,
+  line = 1,
+): ResolvedItem => {
+  const { catalog, currency, trace } = context;
   const baseItem = findItem(catalog.pricelist, skuId);
   if (!baseItem) throw new PricingError('unknown_sku', 'pricelist', `unknown SKU ${skuId}`);
   const product = findProduct(catalog.products, skuId);
@@ -162,9 +326,18 @@ export const resolveItem = (context: ResolutionContext, skuId: string, quantity:
   if (policy && !policy.sellable) {
     throw new PricingError('not_sellable', 'region_policy', `${skuId} is not sold in ${context.region}`);
   }
-  const list = sourceList(catalog, currency);
+  const list = sourceList(catalog, currency, context.at);
   if (catalog.strategy.kind === 'price_lists' && !list) {
-    throw new PricingError('currency_not_available', 'price_lists', `no price list in ${currency}`);
+    const dormant = (catalog.currency_pricelists ?? []).some(
+      (candidate) => candidate.base_currency === currency,
+    );
+    throw dormant
+      ? new PricingError(
+          'no_price',
+          'pricelist_in_force',
+          `no price list in ${currency} in force at ${context.at}`,
+        )
+      : new PricingError('currency_not_available', 'price_lists', `no price list in ${currency}`);
   }
   const listed = list ? findItem(list, skuId) : undefined;
   if (list && !listed && catalog.strategy.kind === 'price_lists') {
@@ -173,9 +346,57 @@ export const resolveItem = (context: ResolutionContext, skuId: string, quantity:
   const item = listed ?? baseItem;
   const nativePrice = modelUnitPrice(item, quantity);
   const converted = item.base_currency !== currency;
+  if (trace) {
+    const source = listed && list ? list : catalog.pricelist;
+    trace.add({
+      step: 'base',
+      rule: 'price_list',
+      line,
+      input: { sku_id: skuId, quantity, strategy: catalog.strategy.kind, currency },
+      output: { unit_price: figure(dec(item.base_price)), currency: item.base_currency },
+      detail:
+        `${skuId} from price list ${source.pricelist_id} (version ${source.version}, ${source.base_currency}, ` +
+        `in force from ${source.effective_from}${source.effective_to ? ` to ${source.effective_to}` : ''}); ` +
+        `pricing model ${item.pricing_model}, strategy ${catalog.strategy.kind}`,
+    });
+    if (item.pricing_model === 'tiered' && item.tiers?.length) {
+      const tier = reachedTier(item, item.tiers, quantity);
+      trace.add({
+        step: 'base',
+        rule: 'tier',
+        line,
+        input: { unit_price: figure(dec(item.base_price)), quantity },
+        output: { unit_price: figure(nativePrice), min_quantity: tier.min_quantity },
+        detail:
+          tier.min_quantity === 0
+            ? `quantity ${quantity} reaches no tier: the base price applies`
+            : `quantity ${quantity} reaches the tier from ${tier.min_quantity}`,
+      });
+    }
+  }
   let unitPrice = converted ? context.convert(nativePrice, item.base_currency) : nativePrice;
+  if (trace && converted) {
+    trace.add({
+      step: 'base',
+      rule: 'fx_conversion',
+      line,
+      input: { unit_price: figure(nativePrice), currency: item.base_currency },
+      ...conversionStep(context, item.base_currency, unitPrice),
+    });
+  }
   if (converted && context.charm && !context.isCrypto) {
+    const before = unitPrice;
     unitPrice = applyCharm(unitPrice, context.charm, context.minorUnits);
+    trace?.add({
+      step: 'base',
+      rule: 'charm',
+      line,
+      input: { unit_price: figure(before) },
+      output: { unit_price: figure(unitPrice) },
+      detail: before.eq(unitPrice)
+        ? `already ends in ${context.charm} (region ${context.region})`
+        : `charm pricing of region ${context.region}: the nearest price ending in ${context.charm}`,
+    });
   }
   const override = chooseOverride(catalog.overrides ?? [], {
     sku_id: skuId,
@@ -184,7 +405,65 @@ export const resolveItem = (context: ResolutionContext, skuId: string, quantity:
     ...(context.campaign ? { campaign: context.campaign } : {}),
     currency,
   });
-  if (override) unitPrice = applyOverride(unitPrice, override);
+  const listPrice = unitPrice;
+  if (override) {
+    unitPrice = applyOverride(unitPrice, override);
+    trace?.add({
+      step: 'base',
+      rule: 'override',
+      line,
+      input: { unit_price: figure(listPrice) },
+      output: { unit_price: figure(step(unitPrice)), ...describeOverride(override) },
+      detail:
+        `override ${override.override_id} (priority ${override.priority}, target ` +
+        `${Object.entries(override.target)
+          .map(([kind, value]) => `${kind} ${value}`)
+          .join('')}): ` +
+        ('price' in override.price_or_markup
+          ? `price ${override.price_or_markup.price} ${override.currency}`
+          : `markup ${override.price_or_markup.markup_percent} %`),
+    });
+  }
+  let overrideId = override?.override_id;
+  let customerGroup: string | undefined;
+  const groups = context.customerGroups;
+  if (groups && groups.size > 0) {
+    const everyone = step(unitPrice);
+    const candidates = groupCandidates(context, groups, skuId, quantity, listPrice).sort(byBestPrice);
+    const best = candidates.find((candidate) => candidate.refused === undefined);
+    // A group changes the price only when it makes it lower than everyone's.
+    const winner = best?.price.lessThan(everyone) === true ? best : undefined;
+    if (winner) {
+      unitPrice = winner.price;
+      customerGroup = winner.customer_group;
+      overrideId = winner.source === 'override' ? winner.id : overrideId;
+    }
+    trace?.add({
+      step: 'base',
+      rule: 'customer_group',
+      line,
+      input: { unit_price: figure(everyone), customer_groups: [...groups].sort() },
+      output: {
+        unit_price: figure(step(unitPrice)),
+        customer_group: winner ? winner.customer_group : null,
+        candidates: candidates.map((candidate) => ({
+          customer_group: candidate.customer_group,
+          source: candidate.source,
+          id: candidate.id,
+          priority: candidate.priority,
+          ...(candidate.refused === undefined
+            ? { unit_price: figure(candidate.price) }
+            : { refused: candidate.refused }),
+        })),
+      },
+      detail: winner
+        ? `customer group ${winner.customer_group} wins: ${winner.source} ${winner.id} gives ${figure(winner.price)}, ` +
+          `below ${figure(everyone)} (lowest price; ties by priority, then id)`
+        : candidates.length === 0
+          ? 'no price list or override of the catalog targets these customer groups'
+          : `no customer group gives less than ${figure(everyone)}`,
+    });
+  }
   const minUnitPrice = item.min_price
     ? converted
       ? context.convert(dec(item.min_price), item.base_currency)
@@ -208,6 +487,30 @@ export const resolveItem = (context: ResolutionContext, skuId: string, quantity:
       const standalone = modelUnitPrice(positionItem, position.quantity).times(position.quantity);
       return { sku_id: position.sku_id, quantity: position.quantity, weight: step(standalone) };
     });
+    if (trace) {
+      const total = bundleWeights.reduce((acc, position) => acc.plus(position.weight), new Decimal(0));
+      trace.add({
+        step: 'base',
+        rule: 'bundle_split',
+        line,
+        input: {
+          positions: bundleWeights.map((position) => ({
+            sku_id: position.sku_id,
+            quantity: position.quantity,
+            weight: figure(position.weight),
+          })),
+        },
+        output: {
+          shares: bundleWeights.map((position) => ({
+            sku_id: position.sku_id,
+            share: figure(total.isZero() ? new Decimal(0) : step(position.weight.dividedBy(total))),
+          })),
+        },
+        detail:
+          `rule 5: the bundle's price is split over its positions in proportion to their standalone prices ` +
+          `(${catalog.pricelist.base_currency}, before discount); the amounts are allocated in step 5`,
+      });
+    }
   }
   return {
     item,
@@ -215,7 +518,25 @@ export const resolveItem = (context: ResolutionContext, skuId: string, quantity:
     unitPrice: step(unitPrice),
     minUnitPrice: step(minUnitPrice),
     converted,
-    ...(override ? { overrideId: override.override_id } : {}),
+    ...(overrideId ? { overrideId } : {}),
+    ...(customerGroup ? { customerGroup } : {}),
     ...(bundleWeights ? { bundleWeights } : {}),
+  };
+};
+
+/** Output and detail of a conversion step: the pair, published rate, markup, client rate and `fx_version`. */
+const conversionStep = (
+  context: ResolutionContext,
+  from: string,
+  converted: Decimal,
+): { output: ExplainFigures; detail: string } => {
+  // Set whenever a trace is (the engine gives both or neither).
+  const rate = (context.rateFigures as (currency: string) => ExplainFigures)(from);
+  return {
+    output: { unit_price: figure(converted), currency: context.currency, ...rate },
+    detail:
+      `converted ${from}→${context.currency} at the client rate ${String(rate.client_rate)} = published ` +
+      `${String(rate.published_rate)} × (1 + ${String(rate.fx_markup_bps)} bps) of ${String(rate.fx_version)}, ` +
+      'kept at 9 decimals',
   };
 };

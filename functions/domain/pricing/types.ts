@@ -49,10 +49,14 @@ export interface PriceItem {
 export interface PriceList {
   readonly pricelist_id: string;
   readonly base_currency: string;
+  /** In force from this instant (ISO 8601 UTC) … */
   readonly effective_from: string;
+  /** … until this one, excluded (open-ended when absent). */
   readonly effective_to?: string;
   readonly version: number;
   readonly items: readonly PriceItem[];
+  /** C29: a list only buyers of this customer group get (their price is the lowest applicable one). */
+  readonly customer_group?: string;
 }
 
 /** Rule 8 / C21: how a display price is found. */
@@ -131,7 +135,14 @@ export type OverrideTarget =
   | { readonly sku_id: string }
   | { readonly category: string }
   | { readonly tenant: string }
-  | { readonly campaign: string };
+  | { readonly campaign: string }
+  /** C29: applies to buyers of that group, and only when it gives them a lower price. */
+  | { readonly customer_group: string };
+
+/** C29: a promotion only buyers of this customer group get. */
+export interface CustomerGroupTarget {
+  readonly customer_group: string;
+}
 
 export interface Override {
   readonly override_id: string;
@@ -169,6 +180,8 @@ export interface Promotion {
   readonly stackable: boolean;
   /** Order of application when stacking (higher first), and tie-break for `best_single`. */
   readonly priority: number;
+  /** Only buyers of this customer group get it (C29). */
+  readonly target?: CustomerGroupTarget;
 }
 
 /** Rule 6: free shipping or a bonus once the basket total reaches a threshold. */
@@ -178,6 +191,8 @@ export interface ThresholdPromotion {
   readonly threshold: MoneyInput;
   readonly condition: PromotionCondition;
   readonly bonus?: string;
+  /** Only buyers of this customer group get it (C29). */
+  readonly target?: CustomerGroupTarget;
 }
 
 export interface PaymentFee {
@@ -219,6 +234,8 @@ export interface PricingCatalog {
   readonly pricelist: PriceList;
   /** Precomputed price lists, one per display currency (strategy `price_lists` / `mixed`). */
   readonly currency_pricelists?: readonly PriceList[];
+  /** Price lists of customer groups (C29), each in its own currency, converted for another one. */
+  readonly group_pricelists?: readonly PriceList[];
   readonly strategy: PricingStrategy;
   readonly products: readonly Product[];
   readonly fx: FxRateSet;
@@ -255,6 +272,8 @@ export interface BasketRequest {
     readonly token?: string;
   };
   readonly player_id?: string;
+  /** C29: the buyer's customer groups; the lowest price any of them (or none) gives is the buyer's. */
+  readonly customer_groups?: readonly string[];
   /** Fees added at checkout pricing (rule 8), in the basket currency. */
   readonly checkout_fees?: readonly { readonly kind: string; readonly amount: string }[];
 }
@@ -314,6 +333,8 @@ export interface PricedLine {
   readonly total: string;
   readonly applied_promotions: readonly AppliedPromotion[];
   readonly bundle_allocation?: readonly BundleShare[];
+  /** C29: the customer group whose price list or override gave this line its (lower) unit price. */
+  readonly customer_group?: string;
 }
 
 export interface ThresholdOutcome {

@@ -1,6 +1,7 @@
 import { InvalidApiKeyCursorError } from '../../adapters/aws/api-key-store';
 import { InvalidCursorError } from '../../adapters/aws/webhook-store';
-import { PricingError } from '../../domain/pricing/errors';
+import { PriceNotAvailableError, PricingError } from '../../domain/pricing/errors';
+import { reasonOf } from '../../domain/pricing/reasons';
 import { ApiKeyConflictError } from '../../ports/api-keys';
 import { ApiKeyError } from '../../usecases/access/api-keys';
 import { EntryNotSealedError, JournalNotFoundError, JournalRangeError } from '../../usecases/audit/journal';
@@ -30,14 +31,23 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
   if (error instanceof EndpointValidationError) {
     return new HttpError('invalid_request', error.message, { details: { problems: error.problems } });
   }
+  // C28: no price, with every reason that applied (unknown or unsellable SKU, region, currency, rate, list).
+  if (error instanceof PriceNotAvailableError) {
+    return new HttpError('price_not_available', error.message, {
+      details: { reasons: error.reasons.map((reason) => ({ ...reason })) },
+    });
+  }
   if (error instanceof PricingError) {
-    if (error.code === 'unknown_sku') return new HttpError('not_found', error.message);
     if (error.code === 'invalid_request') return new HttpError('invalid_request', error.message);
-    if (error.code === 'not_sellable')
-      return new HttpError('invalid_state', error.message, { details: { rule: error.rule } });
+    // What is left is not about one request's price: a rate past its maximum age (rule 10, documented as
+    // `currency_not_available` with `reason` `stale_rate`) or a currency the limits route cannot convert to.
+    const reason = reasonOf(error);
     return new HttpError('currency_not_available', error.message, {
-      // A stale rate (rule 10) also names its reason, as the API documents it.
-      details: { rule: error.rule, ...(error.rule === 'stale_rate' ? { reason: 'stale_rate' } : {}) },
+      details: {
+        rule: error.rule,
+        ...(error.rule === 'stale_rate' ? { reason: 'stale_rate' } : {}),
+        reasons: [{ ...reason }],
+      },
     });
   }
   if (error instanceof CatalogNotFoundError) return new HttpError('not_found', error.message);

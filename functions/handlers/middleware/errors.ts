@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
   currency_not_available: 422,
+  price_not_available: 422,
   invalid_signature: 422,
   invalid_state: 422,
   personal_data_not_allowed: 422,

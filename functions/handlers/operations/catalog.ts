@@ -37,7 +37,9 @@ const VARY = { Vary: 'x-api-key' };
 /**
  * `GET /catalog/prices`: one unit of a SKU priced through the whole engine (promotions, taxes, fees that apply
  * to it alone), with the versions that produced it. Served through the two-tier price cache (C18) when one is
- * given; `X-Cache` says which tier answered. A CDN may serve it stale-while-revalidate.
+ * given; `X-Cache` says which tier answered. A CDN may serve it stale-while-revalidate. With `explain=true`
+ * (C28) it is computed fresh with its explanation, bypassing the cache (`X-Cache: bypass`,
+ * `Cache-Control: no-store`).
  */
 export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: PriceCache): Operation => {
   /** The release this instance's previous read saw: most likely still current, so its key is worth a guess. */
@@ -68,6 +70,16 @@ export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: P
       const { tenant: _asked, ...rest } = asked;
       return tenantsPricedApart(release).has(caller.tenant) ? { ...rest, tenant: caller.tenant } : rest;
     };
+    // C28: an explained price is computed fresh, never read from nor written to the cache, and not cacheable.
+    if (asked.explain) {
+      const { release } = await reader.current();
+      const computed = computeDisplayPrice(release, queryFor(release), clock.now());
+      return {
+        statusCode: 200,
+        headers: { 'Cache-Control': 'no-store', 'X-Cache': 'bypass', ...VARY },
+        body: computed.body,
+      };
+    }
     // The shared entry is asked for before the pointer, in the same turn: both go out in one BatchGetItem.
     const guess = previous ? guessFor(queryFor(previous)) : undefined;
     const { release } = await reader.current();

@@ -29,7 +29,10 @@ const answered =
 const pathOf = (event: APIGatewayProxyEvent) =>
   parseWith(changeRequestPathSchema, event.pathParameters ?? {}, 'path');
 
-/** `POST /admin/change-requests`: 201 with the request, its diff and guardrail findings. */
+/**
+ * `POST /admin/change-requests`: 201 with the request, its diff and guardrail findings. A `patch` carries
+ * `operations` instead of a payload (C30).
+ */
 export const createChangeRequestOperation =
   (deps: ChangeRequestDependencies): Operation =>
   async (request) => {
@@ -39,7 +42,8 @@ export const createChangeRequestOperation =
       deps,
       {
         kind: body.kind,
-        payload: body.payload,
+        // A patch's operations are its payload: the release's content_sha256 covers them.
+        payload: body.kind === 'patch' ? { operations: body.operations } : body.payload,
         ...(body.effective_from ? { effective_from: body.effective_from } : {}),
         ...(body.note ? { note: body.note } : {}),
       },

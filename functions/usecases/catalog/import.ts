@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+import { historyChanges } from '../../domain/change-control/history';
 import { canonicalJson, type Json } from '../../domain/money/canonical';
 import {
   CATALOG_PART_KINDS,
   type CatalogPartKind,
   type CatalogRepository,
+  type HistoryRecord,
   type Publication,
   type StoredPart,
 } from '../../ports/catalog';
@@ -139,6 +141,7 @@ export const publishCatalogChange = async (
       expectedRevision: current?.publication.revision ?? 0,
       newParts,
       publication,
+      history: historyOf(newParts, previous, publication.revision),
       events: catalogEvents(publication, newParts, previous, {
         traceId: deps.traceId ?? newId('trc'),
         at: deps.clock.now(),
@@ -186,6 +189,26 @@ export const importCatalog = async (deps: PublishDependencies, input: unknown): 
     ...(document.effective_from === undefined ? {} : { effectiveFrom: document.effective_from }),
   });
 };
+
+/**
+ * The history index of new part versions (C30): the price items and rates each changed against the version it
+ * replaces (the one at the pointer). Tax parts hold no history subject.
+ */
+const historyOf = (
+  newParts: readonly StoredPart[],
+  previous: Partial<Record<CatalogPartKind, unknown>>,
+  revision: number,
+): HistoryRecord[] =>
+  newParts.flatMap((part) =>
+    part.kind === 'tax'
+      ? []
+      : historyChanges(part.kind, previous[part.kind], part.content).map((change) => ({
+          ...change,
+          kind: part.kind,
+          version: part.version,
+          revision,
+        })),
+  );
 
 const promotionsOf = (commercial: unknown): unknown =>
   (commercial as { promotions?: unknown } | undefined)?.promotions ?? [];

@@ -6,11 +6,14 @@
  * `pricelist_version`. Each component is URI-encoded, so a `:` inside an identifier cannot make two keys
  * collide; the identifiers of the demo catalog contain none, so their keys read exactly as above.
  *
- * A request that names a `tenant`, a `channel` or `buyer_type=business` gets a suffix
- * (`|tenant:<t>`, `|channel:<c>`, `|buyer:business`), because each of them changes the price: the tenant picks
- * the basket policy and tenant overrides, the channel picks the FX markup rule and channel promotions, a
- * business buyer may get reverse-charge (net) prices. The plain storefront read (no tenant, no channel,
- * consumer) uses the key exactly as specified. `fx_version` and `tax_rule_version` are not in the key: they are
+ * A request that names a `tenant`, a `channel`, `buyer_type=business` or customer groups the release prices apart
+ * gets a suffix (`|tenant:<t>`, `|channel:<c>`, `|buyer:business`, `|groups:<g1>,<g2>`), because each of them
+ * changes the price: the tenant picks the basket policy and tenant overrides, the channel picks the FX markup
+ * rule and channel promotions, a business buyer may get reverse-charge (net) prices, a customer group its own
+ * price lists, overrides and promotions (C29; sorted, once each, only groups the release targets: any other
+ * group changes nothing, so it shares the plain entry). An explained read (`explain=true`, C28) never reads or
+ * writes the cache. The plain storefront read (no tenant, no channel, consumer, no group) uses the key exactly
+ * as specified. `fx_version` and `tax_rule_version` are not in the key: they are
  * stored in the entry, and an entry whose versions differ from the release in force is a miss (and is
  * overwritten), so a new rate or tax publication never serves an old price either.
  *
@@ -28,12 +31,18 @@
  * the store sends them in one round trip. The entry is used only if the pointer gives that same release.
  */
 import { isCrypto } from '../../domain/money/currency';
-import { priceBasket } from '../../domain/pricing/basket';
+import { explainBasket, priceBasket } from '../../domain/pricing/basket';
 import { PricingError } from '../../domain/pricing/errors';
 import type { Clock } from '../../ports/clock';
 import type { PriceQuery } from '../../schemas/catalog-api';
 import { CatalogNotFoundError } from './reader';
-import { type CatalogRelease, type CatalogVersions, toPricingCatalog, versionsOf } from './release';
+import {
+  type CatalogRelease,
+  type CatalogVersions,
+  effectiveCustomerGroups,
+  toPricingCatalog,
+  versionsOf,
+} from './release';
 
 /** Storefront cache lifetimes (C22): 300 s for stable currencies, 30 s for volatile ones (crypto). */
 export const STABLE_CACHE_SECONDS = 300;
@@ -93,6 +102,8 @@ export interface PriceKeyInput {
   readonly tenant?: string | undefined;
   readonly channel?: string | undefined;
   readonly buyer_type?: 'consumer' | 'business' | undefined;
+  /** The customer groups the release prices apart, sorted, once each (see `effectiveCustomerGroups`). */
+  readonly customer_groups?: readonly string[] | undefined;
 }
 
 /** `pricelist:region:currency:sku:version`, plus a variant suffix only where the price depends on it. */
@@ -104,6 +115,7 @@ export const priceCacheKey = (input: PriceKeyInput): string => {
     input.tenant ? `|tenant:${component(input.tenant)}` : '',
     input.channel ? `|channel:${component(input.channel)}` : '',
     input.buyer_type === 'business' ? '|buyer:business' : '',
+    input.customer_groups?.length ? `|groups:${input.customer_groups.map(component).join(',')}` : '',
   ].join('');
   return `${base}${variant}`;
 };
@@ -453,6 +465,7 @@ export const priceCacheRequestOf = (release: CatalogRelease, query: PriceQuery):
       tenant: query.tenant,
       channel: query.channel,
       buyer_type: query.buyer_type,
+      customer_groups: effectiveCustomerGroups(release, query.customer_groups),
     }),
     versions,
     tags: {
@@ -475,7 +488,8 @@ const nextFeeChangeMs = (release: CatalogRelease, at: Date): number | undefined 
 
 /**
  * One unit of a SKU priced through the whole engine (promotions, taxes, fees that apply to it alone), with the
- * versions that produced it: the body of `GET /catalog/prices`.
+ * versions that produced it: the body of `GET /catalog/prices`. With `explain` (C28) the body also carries the
+ * explanation; such a body is never cached.
  */
 export const computeDisplayPrice = (
   release: CatalogRelease,
@@ -485,14 +499,24 @@ export const computeDisplayPrice = (
 ): ComputedPrice => {
   pricelistOf(release, query.pricelist);
   const catalog = toPricingCatalog(release, { ...(query.tenant ? { tenant: query.tenant } : {}), at });
-  const priced = priceBasket(catalog, {
+  const groups = effectiveCustomerGroups(release, query.customer_groups);
+  const basket = {
     items: [{ sku_id: query.sku, quantity: 1 }],
     region: query.region,
     currency: query.currency,
     buyer_type: query.buyer_type ?? 'consumer',
     ...(query.channel ? { channel: query.channel } : {}),
     ...(query.tenant ? { tenant: query.tenant } : {}),
-  });
+    ...(groups ? { customer_groups: groups } : {}),
+  } as const;
+  const options = { at: at.toISOString() };
+  let priced: ReturnType<typeof priceBasket>;
+  let explain: ReturnType<typeof explainBasket>['explain'] | undefined;
+  if (query.explain) {
+    ({ pricing: priced, explain } = explainBasket(catalog, basket, options));
+  } else {
+    priced = priceBasket(catalog, basket, options);
+  }
   const line = priced.items_priced[0];
   if (!line) throw new CatalogNotFoundError(`no price for ${query.sku}`);
   const displayRule = catalog.display_rules.find((rule) => rule.region === query.region);
@@ -516,6 +540,9 @@ export const computeDisplayPrice = (
       fees: priced.fees,
       applied_promotions: line.applied_promotions,
       ...(priced.fx_rate ? { fx_rate: priced.fx_rate } : {}),
+      ...(groups ? { customer_groups: groups } : {}),
+      ...(line.customer_group ? { customer_group: line.customer_group } : {}),
+      ...(explain ? { explain } : {}),
     },
   };
 };

@@ -156,6 +156,44 @@ export const tenantsPricedApart = (release: CatalogRelease): ReadonlySet<string>
   return named;
 };
 
+const groupsNamed = new WeakMap<CatalogRelease, ReadonlySet<string>>();
+
+/**
+ * The customer groups a release prices differently (C29): a price list, an override or a promotion targets them.
+ * Any other group changes nothing, so a read naming only such groups shares the plain cache entries.
+ */
+export const customerGroupsPricedApart = (release: CatalogRelease): ReadonlySet<string> => {
+  let named = groupsNamed.get(release);
+  if (!named) {
+    const commercial = release.commercial.content;
+    named = new Set([
+      ...commercial.pricelists.flatMap((list) => (list.customer_group ? [list.customer_group] : [])),
+      ...(commercial.overrides ?? []).flatMap((override) =>
+        'customer_group' in override.target ? [override.target.customer_group] : [],
+      ),
+      ...(commercial.promotions ?? []).flatMap((promotion) =>
+        promotion.target ? [promotion.target.customer_group] : [],
+      ),
+    ]);
+    groupsNamed.set(release, named);
+  }
+  return named;
+};
+
+/**
+ * The groups of `asked` that the release prices apart, sorted and once each: what a price depends on, so what
+ * a cache key carries (undefined when none).
+ */
+export const effectiveCustomerGroups = (
+  release: CatalogRelease,
+  asked: readonly string[] | undefined,
+): string[] | undefined => {
+  if (!asked?.length) return undefined;
+  const known = customerGroupsPricedApart(release);
+  const groups = [...new Set(asked.filter((group) => known.has(group)))].sort();
+  return groups.length > 0 ? groups : undefined;
+};
+
 /** The engine's snapshot for one release, as seen by `tenant` at `at` (fee schedules have effective dates). */
 export const toPricingCatalog = (
   release: CatalogRelease,
@@ -189,17 +227,20 @@ const buildPricingCatalog = (
     base_currency: list.base_currency,
     effective_from: list.effective_from ?? release.commercial.effective_from,
     ...(list.effective_to ? { effective_to: list.effective_to } : {}),
+    ...(list.customer_group ? { customer_group: list.customer_group } : {}),
     version: release.commercial.version,
     items: list.items,
   });
   const fxVersion = fxVersionName(release.fx.version);
+  const groupLists = others.filter((list) => list.customer_group !== undefined);
   const promotions = commercial.promotions ?? [];
   const schedule = feeScheduleAt(commercial, options.at);
   const { effective_from: _from, refund: _refund, ...fees } = schedule ?? { effective_from: '' };
   return {
     base_currency: primary.base_currency,
     pricelist: listOf(primary),
-    currency_pricelists: others.map(listOf),
+    currency_pricelists: others.filter((list) => list.customer_group === undefined).map(listOf),
+    ...(groupLists.length > 0 ? { group_pricelists: groupLists.map(listOf) } : {}),
     strategy: {
       kind: commercial.settings.pricing_strategy,
       ...(commercial.settings.mixed_top_currencies

@@ -57,9 +57,22 @@ export const crossCheck = (document: CatalogDocument): Problem[] => {
   problems.push(
     ...duplicates(document.pricelists, (list) => list.pricelist_id, '$.pricelists', 'pricelist_id'),
   );
+  // One list per currency for everyone, and one per currency for each customer group (C29).
   problems.push(
-    ...duplicates(document.pricelists, (list) => list.base_currency, '$.pricelists', 'price list currency'),
+    ...duplicates(
+      document.pricelists,
+      (list) =>
+        list.customer_group ? `${list.base_currency} for ${list.customer_group}` : list.base_currency,
+      '$.pricelists',
+      'price list currency',
+    ),
   );
+  if (document.pricelists[0]?.customer_group !== undefined) {
+    problems.push({
+      path: '$.pricelists[0].customer_group',
+      message: "the primary price list prices everyone: a customer group's list comes after it",
+    });
+  }
   problems.push(...duplicates(document.display_rules, (rule) => rule.region, '$.display_rules', 'region'));
   problems.push(...duplicates(document.tax_rules, (rule) => rule.region, '$.tax_rules', 'region'));
   problems.push(
@@ -134,7 +147,10 @@ export const crossCheck = (document: CatalogDocument): Problem[] => {
       base_currency: document.fx_rates.base_currency,
       rates: document.fx_rates.rates.map((rate) => ({ ...rate, effective_from: '', version: 'validation' })),
     });
-    const listed = new Set(document.pricelists.map((list) => list.base_currency));
+    // A customer group's list prices its group only: it does not make a currency priceable for everyone.
+    const listed = new Set(
+      document.pricelists.filter((list) => !list.customer_group).map((list) => list.base_currency),
+    );
     document.display_rules.forEach((rule, ruleIndex) => {
       rule.currency_whitelist.forEach((code, codeIndex) => {
         const path = `$.display_rules[${ruleIndex}].currency_whitelist[${codeIndex}]`;

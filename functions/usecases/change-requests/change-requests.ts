@@ -43,6 +43,7 @@ import { type CurrentCatalog, contentHash, currentCatalog, publishCatalogChange 
 import { splitDocument } from '../catalog/release';
 import { CatalogValidationError, validateCatalogDocument } from '../catalog/validate';
 import { proposedDocument } from './kinds';
+import { patchOperationsOf, rebasePatch } from './patch';
 
 /** Appends to the audit journal; idempotent by `entry_id`. */
 export interface ReleaseJournal {
@@ -77,6 +78,7 @@ export class ChangeRequestError extends Error {
 
 export interface ChangeRequestInput {
   readonly kind: ChangeKind;
+  /** In the import format; for a `patch`, `{ operations }`. */
   readonly payload: unknown;
   readonly effective_from?: string;
   readonly note?: string;
@@ -263,26 +265,37 @@ class StaleChangeError extends Error {
   }
 }
 
-/** The publication plan of an approved change: three-way merged onto what is current, validated again. */
+/**
+ * The publication plan of an approved change, validated again: three-way merged onto what is current by
+ * section, or for a patch its operations rebased onto what is current (stale when others changed an entry it
+ * names).
+ */
 const planOf =
   (
     record: ChangeRequestRecord,
-    proposed: Record<string, unknown>,
+    content: ChangeRequestContent,
     baseDocument: Record<string, unknown> | undefined,
   ) =>
   (current: CurrentCatalog | undefined) => {
+    const proposed = content.proposed as Record<string, unknown>;
     let document: unknown = proposed;
     if (current && current.publication.revision !== record.base?.revision) {
       if (!baseDocument) {
         throw new StaleChangeError('a catalog was published after this change was requested against none');
       }
-      const result = mergeChange(baseDocument, proposed, documentOf(current));
-      if ('conflicts' in result) {
-        throw new StaleChangeError(
-          `sections changed since this request by another publication: ${result.conflicts.join(', ')}`,
-        );
+      if (record.kind === 'patch') {
+        const rebased = rebasePatch(patchOperationsOf(content.payload), baseDocument, documentOf(current));
+        if ('stale' in rebased) throw new StaleChangeError(rebased.stale);
+        document = rebased.document;
+      } else {
+        const result = mergeChange(baseDocument, proposed, documentOf(current));
+        if ('conflicts' in result) {
+          throw new StaleChangeError(
+            `sections changed since this request by another publication: ${result.conflicts.join(', ')}`,
+          );
+        }
+        document = result.merged;
       }
-      document = result.merged;
     }
     try {
       return splitDocument(validateCatalogDocument(document));
@@ -346,7 +359,7 @@ const publish = async (
           ...(deps.traceId ? { traceId: deps.traceId } : {}),
         },
         {
-          plan: planOf(record, content.proposed as Record<string, unknown>, baseDocument),
+          plan: planOf(record, content, baseDocument),
           ...(record.effective_from ? { effectiveFrom: record.effective_from } : {}),
           changeRequestId: record.cr_id,
         },

@@ -5,11 +5,15 @@
 import type { ChangeKind } from '../../ports/change-requests';
 import type { catalogDocumentSchema } from '../../schemas/catalog-document';
 import { CatalogValidationError } from '../catalog/validate';
+import { patchedDocument, patchOperationsOf } from './patch';
 
 type Section = keyof typeof catalogDocumentSchema.shape;
 
-/** The sections a kind replaces; `catalog` is a whole document (any section it leaves out is removed). */
-export const KIND_SECTIONS: Readonly<Record<Exclude<ChangeKind, 'catalog'>, readonly Section[]>> = {
+/**
+ * The sections a kind replaces; `catalog` is a whole document (any section it leaves out is removed); `patch`
+ * changes single entries (see `patch.ts`).
+ */
+export const KIND_SECTIONS: Readonly<Record<Exclude<ChangeKind, 'catalog' | 'patch'>, readonly Section[]>> = {
   pricelist: [
     'settings',
     'products',
@@ -31,9 +35,10 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The whole document a change proposes: the payload itself for `catalog`, else what is in force with the
- * kind's sections replaced by the payload's (a section the payload leaves out is kept; `null` removes an
- * optional one). The result is validated by the caller like any import.
+ * The whole document a change proposes: the payload itself for `catalog`, the operations applied to what is in
+ * force for `patch`, else what is in force with the kind's sections replaced by the payload's (a section the
+ * payload leaves out is kept; `null` removes an optional one). The result is validated by the caller like any
+ * import.
  */
 export const proposedDocument = (
   kind: ChangeKind,
@@ -41,6 +46,7 @@ export const proposedDocument = (
   current: Readonly<Record<string, unknown>> | undefined,
 ): unknown => {
   if (kind === 'catalog') return payload;
+  if (kind === 'patch') return patchedDocument(current, patchOperationsOf(payload));
   if (!isObject(payload)) {
     throw new CatalogValidationError([{ path: '$.payload', message: 'must be an object' }]);
   }

@@ -4,8 +4,9 @@ import type { Json } from '../../domain/money/canonical';
 import { formatMinor, minorUnitsOf, toMinor } from '../../domain/money/currency';
 import { dec, ZERO } from '../../domain/money/decimal';
 import { roundBankers } from '../../domain/money/rounding';
-import { priceBasket } from '../../domain/pricing/basket';
+import { explainBasket, priceBasket } from '../../domain/pricing/basket';
 import { PricingError } from '../../domain/pricing/errors';
+import type { Explanation } from '../../domain/pricing/explain';
 import { FxTable, fxTableOf } from '../../domain/pricing/fx';
 import type { BasketPricing, BasketRequest, PricedLine } from '../../domain/pricing/types';
 import { canonicalBytes, type JsonObject, quoteDigest, receiptHash } from '../../domain/receipts/receipt';
@@ -47,8 +48,9 @@ export interface CheckoutDependencies {
 
 const asJson = <T>(value: T): Json => value as unknown as Json;
 
+/** The basket a quote records (and a commit, a refund or a receipt check prices again): no lock, no explain. */
 const basketOf = (request: QuoteRequest): BasketRequest => {
-  const { lock_ttl: _lockTtl, ...basket } = request;
+  const { lock_ttl: _lockTtl, explain: _explain, ...basket } = request;
   return basket;
 };
 
@@ -115,10 +117,15 @@ export class Checkout {
     const now = this.deps.clock.now();
     const { release } = await this.deps.reader.current({ fresh: true });
     const basket = basketOf(request);
-    const pricing = priceBasket(
-      toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: now }),
-      basket,
-    );
+    const catalog = toPricingCatalog(release, {
+      ...(basket.tenant ? { tenant: basket.tenant } : {}),
+      at: now,
+    });
+    const options = { at: now.toISOString() };
+    let pricing: BasketPricing;
+    let explain: Explanation | undefined;
+    if (request.explain) ({ pricing, explain } = explainBasket(catalog, basket, options));
+    else pricing = priceBasket(catalog, basket, options);
     // Rule 10: a rate past its maximum age is refused; a stale one is used and the quote says so.
     const freshness = quoteRateFreshness(release, basket.currency, now);
     if (freshness?.refuse) {
@@ -150,7 +157,8 @@ export class Checkout {
       signature,
       expires_at: Math.floor(expiresAt.getTime() / 1000) + QUOTE_RETENTION_AFTER_LOCK_SECONDS,
     });
-    return { ...payload, signature };
+    // C28: the explanation goes with the answer only; it is neither signed nor stored with the quote.
+    return { ...payload, signature, ...(explain ? { explain: asJson(explain) } : {}) };
   }
 
   private async receiptOf(receiptId: string): Promise<JsonObject> {
@@ -296,12 +304,11 @@ export class Checkout {
         tax: Number(receipt.tax_rule_version),
       });
       const basket = receipt.basket as unknown as BasketRequest;
+      const quotedAt = new Date(String(receipt.quoted_at));
       const recomputed = priceBasket(
-        toPricingCatalog(release, {
-          ...(basket.tenant ? { tenant: basket.tenant } : {}),
-          at: new Date(String(receipt.quoted_at)),
-        }),
+        toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: quotedAt }),
         basket,
+        { at: quotedAt.toISOString() },
       );
       const totals = receipt.computed_totals as JsonObject;
       if (recomputed.total !== totals.total) {

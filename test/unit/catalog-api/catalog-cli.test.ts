@@ -478,6 +478,27 @@ describe('catalog CLI change requests', () => {
     expect(fake.stderr()).toContain(`next: npm run catalog -- approve ${CR} --as alice\n`);
   });
 
+  it('opens a patch with its operations: `patch <file>` is `request patch <file>`', async () => {
+    const operations = [{ op: 'remove', path: '/promotions/PROMO-A' }];
+    for (const [argv, file] of [
+      [['patch', 'ops.json', '--note', 'end promo'], JSON.stringify(operations)],
+      [['request', 'patch', 'ops.json', '--note', 'end promo'], JSON.stringify({ operations })],
+    ] as const) {
+      const fake = fakeIo({
+        env: { ADMIN_TOKEN: 'adm_given_token_123' },
+        files: { '/work/ops.json': file },
+        respond: () => Response.json(changeRequest({ kind: 'patch', guardrails: [] }), { status: 201 }),
+      });
+      expect(await run([...argv], fake.io)).toBe(0);
+      expect(JSON.parse(String(fake.requests[0]?.init.body))).toEqual({
+        kind: 'patch',
+        operations,
+        note: 'end promo',
+      });
+    }
+    expect(() => parseArgs(['patch'])).toThrow('patch needs an operations file');
+  });
+
   it('says when a payload file cannot be read, and sends nothing', async () => {
     const fake = fakeIo({ env: { ADMIN_TOKEN: 'adm_given_token_123' }, files: { '/work/bad.json': '{' } });
     expect(await run(['request', 'catalog', 'bad.json'], fake.io)).toBe(1);

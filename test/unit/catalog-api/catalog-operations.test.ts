@@ -107,7 +107,7 @@ describe('GET /catalog/prices through the cache', () => {
     expect(without.headers?.['X-Cache']).toBe('miss');
   });
 
-  it('answers 404 for an unknown price list or SKU, and caches no error', async () => {
+  it('answers 404 for an unknown price list, 422 price_not_available with its reasons otherwise, and caches no error', async () => {
     const operation = getPriceOperation(
       new CatalogReader(repository, clock),
       clock,
@@ -119,9 +119,17 @@ describe('GET /catalog/prices through the cache', () => {
     );
     expect(unknownList).toMatchObject({ statusCode: 404, code: 'not_found' });
     const unknownSku = await call(operation, prices({ sku: 'sku_none', currency: 'USD', region: 'US' }));
-    expect(unknownSku).toMatchObject({ statusCode: 404 });
+    expect(unknownSku).toMatchObject({
+      statusCode: 422,
+      code: 'price_not_available',
+      details: { reasons: [{ code: 'unknown_sku', sku_id: 'sku_none' }] },
+    });
     const blocked = await call(operation, prices({ sku: 'sku_game', currency: 'EUR', region: 'US' }));
-    expect(blocked).toMatchObject({ statusCode: 422, code: 'currency_not_available' });
+    expect(blocked).toMatchObject({
+      statusCode: 422,
+      code: 'price_not_available',
+      details: { reasons: [{ code: 'currency_not_offered', detail: 'EUR is not offered in US' }] },
+    });
     expect(store.entries.size).toBe(0);
   });
 });

@@ -2,6 +2,8 @@ import type { OperationRequest } from '../../../functions/handlers/middleware/ht
 import type {
   CatalogPartKind,
   CatalogRepository,
+  HistoryPosition,
+  HistoryRecord,
   Publication,
   PublishRequest,
   StoredPart,
@@ -67,18 +69,50 @@ export class InMemoryPriceCacheStore implements PriceCacheStore {
 /** The catalog repository in memory (the DynamoDB one is covered by the integration tests). */
 export class InMemoryCatalogRepository implements CatalogRepository {
   private readonly parts = new Map<string, StoredPart>();
-  private readonly history: Publication[] = [];
+  private readonly published: Publication[] = [];
+  /** The history index, by subject; and the first indexed version of each part kind. */
+  readonly historyRecords = new Map<string, HistoryRecord[]>();
+  readonly historyStarts = new Map<CatalogPartKind, number>();
+  /** Calls of `part` (tests bound the work of a history read). */
+  partReads = 0;
 
   async current(): Promise<Publication | undefined> {
-    return this.history.at(-1);
+    return this.published.at(-1);
   }
 
   async publications(options: { readonly afterRevision?: number } = {}): Promise<Publication[]> {
-    return this.history.filter((entry) => entry.revision > (options.afterRevision ?? 0));
+    return this.published.filter((entry) => entry.revision > (options.afterRevision ?? 0));
   }
 
   async part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined> {
+    this.partReads += 1;
     return this.parts.get(`${kind}:${version}`);
+  }
+
+  async publication(revision: number): Promise<Publication | undefined> {
+    return this.published.find((entry) => entry.revision === revision);
+  }
+
+  async history(
+    subject: string,
+    options: { readonly limit: number; readonly before?: HistoryPosition },
+  ): Promise<{ readonly records: readonly HistoryRecord[]; readonly more: boolean }> {
+    const key = (position: HistoryPosition) =>
+      `${String(position.version).padStart(10, '0')}#${position.scope}`;
+    const older = (this.historyRecords.get(subject) ?? [])
+      .filter((record) => options.before === undefined || key(record) < key(options.before))
+      .sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0));
+    return { records: older.slice(0, options.limit), more: older.length > options.limit };
+  }
+
+  async historyStart(kind: CatalogPartKind): Promise<number | undefined> {
+    return this.historyStarts.get(kind);
+  }
+
+  /** Forgets the history index (as if every version had been written before it existed). */
+  dropHistoryIndex(): void {
+    this.historyRecords.clear();
+    this.historyStarts.clear();
   }
 
   async latestPartVersion(kind: CatalogPartKind): Promise<number> {
@@ -89,15 +123,23 @@ export class InMemoryCatalogRepository implements CatalogRepository {
   }
 
   async publicationOfChange(changeRequestId: string): Promise<Publication | undefined> {
-    return this.history.find((entry) => entry.change_request_id === changeRequestId);
+    return this.published.find((entry) => entry.change_request_id === changeRequestId);
   }
 
   async publish(request: PublishRequest): Promise<'published' | 'conflict'> {
-    if ((this.history.at(-1)?.revision ?? 0) !== request.expectedRevision) return 'conflict';
+    if ((this.published.at(-1)?.revision ?? 0) !== request.expectedRevision) return 'conflict';
     const changeRequestId = request.publication.change_request_id;
     if (changeRequestId && (await this.publicationOfChange(changeRequestId))) return 'conflict';
     for (const part of request.newParts) this.parts.set(`${part.kind}:${part.version}`, part);
-    this.history.push(request.publication);
+    if (request.history) {
+      for (const part of request.newParts) {
+        if (!this.historyStarts.has(part.kind)) this.historyStarts.set(part.kind, part.version);
+      }
+      for (const record of request.history) {
+        this.historyRecords.set(record.subject, [...(this.historyRecords.get(record.subject) ?? []), record]);
+      }
+    }
+    this.published.push(request.publication);
     return 'published';
   }
 }

@@ -150,7 +150,10 @@ describe('demo catalog (catalog/demo-catalog.json)', () => {
       caught = error;
     }
     expect(caught).toBeInstanceOf(PricingError);
-    expect(caught).toMatchObject({ code: 'currency_not_available', rule: 'blocked_currency' });
+    expect(caught).toMatchObject({
+      code: 'price_not_available',
+      reasons: [{ code: 'currency_blocked', detail: 'USDT is blocked in DE' }],
+    });
   });
 
   it('splits the bundle over its positions, adding up to the line total', () => {
@@ -291,6 +294,13 @@ describe('region policies', () => {
         currency: 'JPY',
         buyer_type: 'consumer',
       }),
-    ).toThrow(expect.objectContaining({ code: 'not_sellable', rule: 'region_policy' }));
+    ).toThrow(
+      expect.objectContaining({
+        code: 'price_not_available',
+        reasons: [
+          { code: 'not_sellable', detail: `${unsold?.sku_id} is not sold in JP`, sku_id: unsold?.sku_id },
+        ],
+      }),
+    );
   });
 });

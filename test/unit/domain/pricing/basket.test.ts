@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { priceBasket } from '../../../../functions/domain/pricing/basket';
-import { PricingError } from '../../../../functions/domain/pricing/errors';
+import { PriceNotAvailableError, PricingError } from '../../../../functions/domain/pricing/errors';
 import type { PriceItem, PricingCatalog } from '../../../../functions/domain/pricing/types';
 import { basketRequest, fxRate, refusal, simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
 
@@ -78,27 +78,33 @@ describe('priceBasket: refused requests', () => {
     expect(refusal(() => priceBasket(simpleCatalog(), request({ items }))).message).toContain('items[1]');
   });
 
+  // C28: every refusal is `price_not_available`, naming its reasons (`reasons.test.ts` has them all).
+  const reasonsOf = (error: PricingError) => (error instanceof PriceNotAvailableError ? error.reasons : []);
+
   it('refuses an unknown SKU', () => {
     const items = [{ sku_id: 'nope', quantity: 1 }];
     const error = refusal(() => priceBasket(simpleCatalog(), request({ items })));
-    expect([error.code, error.rule]).toEqual(['unknown_sku', 'pricelist']);
+    expect(error.code).toBe('price_not_available');
+    expect(reasonsOf(error)).toEqual([{ code: 'unknown_sku', detail: 'unknown SKU nope', sku_id: 'nope' }]);
   });
 
   it('refuses a region that is not served', () => {
     const error = refusal(() => priceBasket(simpleCatalog(), request({ region: 'FR' })));
-    expect([error.code, error.rule]).toEqual(['currency_not_available', 'region']);
+    expect(error.code).toBe('price_not_available');
+    expect(reasonsOf(error)).toEqual([{ code: 'region_not_served', detail: 'region FR is not served' }]);
   });
 
-  it('refuses the first availability rule that refuses', () => {
+  it('refuses by an availability rule', () => {
     const blocked = simpleCatalog({ availability: { blocked_currencies: [{ currency: 'USD' }] } });
     const error = refusal(() => priceBasket(blocked, request()));
-    expect([error.code, error.rule]).toEqual(['currency_not_available', 'blocked_currency']);
+    expect([error.code, error.rule]).toEqual(['price_not_available', 'currency_blocked']);
+    expect(reasonsOf(error)).toEqual([{ code: 'currency_blocked', detail: 'USD is blocked' }]);
   });
 
   it('refuses an unknown currency even when a display rule offers it', () => {
     const odd = simpleCatalog({ display_rules: [{ region: 'US', currency_whitelist: ['USD', 'ABCD'] }] });
     const error = refusal(() => priceBasket(odd, request({ currency: 'ABCD' })));
-    expect([error.code, error.rule]).toEqual(['currency_not_available', 'currency']);
+    expect(reasonsOf(error)).toEqual([{ code: 'unknown_currency', detail: 'unknown currency ABCD' }]);
   });
 
   it('refuses a currency without a rate from the base currency', () => {
@@ -106,7 +112,10 @@ describe('priceBasket: refused requests', () => {
       fx: { fx_version: 'fx_0', base_currency: 'USD', rates: [] },
     });
     const error = refusal(() => priceBasket(noRates, request({ currency: 'EUR' })));
-    expect([error.code, error.rule]).toEqual(['currency_not_available', 'fx_rate']);
+    expect([error.code, error.rule]).toEqual(['price_not_available', 'no_rate']);
+    expect(reasonsOf(error)).toEqual([
+      { code: 'no_rate', detail: 'no rate from USD to EUR in fx_0 (needed for sku_a)' },
+    ]);
   });
 });
 
