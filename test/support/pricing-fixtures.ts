@@ -1,5 +1,11 @@
 import { PricingError } from '../../functions/domain/pricing/errors';
-import type { BasketRequest, FxRate, PricingCatalog, TaxRule } from '../../functions/domain/pricing/types';
+import type {
+  BasketRequest,
+  FxRate,
+  PriceItem,
+  PricingCatalog,
+  TaxRule,
+} from '../../functions/domain/pricing/types';
 
 /** A small catalog in one currency, no FX, no promotions, no fees: tests override what they exercise. */
 export const simpleCatalog = (overrides: Partial<PricingCatalog> = {}): PricingCatalog => ({
@@ -65,4 +71,14 @@ export const fxRate = (pair: string, value: string): FxRate => ({
   precision: 6,
   effective_from: '2026-01-01T00:00:00.000Z',
   version: 'r1',
+});
+
+/** A flat USD price item of the standard tax class; tests override what they exercise. */
+export const item = (sku: string, price: string, overrides: Partial<PriceItem> = {}): PriceItem => ({
+  sku_id: sku,
+  base_price: price,
+  base_currency: 'USD',
+  tax_class: 'standard',
+  pricing_model: 'flat',
+  ...overrides,
 });

@@ -2,20 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { priceBasket } from '../../../../functions/domain/pricing/basket';
 import { PriceNotAvailableError, PricingError } from '../../../../functions/domain/pricing/errors';
 import type { PriceItem, PricingCatalog } from '../../../../functions/domain/pricing/types';
-import { basketRequest, fxRate, refusal, simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
+import {
+  basketRequest,
+  fxRate,
+  item,
+  refusal,
+  simpleCatalog,
+  taxRule,
+} from '../../../support/pricing-fixtures';
 
 const request = basketRequest;
 
 const rate = fxRate;
-
-const item = (sku: string, price: string, overrides: Partial<PriceItem> = {}): PriceItem => ({
-  sku_id: sku,
-  base_price: price,
-  base_currency: 'USD',
-  tax_class: 'standard',
-  pricing_model: 'flat',
-  ...overrides,
-});
 
 /** A USD catalog with the given items; EUR, JPY, KWD and BTC at fixed rates from USD; region US sells all. */
 const catalog = (items: PriceItem[], overrides: Partial<PricingCatalog> = {}): PricingCatalog =>

@@ -15,16 +15,7 @@ import type {
   PricingCatalog,
 } from '../../../../functions/domain/pricing/types';
 import { DEMO_AT, demoDocument, pricingCatalogOf, releaseOf } from '../../../support/demo-pricing';
-import { basketRequest, fxRate, simpleCatalog } from '../../../support/pricing-fixtures';
-
-const item = (sku: string, price: string, overrides: Partial<PriceItem> = {}): PriceItem => ({
-  sku_id: sku,
-  base_price: price,
-  base_currency: 'USD',
-  tax_class: 'standard',
-  pricing_model: 'flat',
-  ...overrides,
-});
+import { basketRequest, fxRate, item, simpleCatalog } from '../../../support/pricing-fixtures';
 
 const groupList = (
   id: string,

@@ -11,16 +11,7 @@ import type {
   PricingCatalog,
   Promotion,
 } from '../../../../functions/domain/pricing/types';
-import { basketRequest, fxRate, simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
-
-const item = (sku: string, price: string, overrides: Partial<PriceItem> = {}): PriceItem => ({
-  sku_id: sku,
-  base_price: price,
-  base_currency: 'USD',
-  tax_class: 'standard',
-  pricing_model: 'flat',
-  ...overrides,
-});
+import { basketRequest, fxRate, item, simpleCatalog, taxRule } from '../../../support/pricing-fixtures';
 
 /** A USD catalog with these items; EUR at 0.5 and BTC at 50 000 from USD; region US sells USD, EUR and BTC. */
 const catalog = (items: PriceItem[], overrides: Partial<PricingCatalog> = {}): PricingCatalog =>

@@ -10,20 +10,11 @@ import {
   type UnpriceableReason,
 } from '../../../../functions/domain/pricing/errors';
 import { unpriceableReasons } from '../../../../functions/domain/pricing/reasons';
-import type { BasketRequest, PriceItem, PricingCatalog } from '../../../../functions/domain/pricing/types';
+import type { BasketRequest, PricingCatalog } from '../../../../functions/domain/pricing/types';
 import { toHttpError } from '../../../../functions/handlers/middleware/domain-errors';
 import { errorBody } from '../../../../functions/handlers/middleware/errors';
 import { errorResponseSchema } from '../../../../functions/schemas/responses';
-import { basketRequest, fxRate, simpleCatalog } from '../../../support/pricing-fixtures';
-
-const item = (sku: string, price: string, overrides: Partial<PriceItem> = {}): PriceItem => ({
-  sku_id: sku,
-  base_price: price,
-  base_currency: 'USD',
-  tax_class: 'standard',
-  pricing_model: 'flat',
-  ...overrides,
-});
+import { basketRequest, fxRate, item, simpleCatalog } from '../../../support/pricing-fixtures';
 
 /** USD list; EUR by a published rate; US offers USD, EUR and GBP (GBP has no rate). */
 const catalog = (overrides: Partial<PricingCatalog> = {}): PricingCatalog =>
