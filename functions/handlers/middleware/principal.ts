@@ -117,6 +117,26 @@ export const callerOf = (principal: Principal | undefined): CallerPrincipal => {
   return principal;
 };
 
+/**
+ * The tenant a caller key acts for (C26), checked against what the request names: another tenant is refused
+ * (403, never believed), and a key limited to channels must name one of them. `acting` says what the key does
+ * ("reads prices", "quotes"), for the refusal's text.
+ */
+export const callerTenant = (
+  caller: CallerPrincipal,
+  asked: { readonly tenant?: string | undefined; readonly channel?: string | undefined },
+  acting: string,
+): string => {
+  if (asked.tenant !== undefined && asked.tenant !== caller.tenant)
+    throw new HttpError('forbidden', `this key ${acting} for tenant ${caller.tenant} only`);
+  if (caller.channels.length > 0 && (!asked.channel || !caller.channels.includes(asked.channel)))
+    throw new HttpError(
+      'forbidden',
+      `this key ${acting} for the channels ${caller.channels.join(', ')} only`,
+    );
+  return caller.tenant;
+};
+
 /** The operator of an `admin` operation (set by `authorizeRoute`). */
 export const operatorOf = (principal: Principal | undefined): OperatorPrincipal => {
   if (principal?.kind !== 'operator')

@@ -18,9 +18,8 @@ import {
 } from '../../usecases/catalog/price-cache';
 import type { CatalogReader } from '../../usecases/catalog/reader';
 import { type CatalogRelease, tenantsPricedApart } from '../../usecases/catalog/release';
-import { HttpError } from '../middleware/errors';
 import { causeOf, type Operation } from '../middleware/http';
-import { callerOf } from '../middleware/principal';
+import { callerOf, callerTenant } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** Storefront cache lifetimes (C22): 300 s for stable currencies, 30 s for volatile ones (crypto). */
@@ -55,20 +54,12 @@ export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: P
     return { release: previous, request, shared: cache.prefetch(request) };
   };
   return async ({ event, principal }) => {
-    const caller = callerOf(principal);
     const asked = parseWith(priceQuerySchema, event.queryStringParameters ?? {}, 'query');
-    // The tenant comes from the key (C26): a query naming another is refused, never believed.
-    if (asked.tenant !== undefined && asked.tenant !== caller.tenant)
-      throw new HttpError('forbidden', `this key reads prices of tenant ${caller.tenant} only`);
-    if (caller.channels.length > 0 && (!asked.channel || !caller.channels.includes(asked.channel)))
-      throw new HttpError(
-        'forbidden',
-        `this key reads prices for the channels ${caller.channels.join(', ')} only`,
-      );
+    const tenant = callerTenant(callerOf(principal), asked, 'reads prices');
     // A tenant the release does not price apart reads the plain storefront entries.
     const queryFor = (release: CatalogRelease): PriceQuery => {
       const { tenant: _asked, ...rest } = asked;
-      return tenantsPricedApart(release).has(caller.tenant) ? { ...rest, tenant: caller.tenant } : rest;
+      return tenantsPricedApart(release).has(tenant) ? { ...rest, tenant } : rest;
     };
     // C28: an explained price is computed fresh, never read from nor written to the cache, and not cacheable.
     if (asked.explain) {

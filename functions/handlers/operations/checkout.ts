@@ -10,21 +10,16 @@ import { type PublicKeySource, receiptKeySet } from '../../usecases/receipts/key
 import { HttpError } from '../middleware/errors';
 import type { HttpResult, Operation } from '../middleware/http';
 import { exactlyOnce } from '../middleware/idempotency';
-import { callerOf } from '../middleware/principal';
+import { callerOf, callerTenant } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
 
 /** `POST /pricing/quote`: priced on fresh catalog data, rate locked, signed; 201 with the quote. */
 export const quoteOperation =
   (checkout: Checkout): Operation =>
   async ({ event, traceId, principal }) => {
-    const caller = callerOf(principal);
     const request = parseJsonBody(quoteRequestSchema, event.body, event.isBase64Encoded);
-    // The tenant comes from the key (C26): a body naming another is refused, never believed.
-    if (request.tenant !== undefined && request.tenant !== caller.tenant)
-      throw new HttpError('forbidden', `this key quotes for tenant ${caller.tenant} only`);
-    if (caller.channels.length > 0 && (!request.channel || !caller.channels.includes(request.channel)))
-      throw new HttpError('forbidden', `this key quotes for the channels ${caller.channels.join(', ')} only`);
-    return { statusCode: 201, body: await checkout.quote({ ...request, tenant: caller.tenant }, traceId) };
+    const tenant = callerTenant(callerOf(principal), request, 'quotes');
+    return { statusCode: 201, body: await checkout.quote({ ...request, tenant }, traceId) };
   };
 
 const created = (body: JsonObject): HttpResult => ({ statusCode: 201, body });

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../../functions/definitions';
 import { createAuthorizerHandler, UNAUTHORIZED } from '../../../functions/handlers/authorizer';
 import { HttpError } from '../../../functions/handlers/middleware/errors';
-import { authorizeRoute, callerContext } from '../../../functions/handlers/middleware/principal';
+import {
+  authorizeRoute,
+  callerContext,
+  callerTenant,
+} from '../../../functions/handlers/middleware/principal';
 import {
   ApiKeyError,
   CallerKeyResolver,
@@ -219,5 +223,35 @@ describe('authorizeRoute', () => {
         { account: '123456789012', roleName: 'Anything', roles: ['approver'], human: true },
       ]),
     ).toMatchObject({ identity: 'alice', roles: ['approver'] });
+  });
+});
+
+describe('callerTenant: the tenant a caller key acts for (C26)', () => {
+  const key = (channels: string[]) =>
+    ({ kind: 'caller', keyId: 'ak_1', tenant: 't1', scopes: ['quotes:write'], channels }) as const;
+  const refusal = (run: () => unknown) => {
+    try {
+      run();
+    } catch (error) {
+      return error as HttpError;
+    }
+    throw new Error('expected a refusal');
+  };
+
+  it("is the key's tenant; a request naming it too is fine, naming another is 403", () => {
+    expect(callerTenant(key([]), {}, 'quotes')).toBe('t1');
+    expect(callerTenant(key([]), { tenant: 't1', channel: 'web' }, 'quotes')).toBe('t1');
+    const other = refusal(() => callerTenant(key([]), { tenant: 't2' }, 'quotes'));
+    expect(other.code).toBe('forbidden');
+    expect(other.message).toBe('this key quotes for tenant t1 only');
+  });
+
+  it('limits a key with channels to those channels, and needs one named', () => {
+    expect(callerTenant(key(['web', 'app']), { channel: 'app' }, 'reads prices')).toBe('t1');
+    for (const asked of [{}, { channel: 'pos' }]) {
+      const refused = refusal(() => callerTenant(key(['web', 'app']), asked, 'reads prices'));
+      expect(refused.code).toBe('forbidden');
+      expect(refused.message).toBe('this key reads prices for the channels web, app only');
+    }
   });
 });
