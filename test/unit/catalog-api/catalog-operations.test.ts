@@ -1,7 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { toHttpError } from '../../../functions/handlers/middleware/domain-errors';
 import { HttpError } from '../../../functions/handlers/middleware/errors';
-import type { HttpResult, OperationRequest } from '../../../functions/handlers/middleware/http';
+import type { HttpResult } from '../../../functions/handlers/middleware/http';
 import {
   getLimitsOperation,
   getPriceOperation,
@@ -13,7 +12,13 @@ import { importCatalog } from '../../../functions/usecases/catalog/import';
 import { PriceCache } from '../../../functions/usecases/catalog/price-cache';
 import { CatalogReader } from '../../../functions/usecases/catalog/reader';
 import { minimalDocument } from '../../support/catalog-document';
-import { InMemoryCatalogRepository, InMemoryPriceCacheStore, ManualClock, operationRequest } from './support';
+import {
+  call,
+  InMemoryCatalogRepository,
+  InMemoryPriceCacheStore,
+  ManualClock,
+  operationRequest,
+} from './support';
 
 let clock: ManualClock;
 let repository: InMemoryCatalogRepository;
@@ -36,20 +41,6 @@ const limitsDocument = (overrides: Partial<CatalogDocument> = {}): CatalogDocume
     ],
     ...overrides,
   });
-
-/** Runs an operation; a thrown error comes back as the C6 error the middleware would answer. */
-const call = async (
-  operation: (request: OperationRequest) => Promise<HttpResult>,
-  request: OperationRequest,
-): Promise<HttpResult | HttpError> => {
-  try {
-    return await operation(request);
-  } catch (error) {
-    const mapped = toHttpError(error);
-    if (!mapped) throw error;
-    return mapped;
-  }
-};
 
 const prices = (query: Record<string, string>) => operationRequest({ resource: '/catalog/prices', query });
 const limits = (query: Record<string, string>) => operationRequest({ resource: '/catalog/limits', query });

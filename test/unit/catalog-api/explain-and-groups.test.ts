@@ -4,9 +4,7 @@
  * group targets.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { toHttpError } from '../../../functions/handlers/middleware/domain-errors';
-import type { HttpError } from '../../../functions/handlers/middleware/errors';
-import type { HttpResult, OperationRequest } from '../../../functions/handlers/middleware/http';
+import type { HttpResult } from '../../../functions/handlers/middleware/http';
 import { getPriceOperation } from '../../../functions/handlers/operations/catalog';
 import { priceQuerySchema } from '../../../functions/schemas/catalog-api';
 import type { CatalogDocument } from '../../../functions/schemas/catalog-document';
@@ -21,7 +19,13 @@ import {
   validateCatalogDocument,
 } from '../../../functions/usecases/catalog/validate';
 import { minimalDocument } from '../../support/catalog-document';
-import { InMemoryCatalogRepository, InMemoryPriceCacheStore, ManualClock, operationRequest } from './support';
+import {
+  call,
+  InMemoryCatalogRepository,
+  InMemoryPriceCacheStore,
+  ManualClock,
+  operationRequest,
+} from './support';
 
 /** The minimal document with a gold price list in USD, a silver override and a gold promotion. */
 const groupsDocument = (): CatalogDocument => {
@@ -74,19 +78,6 @@ let store: InMemoryPriceCacheStore;
 let release: CatalogRelease;
 
 const prices = (query: Record<string, string>) => operationRequest({ resource: '/catalog/prices', query });
-
-const call = async (
-  operation: (request: OperationRequest) => Promise<HttpResult>,
-  request: OperationRequest,
-): Promise<HttpResult | HttpError> => {
-  try {
-    return await operation(request);
-  } catch (error) {
-    const mapped = toHttpError(error);
-    if (!mapped) throw error;
-    return mapped;
-  }
-};
 
 beforeEach(async () => {
   clock = new ManualClock();

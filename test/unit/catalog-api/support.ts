@@ -1,4 +1,6 @@
-import type { OperationRequest } from '../../../functions/handlers/middleware/http';
+import { toHttpError } from '../../../functions/handlers/middleware/domain-errors';
+import type { HttpError } from '../../../functions/handlers/middleware/errors';
+import type { HttpResult, OperationRequest } from '../../../functions/handlers/middleware/http';
 import type {
   CatalogPartKind,
   CatalogRepository,
@@ -170,4 +172,18 @@ export const operationRequest = (input: {
       channels: [],
     },
   };
+};
+
+/** Runs an operation; a thrown error comes back as the C6 error the middleware would answer. */
+export const call = async (
+  operation: (request: OperationRequest) => Promise<HttpResult>,
+  request: OperationRequest,
+): Promise<HttpResult | HttpError> => {
+  try {
+    return await operation(request);
+  } catch (error) {
+    const mapped = toHttpError(error);
+    if (!mapped) throw error;
+    return mapped;
+  }
 };
