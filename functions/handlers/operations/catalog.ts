@@ -17,7 +17,7 @@ import {
   warmPriceCache,
 } from '../../usecases/catalog/price-cache';
 import type { CatalogReader } from '../../usecases/catalog/reader';
-import { type CatalogRelease, tenantsPricedApart } from '../../usecases/catalog/release';
+import { type CatalogRelease, priceQueryFor } from '../../usecases/catalog/release';
 import { causeOf, type Operation } from '../middleware/http';
 import { callerOf, callerTenant } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
@@ -56,11 +56,7 @@ export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: P
   return async ({ event, principal }) => {
     const asked = parseWith(priceQuerySchema, event.queryStringParameters ?? {}, 'query');
     const tenant = callerTenant(callerOf(principal), asked, 'reads prices');
-    // A tenant the release does not price apart reads the plain storefront entries.
-    const queryFor = (release: CatalogRelease): PriceQuery => {
-      const { tenant: _asked, ...rest } = asked;
-      return tenantsPricedApart(release).has(tenant) ? { ...rest, tenant } : rest;
-    };
+    const queryFor = (release: CatalogRelease): PriceQuery => priceQueryFor(release, asked, tenant);
     // C28: an explained price is computed fresh, never read from nor written to the cache, and not cacheable.
     if (asked.explain) {
       const { release } = await reader.current();

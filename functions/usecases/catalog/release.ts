@@ -194,6 +194,19 @@ export const effectiveCustomerGroups = (
   return groups.length > 0 ? groups : undefined;
 };
 
+/**
+ * The query a caller key's price read is computed and cached under: the key's tenant when the release prices it
+ * apart, else none — a tenant the release does not name reads the plain storefront entries (and prices).
+ */
+export const priceQueryFor = <Q extends { readonly tenant?: string | undefined }>(
+  release: CatalogRelease,
+  asked: Q,
+  tenant: string,
+): Omit<Q, 'tenant'> & { tenant?: string } => {
+  const { tenant: _asked, ...rest } = asked;
+  return tenantsPricedApart(release).has(tenant) ? { ...rest, tenant } : rest;
+};
+
 /** The engine's snapshot for one release, as seen by `tenant` at `at` (fee schedules have effective dates). */
 export const toPricingCatalog = (
   release: CatalogRelease,
