@@ -37,7 +37,7 @@ export const FUNCTIONS = {
   authorizer: {
     id: 'authorizer',
     description:
-      'Caller-key authorizer (API Gateway REQUEST authorizer): x-api-key → tenant, scopes and channels (C26).',
+      'Caller-key authorizer (API Gateway REQUEST authorizer): x-api-key → tenant, scopes, channels and customer groups (C26, C29).',
     entry: 'functions/handlers/authorizer.ts',
     timeoutSeconds: 5,
     memoryMb: 256,

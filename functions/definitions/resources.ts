@@ -215,7 +215,7 @@ export const TABLES = {
   apiKeys: {
     id: 'api-keys',
     description:
-      'Caller keys (C26): one record per key (tenant, scopes, channels, status) and one item per live secret hash (SHA-256), which the authorizer reads; overlapping old secrets expire by TTL.',
+      'Caller keys (C26): one record per key (tenant, scopes, channels, customer groups, status) and one item per live secret hash (SHA-256), which the authorizer reads; overlapping old secrets expire by TTL.',
     scope: 'service',
     envVar: 'API_KEYS_TABLE_NAME',
     partitionKey: { name: 'pk', type: 'S' },

@@ -411,7 +411,8 @@ export const ROUTES = [
     operation: 'createApiKey',
     auth: 'admin',
     roles: ['endpoint_admin'],
-    summary: 'Issue a caller key to one tenant with scopes (and optionally channels); the key is shown once.',
+    summary:
+      'Issue a caller key to one tenant with scopes (and optionally channels and customer groups); the key is shown once.',
   },
   {
     method: 'GET',

@@ -29,9 +29,10 @@ const stageWide = (methodArn: string): string => {
 };
 
 /**
- * The caller-key authorizer (C26): `x-api-key` → the key's tenant, scopes and channels as the request's
- * context, or 401. In AWS a cached REQUEST authorizer; the local gateway calls this same handler. The usage
- * identifier (the key's SHA-256, registered as the usage plan's API key value) keeps per-key throttling.
+ * The caller-key authorizer (C26): `x-api-key` → the key's tenant, scopes, channels and customer groups (C29)
+ * as the request's context, or 401. In AWS a cached REQUEST authorizer; the local gateway calls this same
+ * handler. The usage identifier (the key's SHA-256, registered as the usage plan's API key value) keeps per-key
+ * throttling.
  */
 export const createAuthorizerHandler = (
   deps: Pick<ServiceDependencies, 'apiKeys' | 'clock'>,

@@ -8,6 +8,8 @@ export interface ApiKeyRecord {
   readonly scopes: readonly CallerScope[];
   /** Empty: every channel of the tenant. */
   readonly channels: readonly string[];
+  /** The customer groups (C29) requests with the key may name; empty: none. */
+  readonly customer_groups: readonly string[];
   readonly description?: string;
   readonly status: 'active' | 'revoked';
   readonly created_at: string;
@@ -25,6 +27,7 @@ export interface ApiKeyGrant {
   readonly tenant: string;
   readonly scopes: readonly CallerScope[];
   readonly channels: readonly string[];
+  readonly customer_groups: readonly string[];
   /** Epoch seconds after which this secret no longer works (the old secret of a rotation). */
   readonly valid_until?: number;
 }

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { CALLER_SCOPES } from '../domain/access/principals';
 import { DEFAULT_ROTATION_OVERLAP_HOURS, MAX_ROTATION_OVERLAP_HOURS } from '../usecases/access/api-keys';
-import { identifier } from './catalog-document';
+import { MAX_CUSTOMER_GROUPS } from './catalog-api';
+import { customerGroup, identifier } from './catalog-document';
 
 const scope = z.enum(CALLER_SCOPES);
 const keyId = z.string().regex(/^ak_[A-Za-z0-9_]{1,40}$/, 'a key id (ak_…)');
@@ -11,6 +12,14 @@ export const createApiKeySchema = z.strictObject({
   tenant: identifier,
   scopes: z.array(scope).min(1).max(CALLER_SCOPES.length),
   channels: z.array(identifier).max(20).optional(),
+  customer_groups: z
+    .array(customerGroup)
+    .max(MAX_CUSTOMER_GROUPS)
+    .optional()
+    .describe(
+      `C29: the customer groups (at most ${MAX_CUSTOMER_GROUPS}) requests with this key may name for their ` +
+        'buyer; a price read or quote naming any other is refused (403). None (the default): it may name none.',
+    ),
   description: z.string().max(200).optional(),
 });
 
@@ -37,6 +46,7 @@ export const apiKeyResponseSchema = z.strictObject({
   tenant: identifier,
   scopes: z.array(scope),
   channels: z.array(identifier),
+  customer_groups: z.array(customerGroup),
   description: z.string().optional(),
   status: z.enum(['active', 'revoked']),
   created_at: z.string(),

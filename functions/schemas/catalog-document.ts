@@ -35,6 +35,15 @@ export const productSchema = z.strictObject({
   category: identifier.optional(),
   attributes: z.record(z.string(), z.string().max(1000)).optional(),
   region_policies: z.array(z.strictObject({ region: regionCode, sellable: z.boolean() })).optional(),
+  /** `stored_value` (gift cards, vouchers): priced at face value, no charm ending, no promotion. */
+  product_type: z.enum(['standard', 'stored_value']).optional(),
+  quantity_rules: z
+    .strictObject({
+      min: positiveInt.optional(),
+      max: positiveInt.optional(),
+      increment: positiveInt.optional(),
+    })
+    .optional(),
 });
 
 export const priceItemSchema = z.strictObject({
@@ -63,6 +72,16 @@ export const pricelistSchema = z.strictObject({
   effective_to: isoTimestamp.optional(),
   /** C29: only buyers of this group get this list's prices (never the primary list). */
   customer_group: customerGroup.optional(),
+  /** A list derived from another one: its SKUs without an item of their own cost the parent's price ± percent. */
+  derived_from: z
+    .strictObject({
+      pricelist_id: identifier,
+      adjustment_percent: signedPercentDecimal.refine(
+        (value) => dec(value).greaterThan(-100),
+        'above -100 (a list cannot make prices zero or negative)',
+      ),
+    })
+    .optional(),
   items: z.array(priceItemSchema),
 });
 
@@ -77,19 +96,61 @@ export const fxRateSchema = z.strictObject({
   effective_from: isoTimestamp.optional(),
 });
 
-export const fxRatesSchema = z.strictObject({
-  base_currency: currencyCode,
-  rates: z.array(fxRateSchema),
-  markup_rules: z
-    .array(
-      z.strictObject({
-        channel: identifier.optional(),
-        region: regionCode.optional(),
-        fx_markup_bps: z.number().int().min(-10_000).max(10_000),
-      }),
-    )
-    .optional(),
+/** Longest reason an override may give. */
+export const OVERRIDE_REASON_MAX_CHARS = 200;
+
+/**
+ * A manual rate for a published pair (either direction), set and removed only by change request: while in force
+ * (the pricing instant before `expires_at`) it is the pair's reference rate; once expired it is ignored and stays
+ * until removed.
+ */
+export const fxOverrideSchema = z.strictObject({
+  pair,
+  rate: rateDecimal,
+  expires_at: isoTimestamp,
+  reason: z.string().trim().min(1).max(OVERRIDE_REASON_MAX_CHARS),
 });
+
+/** The two currencies of a pair as the schema writes it (`EUR→USD` or `EUR->USD`), sorted: either direction. */
+const undirected = (text: string): string => text.split(/→|->/).sort().join('|');
+
+export const fxRatesSchema = z
+  .strictObject({
+    base_currency: currencyCode,
+    rates: z.array(fxRateSchema),
+    markup_rules: z
+      .array(
+        z.strictObject({
+          channel: identifier.optional(),
+          region: regionCode.optional(),
+          fx_markup_bps: z.number().int().min(-10_000).max(10_000),
+        }),
+      )
+      .optional(),
+    overrides: z.array(fxOverrideSchema).optional(),
+  })
+  .superRefine((fx, ctx) => {
+    const published = new Set(fx.rates.map((rate) => undirected(rate.pair)));
+    const seen = new Map<string, number>();
+    (fx.overrides ?? []).forEach((override, index) => {
+      const key = undirected(override.pair);
+      const first = seen.get(key);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['overrides', index, 'pair'],
+          message: `one override per pair: ${override.pair} (in either direction) is also at [${first}]`,
+        });
+      } else seen.set(key, index);
+      if (!published.has(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['overrides', index, 'pair'],
+          message: `no published rate for ${override.pair} in either direction: an override replaces one`,
+        });
+      }
+    });
+  });
 
 export const taxComponentSchema = z.strictObject({
   name: identifier,

@@ -44,7 +44,12 @@ export const catalogHistoryItemSchema = z.object({
   pair: z.string().optional().describe('The pair, canonical (`EUR→USD`).'),
   pricelist_id: z.string().optional(),
   currency: z.string().optional().describe("The price list's currency."),
-  rate_set: z.enum(['display', 'settlement']).optional().describe('`display`: fx_rates; `settlement`.'),
+  rate_set: z
+    .enum(['display', 'settlement', 'override'])
+    .optional()
+    .describe(
+      '`display`: fx_rates; `settlement`; `override`: a manual override of the pair (fx_rates.overrides).',
+    ),
   change: z.enum(['added', 'changed', 'removed']),
   value: z
     .record(z.string(), z.unknown())

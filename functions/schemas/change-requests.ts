@@ -12,8 +12,9 @@ const kindSchema = z
   .enum(CHANGE_KINDS as [ChangeKind, ...ChangeKind[]])
   .describe(
     '`catalog`: a whole import document; `pricelist`: settings, products, pricelists, overrides, display_rules, ' +
-      'basket_policies, fees, availability, limits; `promotions`; `tax_rules`; `fx_rates`: fx_rates and ' +
-      'settlement_rates; `fx_policy`: rate_policy; `patch`: `operations` on single entries named by id (C30).',
+      'basket_policies, fees, availability, limits; `promotions`; `tax_rules`; `fx_rates`: fx_rates (rates, ' +
+      'markup_rules, overrides) and settlement_rates; `fx_policy`: rate_policy; `patch`: `operations` on single ' +
+      'entries named by id (C30).',
   );
 const statusSchema = z.enum(['pending_approval', 'approved', 'published', 'rejected', 'stale']);
 const guardrailCodeSchema = z.enum(GUARDRAIL_CODES as [GuardrailCode, ...GuardrailCode[]]);
@@ -34,15 +35,17 @@ export const patchOperationSchema = z.strictObject({
       'An entry named by ids, never by array index: `/pricelists/<pricelist_id>/items/<sku_id>`, ' +
         '`/products/<sku_id>`, `/promotions/<promo_id>`, `/overrides/<override_id>`, ' +
         '`/fx_rates/rates/<FROM>-<TO>` (e.g. `EUR-USD`; `EUR→USD` percent-encoded also names it), ' +
-        '`/settlement_rates/<FROM>-<TO>`, `/tax_rules/<region>/rates/<tax_class>/<name>`. Segments are ' +
-        'percent-decoded.',
+        '`/fx_rates/overrides/<FROM>-<TO>` (a manual rate override: `{ rate, expires_at, reason }`, `expires_at` ' +
+        'in the future), `/settlement_rates/<FROM>-<TO>`, `/tax_rules/<region>/rates/<tax_class>/<name>`. ' +
+        'Segments are percent-decoded.',
     ),
   value: z
     .unknown()
     .optional()
     .describe(
-      '`set` only: the entry in the import format (a price item, product, promotion, override, rate or tax ' +
-        "component); its id may be left out (the path's is used) but may not differ.",
+      '`set` only: the entry in the import format (a price item, product, promotion, override, rate, FX ' +
+        "override or tax component); its id (an FX override's pair) may be left out (the path's is used) but " +
+        'may not differ.',
     ),
 });
 

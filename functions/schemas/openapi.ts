@@ -227,6 +227,9 @@ const CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   price_not_available:
     'no price for this request: `reasons` lists every reason that applies (`{ code, detail, sku_id? }`: ' +
     'region not served, currency not offered or blocked, no rate, unknown or unsellable SKU, no price list in force…)',
+  quantity_not_allowed:
+    "a line's quantity breaks its product's `quantity_rules` (min, max, increment): `violations` names every such " +
+    'line (`{ line, sku_id, quantity, rule, limit, detail }`) with the nearest allowed quantities',
   invalid_signature: 'the quote signature does not verify',
   invalid_state: 'the resource is not in a state that allows this (e.g. not sellable, already refunded)',
   personal_data_not_allowed: 'the payload carries personal or card data',

@@ -181,7 +181,8 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     summary: 'Issue a caller key (C26).',
     description:
       'A key for one tenant with scopes (`prices:read`, `quotes:write`, `receipts:read`, `refunds:write`, ' +
-      '`chargebacks:write`), optionally limited to channels. The secret (`key`, `mck_…`) is in this answer ' +
+      '`chargebacks:write`), optionally limited to channels, with the customer groups its requests may name ' +
+      '(`customer_groups`, C29; none by default). The secret (`key`, `mck_…`) is in this answer ' +
       'only and stored as its SHA-256; a replayed answer (same Idempotency-Key) is stored encrypted. Calls ' +
       "with the key act for its tenant: a body or query naming another tenant is refused (403), another tenant's " +
       'quotes and receipts are not found (404). A storefront key never holds `chargebacks:write`: give that ' +
@@ -194,7 +195,11 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     },
     errors: [400, 413],
     idempotent: true,
-    example: { tenant: 'retail-partner-nordic', scopes: ['prices:read', 'quotes:write'] },
+    example: {
+      tenant: 'retail-partner-nordic',
+      scopes: ['prices:read', 'quotes:write'],
+      customer_groups: ['b2b-gold'],
+    },
   },
   listApiKeys: {
     summary: 'Caller keys, newest first (never their secrets).',
@@ -247,7 +252,7 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       '30 s for volatile ones. `unit_price` and `display_price` are rounded once from the exact value in the ' +
       "display rule's `rounding_mode`, as a quote line shows them (C19). `customer_groups` (comma-separated, at " +
       'most 10): the lowest price any of the buyer’s groups gives (C29); groups the catalog does not target ' +
-      'change nothing. `explain=true` adds `explain`, every step of the calculation (C28); such an answer is ' +
+      'change nothing; each must be one of the caller key’s `customer_groups` (403 otherwise). `explain=true` adds `explain`, every step of the calculation (C28); such an answer is ' +
       'computed fresh, bypasses the price cache and is not cacheable (`Cache-Control: no-store`, `X-Cache: ' +
       'bypass`). No price: 422 `price_not_available` with every reason in `reasons`.',
     query: priceQuerySchema,
@@ -471,9 +476,11 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description:
       'Order of calculation: base price, discounts, taxes, fees, rounding. Always priced from fresh catalog ' +
       'data. At most 100 lines and 10 000 per line (C22). `customer_groups` (at most 10) gives the buyer the ' +
-      'lowest price any of its groups gives (C29) and is recorded in the quote’s basket. `"explain": true` adds ' +
+      'lowest price any of its groups gives (C29) and is recorded in the quote’s basket; each must be one of ' +
+      'the caller key’s `customer_groups` (403 otherwise). `"explain": true` adds ' +
       '`explain`, every step per line and for the basket (C28), beside the signed quote: it is neither signed ' +
-      'nor stored. No price: 422 `price_not_available` with every reason in `reasons`.',
+      'nor stored. No price: 422 `price_not_available` with every reason in `reasons`. A quantity its ' +
+      "product's `quantity_rules` refuse (min, max, increment): 422 `quantity_not_allowed` naming every such line.",
     body: quoteRequestSchema,
     response: { status: 201, schema: quoteResponseSchema, description: 'The signed quote.' },
     errors: [400, 404, 422, 503],

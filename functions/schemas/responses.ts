@@ -116,6 +116,50 @@ export const thresholdOutcomeSchema = z.object({
   fx_version: z.string(),
 });
 
+/** One conversion made transparent (as Stripe's FX Quotes show it): reference rate, markup, client rate, source. */
+export const fxConversionSchema = z.object({
+  pair: z.string().describe('`FROM→TO`: from a currency a price, cap, fee or threshold was set in.'),
+  from: currencyCode,
+  to: currencyCode,
+  reference_rate: decimalAmount.describe(
+    'The rate the engine used before markup, at 9 decimals: the published rate (direct, inverse, cross through ' +
+      'the base currency, or chain), or the manual override in force.',
+  ),
+  fx_markup_bps: z.number().int().describe('The markup in basis points of the markup rule that applies.'),
+  client_rate: decimalAmount.describe('reference_rate × (1 + fx_markup_bps / 10 000), at 9 decimals.'),
+  rate_timestamp: isoTimestamp.describe(
+    "`effective_from` of the rate; for an inverse, cross or chain rate the oldest leg's; for an override the " +
+      'publication that carries it.',
+  ),
+  fx_version: versionsSchema.shape.fx_version,
+  source: z
+    .string()
+    .describe(
+      "The rate's source; for a cross or chain rate the legs' sources joined with `+` (`manual_override`).",
+    ),
+  override: z
+    .object({
+      pair: z
+        .string()
+        .describe('The pair as overridden (either direction of the conversion or of a leg of it).'),
+      rate: decimalAmount,
+      expires_at: isoTimestamp,
+      reason: z.string(),
+    })
+    .optional()
+    .describe(
+      'Present while a manual rate override (set by change request) made the reference rate or one of its ' +
+        'legs; for several, the one expiring first.',
+    ),
+});
+
+const fxConversions = z
+  .array(fxConversionSchema)
+  .optional()
+  .describe(
+    'Each rate the figures were converted at, one per currency converted from (in code order); only when any was.',
+  );
+
 /** C28: one step of an explanation. */
 export const explainStepSchema = z.object({
   step: z
@@ -211,6 +255,7 @@ export const priceResponseSchema = z.object({
   fx_rate: decimalAmount
     .optional()
     .describe('Client rate base → display currency, when a conversion happened.'),
+  fx_conversions: fxConversions,
   customer_groups: z
     .array(z.string())
     .optional()
@@ -221,6 +266,18 @@ export const priceResponseSchema = z.object({
     .string()
     .optional()
     .describe('C29: the customer group whose price list or override gave the (lower) unit price.'),
+  product_type: z
+    .literal('stored_value')
+    .optional()
+    .describe('A gift card or voucher: sold at face value (no charm ending, no promotion).'),
+  quantity_rules: z
+    .object({
+      min: z.number().int().optional(),
+      max: z.number().int().optional(),
+      increment: z.number().int().optional(),
+    })
+    .optional()
+    .describe('The quantities a quote accepts for this SKU (else 422 `quantity_not_allowed`).'),
   explain: explainSchema.optional(),
 });
 
@@ -247,6 +304,7 @@ export const quoteResponseSchema = z.object({
   pricelist_version: versionsSchema.shape.pricelist_version,
   tax_rule_version: versionsSchema.shape.tax_rule_version,
   fx_rate: decimalAmount.optional(),
+  fx_conversions: fxConversions,
   fx_stale: z
     .boolean()
     .describe(
@@ -336,6 +394,7 @@ export const receiptResponseSchema = z.object({
       rounding_scope: z.enum(['line', 'basket']),
       minor_units: z.number().int(),
       fx_rate: decimalAmount.optional(),
+      fx_conversions: fxConversions,
     })
     .describe("The quote's full breakdown: lines (with bundle allocation), threshold promotions, rounding."),
   basket: z.record(z.string(), z.unknown()).describe('The basket as quoted.'),
@@ -487,6 +546,19 @@ export const errorResponseSchema = z.object({
     .array(unpriceableReasonSchema)
     .optional()
     .describe('`price_not_available` (C28): every reason that applied, not only the first one met.'),
+  violations: z
+    .array(
+      z.strictObject({
+        line: z.number().int(),
+        sku_id: z.string(),
+        quantity: z.number().int(),
+        rule: z.enum(['min', 'max', 'increment']),
+        limit: z.number().int(),
+        detail: z.string(),
+      }),
+    )
+    .optional()
+    .describe("`quantity_not_allowed`: every line whose quantity its product's `quantity_rules` refuse."),
   requote: quoteResponseSchema.optional().describe('`quote_expired`: a fresh quote to confirm.'),
 });
 

@@ -2,12 +2,16 @@
  * Patch change requests and price history over HTTP on the local stack (C30): `admin` opens a patch that sets one
  * price, `alice` and `bob` approve it, and it publishes a new `pricelist_version` in which only that item differs
  * (the exported catalogs of both versions compared), with one `catalog.PriceListUpdated` event, a signed release
- * and a journal entry; `GET /catalog/history?sku=…` shows both versions with their change requests. A rate patch
- * publishes a new `fx_version` only and shows in `?pair=…`. Refused operations are a 400 naming their index and
- * path, and store nothing.
+ * and a journal entry, and the CHF list derived from that list follows it in the same publication;
+ * `GET /catalog/history?sku=…` shows both versions with their change requests. A rate patch
+ * publishes a new `fx_version` only and shows in `?pair=…`. An FX override patch publishes after two approvals;
+ * quotes and prices then convert at it and flag it in `fx_conversions[].override`. Refused operations are a 400
+ * naming their index and path, and store nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../functions/adapters/local/stack';
+import { dec } from '../../functions/domain/money/decimal';
+import { step } from '../../functions/domain/money/rounding';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 import { adminRequest, type HttpAnswer, TEST_REVIEWERS } from '../support/change-requests';
 import { startDemoStack } from '../support/demo-stack';
@@ -87,6 +91,20 @@ const catalogEvents = async (): Promise<{ event_id: string; type: string }[]> =>
 
 const history = (query: string): Promise<HttpAnswer> => admin('GET', `/catalog/history?${query}`);
 
+/** `GET /catalog/prices` with `explain=true`, as the storefront key. */
+const explainedPrice = async (query: string): Promise<Record<string, unknown>> => {
+  const response = await fetch(`${stack.url}/catalog/prices?${query}&explain=true`, {
+    headers: { 'x-api-key': API_KEY },
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, unknown>;
+};
+
+interface Step {
+  readonly rule: string;
+  readonly input: Record<string, unknown>;
+}
+
 describe('a patch that sets one price', () => {
   let before: Versions;
   let crId: string;
@@ -99,6 +117,8 @@ describe('a patch that sets one price', () => {
       .find((list) => list.pricelist_id === PRICELIST)
       ?.items.find((entry) => entry.sku_id === SKU);
     if (!item) throw new Error(`the demo catalog prices ${SKU} in ${PRICELIST}`);
+    const chfQuery = `sku=${SKU}&currency=CHF&region=CH`;
+    const chfBefore = await explainedPrice(chfQuery);
     const { opened, published } = await patchAndApprove(
       [{ op: 'set', path: `/pricelists/${PRICELIST}/items/${SKU}`, value: { ...item, base_price: '64.99' } }],
       'weekend price',
@@ -141,6 +161,19 @@ describe('a patch that sets one price', () => {
       ?.items.find((entry) => entry.sku_id === SKU);
     if (changed) changed.base_price = '64.99';
     expect(await exported(after)).toEqual(expected);
+
+    // The CHF list derives from the EUR list: the same publication moved its price, from the new EUR price.
+    const chfAfter = await explainedPrice(chfQuery);
+    expect(chfAfter.pricelist_version).toBe(after.pricelist_version);
+    expect(chfAfter.unit_price).not.toBe(chfBefore.unit_price);
+    const derivation = (chfAfter.explain as { steps: Step[] }).steps.find(
+      (entry) => entry.rule === 'derived_list',
+    );
+    const clientRate = (chfAfter.fx_conversions as { client_rate: string }[])[0]?.client_rate ?? '';
+    expect(derivation?.input).toMatchObject({
+      parent_pricelist_id: PRICELIST,
+      unit_price: step(dec('64.99').times(clientRate)).toString(),
+    });
 
     // One catalog event: the price list's.
     const fresh = (await catalogEvents()).filter((event) => !eventsBefore.has(event.event_id));
@@ -245,6 +278,136 @@ describe('a rate patch', () => {
       });
       expect(items.at(-1)).toMatchObject({ change: 'added', fx_version: 'fx-1', value: { rate: rate.rate } });
     }
+  });
+});
+
+describe('an FX override patch', () => {
+  const quoteJpy = async (explain = false) => {
+    const response = await fetch(`${stack.url}/pricing/quote`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        items: [{ sku_id: SKU, quantity: 1 }],
+        region: 'JP',
+        currency: 'JPY',
+        buyer_type: 'consumer',
+        ...(explain ? { explain: true } : {}),
+      }),
+    });
+    expect(response.status).toBe(201);
+    return (await response.json()) as Record<string, unknown>;
+  };
+  type Conversion = Record<string, unknown> & { override?: Record<string, unknown> };
+  const conversionsOf = (body: Record<string, unknown>) => body.fx_conversions as Conversion[];
+
+  it('publishes after two approvals; quotes and prices then show it in fx_conversions and are priced at it', async () => {
+    const before = await quoteJpy();
+    const [published] = conversionsOf(before);
+    expect(published).toMatchObject({ pair: 'EUR→JPY', reference_rate: '178.46', fx_markup_bps: 200 });
+    expect(published?.override).toBeUndefined();
+
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const versions = await currentVersions();
+    const { opened, published: approved } = await patchAndApprove(
+      [
+        {
+          op: 'set',
+          path: '/fx_rates/overrides/EUR-JPY',
+          value: { rate: '180.00', expires_at: expiresAt, reason: 'provider feed frozen' },
+        },
+      ],
+      'manual JPY rate',
+    );
+    expect((opened.body.diff as { fx_rates: unknown[] }).fx_rates).toEqual([
+      {
+        pair: 'EUR→JPY',
+        from: '178.46',
+        to: '180.00',
+        move_percent: '0.86',
+        set: 'override',
+        expires_at: expiresAt,
+      },
+    ]);
+    const fxNumber = Number(versions.fx_version.slice(3)) + 1;
+    expect(approved.body).toMatchObject({
+      status: 'published',
+      publication: { versions: { ...versions, fx_version: `fx-${fxNumber}` } },
+    });
+
+    const after = await quoteJpy(true);
+    expect(after.fx_version).toBe(`fx-${fxNumber}`);
+    const override = {
+      pair: 'EUR→JPY',
+      rate: '180.00',
+      expires_at: expiresAt,
+      reason: 'provider feed frozen',
+    };
+    expect(conversionsOf(after)).toEqual([
+      {
+        pair: 'EUR→JPY',
+        from: 'EUR',
+        to: 'JPY',
+        reference_rate: '180',
+        fx_markup_bps: 200,
+        // 180 × 1.02
+        client_rate: '183.6',
+        rate_timestamp: expect.any(String),
+        fx_version: `fx-${fxNumber}`,
+        source: 'manual_override',
+        override,
+      },
+    ]);
+    expect(after.fx_rate).toBe('183.6');
+    // The line was converted at that client rate (the explained conversion), so its price moved with it.
+    const steps = (after.explain as { steps: { rule: string; input: Conversion; output: Conversion }[] })
+      .steps;
+    const conversion = steps.find((step) => step.rule === 'fx_conversion');
+    expect(conversion?.output).toMatchObject({ client_rate: '183.6', override });
+    expect(conversion?.output.unit_price).toBe(
+      step(dec(String(conversion?.input.unit_price)).times(dec('183.6'))).toString(),
+    );
+    const [line] = after.items_priced as { unit_price: string }[];
+    expect(line?.unit_price).not.toBe((before.items_priced as { unit_price: string }[])[0]?.unit_price);
+
+    // The storefront price shows it too.
+    const price = await fetch(`${stack.url}/catalog/prices?sku=${SKU}&region=JP&currency=JPY`, {
+      headers: { 'x-api-key': API_KEY },
+    });
+    const priceBody = (await price.json()) as Record<string, unknown>;
+    expect(conversionsOf(priceBody)[0]).toMatchObject({ reference_rate: '180', override });
+    expect(priceBody.unit_price).toBe(line?.unit_price);
+
+    // And the pair's history.
+    const history = await admin('GET', '/catalog/history?pair=EUR-JPY');
+    expect((history.body.items as Record<string, unknown>[])[0]).toMatchObject({
+      pair: 'EUR→JPY',
+      rate_set: 'override',
+      change: 'added',
+      value: override,
+      change_request: { cr_id: opened.body.cr_id, kind: 'patch' },
+    });
+  });
+
+  it('refuses a set whose expires_at is not in the future with a 400 naming the path', async () => {
+    const answer = await admin('POST', '/admin/change-requests', {
+      kind: 'patch',
+      operations: [
+        {
+          op: 'set',
+          path: '/fx_rates/overrides/EUR-USD',
+          value: { rate: '1.2', expires_at: '2020-01-01T00:00:00.000Z', reason: 'too late' },
+        },
+      ],
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.problems).toEqual([
+      {
+        path: '$.operations[0].value.expires_at',
+        message: expect.stringMatching(
+          /^set \/fx_rates\/overrides\/EUR-USD: expires_at must be in the future/,
+        ),
+      },
+    ]);
   });
 });
 

@@ -27,7 +27,7 @@ import { canonicalJson } from '../../functions/domain/money/canonical';
 import { Decimal } from '../../functions/domain/money/decimal';
 import { type JsonObject, type Jwk, verifyReceipt } from '../../functions/domain/receipts/receipt';
 import type { Clock } from '../../functions/ports/clock';
-import { demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-stack';
+import { allowedQuantity, demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-stack';
 import { eventually } from '../support/engines';
 
 const API_KEY = 'key_e2e_export_0123456789';
@@ -202,7 +202,8 @@ beforeAll(async () => {
       ...(await Promise.all(
         plan.slice(start, start + 10).map(({ region, currency, i }) => {
           const skus = skusFor(region);
-          return checkout(region, currency, skus[i % skus.length] as string, 2 + (i % 3));
+          const sku = skus[i % skus.length] as string;
+          return checkout(region, currency, sku, allowedQuantity(demo, sku, 2 + (i % 3)));
         }),
       )),
     );

@@ -359,6 +359,90 @@ describe('caller keys are bound to their tenant (C26)', () => {
   });
 });
 
+describe('caller keys bound the customer groups a request names (C29)', () => {
+  const GOLD_PRICE = '/catalog/prices?sku=GAME-IRONVALE-PS5&currency=EUR&region=DE';
+  const goldQuote = (groups?: string[]) =>
+    quoteBody({
+      items: [{ sku_id: 'GAME-IRONVALE-PS5', quantity: 1 }],
+      region: 'DE',
+      currency: 'EUR',
+      ...(groups ? { customer_groups: groups } : {}),
+    });
+  const issue = async (extra: Record<string, unknown>) => {
+    const issued = await send(
+      'POST',
+      '/admin/api-keys',
+      { ...as(ERIN), 'idempotency-key': randomUUID() },
+      { tenant: TENANT_A, scopes: ['prices:read', 'quotes:write'], ...extra },
+    );
+    expect(issued.status, JSON.stringify(issued.body)).toBe(201);
+    return issued.body;
+  };
+  const quote = (key: string, groups?: string[]) =>
+    send('POST', '/pricing/quote', { ...asKey(key), 'idempotency-key': randomUUID() }, goldQuote(groups));
+
+  it('lets a key name its own groups, refuses any other (403, nothing written), and a key without groups names none', async () => {
+    const gold = await issue({ customer_groups: ['b2b-gold', 'b2b-gold'] });
+    expect(gold.customer_groups).toEqual(['b2b-gold']);
+    const plain = await issue({});
+    expect(plain.customer_groups).toEqual([]);
+    const listed = await send('GET', `/admin/api-keys?tenant=${TENANT_A}`, as(FAY));
+    expect(
+      (listed.body.items as { key_id: string; customer_groups: string[] }[]).find(
+        (item) => item.key_id === gold.key_id,
+      )?.customer_groups,
+    ).toEqual(['b2b-gold']);
+    const goldKey = String(gold.key);
+    const plainKey = String(plain.key);
+
+    const everyone = await send('GET', GOLD_PRICE, asKey(plainKey));
+    expect(everyone.status).toBe(200);
+    const priced = await send('GET', `${GOLD_PRICE}&customer_groups=b2b-gold`, asKey(goldKey));
+    expect(priced.status, JSON.stringify(priced.body)).toBe(200);
+    expect(priced.body.customer_group).toBe('b2b-gold');
+    expect(Number(priced.body.unit_price)).toBeLessThan(Number(everyone.body.unit_price));
+    expect((await send('GET', GOLD_PRICE, asKey(goldKey))).body).toEqual(everyone.body);
+    const quoted = await quote(goldKey, ['b2b-gold']);
+    expect(quoted.status, JSON.stringify(quoted.body)).toBe(201);
+    expect(quoted.body.basket).toMatchObject({ customer_groups: ['b2b-gold'] });
+    expect((await quote(plainKey)).status).toBe(201);
+    // The demo storefront key names b2b-gold (the README's examples); a configured key without groups names none.
+    expect((await send('GET', `${GOLD_PRICE}&customer_groups=b2b-gold`, asKey(STORE_A))).status).toBe(200);
+
+    const before = await tableCounts();
+    const refusals = [
+      await send('GET', `${GOLD_PRICE}&customer_groups=b2b-gold`, asKey(plainKey)),
+      await send('GET', `${GOLD_PRICE}&customer_groups=b2b-gold,vip`, asKey(goldKey)),
+      await send('GET', `${GOLD_PRICE}&customer_groups=b2b-gold`, asKey(PRICES_A)),
+      await quote(plainKey, ['b2b-gold']),
+      await quote(goldKey, ['vip', 'b2b-gold']),
+    ];
+    for (const refused of refusals) {
+      expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+      expect(refused.body.error).toBe('forbidden');
+      expect(refused.body.trace_id).toBeDefined();
+    }
+    expect(refusals.map((refused) => refused.body.error_description)).toEqual([
+      'this key may not name the customer groups b2b-gold; it may name none',
+      'this key may not name the customer groups vip; it may name b2b-gold',
+      'this key may not name the customer groups b2b-gold; it may name none',
+      'this key may not name the customer groups b2b-gold; it may name none',
+      'this key may not name the customer groups vip; it may name b2b-gold',
+    ]);
+    expect(await tableCounts()).toEqual(before);
+
+    // Rotation keeps the groups.
+    const rotated = await send(
+      'POST',
+      `/admin/api-keys/${String(gold.key_id)}/rotate`,
+      { ...as(ERIN), 'idempotency-key': randomUUID() },
+      { overlap_hours: 0 },
+    );
+    expect(rotated.body.customer_groups).toEqual(['b2b-gold']);
+    expect((await quote(String(rotated.body.key), ['b2b-gold'])).status).toBe(201);
+  });
+});
+
 describe('caller key lifecycle: issued once, rotated with an overlap or at once, revoked', () => {
   it('issues a key shown once, lists it without its secret, rotates and revokes it', async () => {
     const issued = await send(

@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoApiKeyStore, InvalidApiKeyCursorError } from '../../functions/adapters/aws/api-key-store';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
@@ -54,6 +54,78 @@ describe('DynamoApiKeyStore', () => {
     expect(await resolver.resolve(issued.key)).toBeUndefined();
     expect(await resolver.resolve(rotated.key)).toBeUndefined();
     expect((await store.get(issued.key_id))?.record.status).toBe('revoked');
+  });
+
+  it('stores the customer groups (C29) on the record and every secret; a record from before binds none', async () => {
+    const store = new DynamoApiKeyStore(clients.documents, resources.tableNames.apiKeys);
+    const deps = { store, clock };
+    const resolver = new CallerKeyResolver(store, clock, 0);
+    const issued = await issueApiKey(
+      deps,
+      { tenant: 't1', scopes: ['prices:read'], customer_groups: ['b2b-gold', 'vip', 'vip'] },
+      'erin',
+    );
+    expect(issued.customer_groups).toEqual(['b2b-gold', 'vip']);
+    expect((await store.get(issued.key_id))?.record.customer_groups).toEqual(['b2b-gold', 'vip']);
+    expect((await store.grantOf(secretSha256(issued.key)))?.customer_groups).toEqual(['b2b-gold', 'vip']);
+    const rotated = await rotateApiKey(deps, issued.key_id, 24);
+    expect(rotated.customer_groups).toEqual(['b2b-gold', 'vip']);
+    // The new secret and the overlapping old one both carry the groups.
+    for (const key of [issued.key, rotated.key])
+      expect(await resolver.resolve(key)).toMatchObject({ customerGroups: ['b2b-gold', 'vip'] });
+    expect((await listApiKeys(deps, { tenant: 't1', limit: 10 })).items).toMatchObject([
+      { key_id: issued.key_id, customer_groups: ['b2b-gold', 'vip'] },
+    ]);
+
+    // A key stored before keys bound customer groups: no attribute on its record nor its secret's item.
+    const secret = 'mck_stored_before_groups_0123456789';
+    const olderRecord = {
+      key_id: 'ak_01JD8ZK4Q7000000000000OLD0',
+      tenant: 't2',
+      scopes: ['prices:read'],
+      channels: [],
+      status: 'active',
+      created_at: '2026-01-01T00:00:00.000Z',
+      created_by: 'erin',
+    };
+    await clients.documents.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: resources.tableNames.apiKeys,
+              Item: {
+                pk: `key#${olderRecord.key_id}`,
+                list: 'keys',
+                created_key: `${olderRecord.created_at}#${olderRecord.key_id}`,
+                record_json: JSON.stringify(olderRecord),
+                tenant: olderRecord.tenant,
+                current_sha256: secretSha256(secret),
+              },
+            },
+          },
+          {
+            Put: {
+              TableName: resources.tableNames.apiKeys,
+              Item: {
+                pk: `hash#${secretSha256(secret)}`,
+                key_id: olderRecord.key_id,
+                tenant: olderRecord.tenant,
+                scopes: olderRecord.scopes,
+                channels: olderRecord.channels,
+              },
+            },
+          },
+        ],
+      }),
+    );
+    expect((await store.get(olderRecord.key_id))?.record.customer_groups).toEqual([]);
+    expect((await listApiKeys(deps, { tenant: 't2', limit: 10 })).items[0]?.customer_groups).toEqual([]);
+    expect(await resolver.resolve(secret)).toMatchObject({ tenant: 't2', customerGroups: [] });
+    // Rotating it writes the attribute: none.
+    const olderRotated = await rotateApiKey(deps, olderRecord.key_id, 0);
+    expect(olderRotated.customer_groups).toEqual([]);
+    expect((await store.grantOf(secretSha256(olderRotated.key)))?.customer_groups).toEqual([]);
   });
 
   it('refuses a rotation against a key that changed since it was read (optimistic concurrency)', async () => {

@@ -167,6 +167,50 @@ describe('price cache on DynamoDB Local', () => {
     expect((await instance().read()).source).toBe('miss');
   });
 
+  it('never keeps a price converted at an FX override past the override’s expiry', async () => {
+    const expiresAt = new Date(START.getTime() + 120_000);
+    const document = minimalDocument();
+    await importCatalog(
+      { repository, clock },
+      {
+        ...document,
+        fx_rates: {
+          ...document.fx_rates,
+          overrides: [
+            { pair: 'EUR→USD', rate: '1.2000', expires_at: expiresAt.toISOString(), reason: 'feed delayed' },
+          ],
+        },
+      },
+    );
+    advance(1_000);
+    const storefront = instance();
+    const during = await storefront.read();
+    expect(during).toMatchObject({ source: 'miss', computed: 1 });
+    expect(during.body).toMatchObject({
+      fx_version: 'fx-2',
+      fx_conversions: [{ pair: 'EUR→USD', reference_rate: '1.2', override: { rate: '1.2000' } }],
+    });
+    // The entry ends with the override (2 minutes), not with the currency's 300 s.
+    expect((await rawItem('pl_eur:US:USD:sku_game:1'))?.expires_at).toBe(expiresAt.getTime() / 1000);
+    // A price that converted nothing did not use the override: it keeps its full lifetime.
+    await storefront.read({ sku: 'sku_game', region: 'DE', currency: 'EUR' });
+    expect((await rawItem('pl_eur:DE:EUR:sku_game:1'))?.expires_at).toBe(now.getTime() / 1000 + 300);
+
+    advance(118_999);
+    expect((await instance().read()).source).toBe('hit-shared');
+    advance(1);
+    // Expired with the override: priced again at the published rate, in the same fx_version.
+    const after = await storefront.read();
+    expect(after).toMatchObject({ source: 'miss', computed: 1 });
+    expect(after.body).toMatchObject({
+      fx_version: 'fx-2',
+      fx_conversions: [{ pair: 'EUR→USD', reference_rate: '1.0842' }],
+    });
+    expect((after.body.fx_conversions as { override?: unknown }[])[0]?.override).toBeUndefined();
+    expect(after.body.unit_price).not.toBe(during.body.unit_price);
+    expect((await rawItem('pl_eur:US:USD:sku_game:1'))?.expires_at).toBe(now.getTime() / 1000 + 300);
+  });
+
   it('warms every SKU of a category in batches, and a storefront read then hits the shared table', async () => {
     const products = Array.from({ length: 40 }, (_, index) => ({
       sku_id: `sku_${index}`,

@@ -21,6 +21,14 @@ export const demoCatalogWithoutRatePolicy = (): CatalogDocument => {
   return document;
 };
 
+/** A wanted quantity moved onto the product's quantity rules (min, max, increment), which a quote enforces. */
+export const allowedQuantity = (document: CatalogDocument, sku: string, wanted: number): number => {
+  const rules = document.products.find((product) => product.sku_id === sku)?.quantity_rules;
+  const increment = rules?.increment ?? 1;
+  const onGrid = Math.max(rules?.min ?? 1, Math.ceil(wanted / increment) * increment);
+  return Math.min(rules?.max ?? onGrid, onGrid);
+};
+
 /**
  * An in-memory local stack with the demo catalog published (without its rate policy unless asked: tests that
  * are not about FX ingestion want rates that neither move nor go stale), for tests that drive it over HTTP. These tests send

@@ -28,6 +28,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
       tenant: record.tenant,
       scopes: record.scopes,
       channels: record.channels,
+      customer_groups: record.customer_groups,
       ...(validUntil === undefined ? {} : { valid_until: validUntil }),
     };
   }
@@ -77,6 +78,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
       tenant,
       scopes,
       channels: [],
+      customer_groups: [],
       status: 'active',
       created_at: '2026-01-01T00:00:00.000Z',
       created_by: 'test',

@@ -32,6 +32,8 @@ interface HashItem {
   readonly tenant: string;
   readonly scopes: readonly CallerScope[];
   readonly channels: readonly string[];
+  /** Absent on items written before keys bound customer groups (C29): none. */
+  readonly customer_groups?: readonly string[];
   readonly expires_at?: number;
 }
 
@@ -45,6 +47,13 @@ const decodeCursor = (cursor: string): Record<string, unknown> | undefined => {
   } catch {
     return undefined;
   }
+};
+
+/** The record of a key item; one stored before keys bound customer groups (C29) binds none. */
+const recordOf = (item: KeyItem): ApiKeyRecord => {
+  const stored = JSON.parse(item.record_json) as Omit<ApiKeyRecord, 'customer_groups'> &
+    Partial<Pick<ApiKeyRecord, 'customer_groups'>>;
+  return { ...stored, customer_groups: stored.customer_groups ?? [] };
 };
 
 /** Thrown for a list cursor that this store did not issue. */
@@ -81,6 +90,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
       tenant: record.tenant,
       scopes: record.scopes,
       channels: record.channels,
+      customer_groups: record.customer_groups,
       ...(validUntil === undefined ? {} : { expires_at: validUntil }),
     };
   }
@@ -128,7 +138,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     const item = result.Item as KeyItem | undefined;
     if (!item) return undefined;
     return {
-      record: JSON.parse(item.record_json) as ApiKeyRecord,
+      record: recordOf(item),
       current: item.current_sha256,
       ...(item.previous_sha256 ? { previous: item.previous_sha256 } : {}),
     };
@@ -155,7 +165,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     );
     const cursor = encodeCursor(result.LastEvaluatedKey);
     return {
-      items: (result.Items ?? []).map((item) => JSON.parse((item as KeyItem).record_json) as ApiKeyRecord),
+      items: (result.Items ?? []).map((item) => recordOf(item as KeyItem)),
       ...(cursor ? { cursor } : {}),
     };
   }
@@ -171,6 +181,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
       tenant: item.tenant,
       scopes: item.scopes,
       channels: item.channels ?? [],
+      customer_groups: item.customer_groups ?? [],
       ...(item.expires_at === undefined ? {} : { valid_until: item.expires_at }),
     };
   }

@@ -121,11 +121,15 @@ export interface LocalStackOptions {
 
 /** The tenant of the keys `npm start` prints. */
 export const DEMO_TENANT = 'demo';
+/** The customer groups (C29) the demo storefront key may name: the demo catalog's `b2b-gold` and `trade`. */
+export const DEMO_CUSTOMER_GROUPS: readonly string[] = ['b2b-gold', 'trade'];
 
 export interface ConfiguredCallerKey {
   readonly key: string;
   readonly tenant: string;
   readonly scopes: readonly CallerScope[];
+  /** The customer groups its requests may name (C29); none by default. */
+  readonly customer_groups?: readonly string[];
   readonly description?: string;
 }
 
@@ -453,13 +457,15 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     rates.start();
     stopStack.push(rates);
 
-    // The demo tenant's keys (printed by `npm start`) and any others asked for, created once.
+    // The demo tenant's keys (printed by `npm start`) and any others asked for, created once: a key stored
+    // before (an existing data directory) is kept as it is, so a demo key from before customer groups names none.
     const keyDeps = { store: deps.apiKeys, clock };
     for (const configured of [
       {
         key: options.apiKey,
         tenant: DEMO_TENANT,
         scopes: STOREFRONT_SCOPES,
+        customer_groups: DEMO_CUSTOMER_GROUPS,
         description: 'demo storefront (API_KEY)',
       },
       ...(options.chargebackKey

@@ -25,7 +25,10 @@ export const STOREFRONT_SCOPES: readonly CallerScope[] = [
   'refunds:write',
 ];
 
-/** A caller key resolved: the tenant it was issued to, its scopes and, when limited, its channels. */
+/**
+ * A caller key resolved: the tenant it was issued to, its scopes, when limited its channels, and the customer
+ * groups (C29) its requests may name.
+ */
 export interface CallerPrincipal {
   readonly kind: 'caller';
   readonly keyId: string;
@@ -33,6 +36,8 @@ export interface CallerPrincipal {
   readonly scopes: readonly CallerScope[];
   /** Empty: every channel of the tenant. */
   readonly channels: readonly string[];
+  /** The customer groups a request may name for its buyer; empty: none. */
+  readonly customerGroups: readonly string[];
 }
 
 /** An operator: `identity` is what four-eyes counts (a human, or a machine that never approves). */
@@ -54,6 +59,10 @@ export const isOperatorRole = (value: string): value is OperatorRole =>
 /** A machine principal never holds `approver`, whatever its configuration says. */
 export const effectiveRoles = (roles: readonly OperatorRole[], machine: boolean): OperatorRole[] =>
   [...new Set(roles)].filter((role) => !(machine && role === 'approver'));
+
+/** What of `named` is not in `held`, in the order named, once each. */
+export const notHeld = <T extends string>(held: readonly T[], named: readonly T[]): T[] =>
+  [...new Set(named)].filter((item) => !held.includes(item));
 
 /** Any of `wanted` (an empty list asks for nothing). */
 export const holdsAny = <T extends string>(held: readonly T[], wanted: readonly T[]): boolean =>

@@ -4,7 +4,9 @@
  * in as plain data (the import format, money and rates as decimal strings).
  */
 import { canonicalJson, type Json } from '../money/canonical';
-import { Decimal, dec } from '../money/decimal';
+import { Decimal, dec, ONE } from '../money/decimal';
+import { step } from '../money/rounding';
+import { canonicalPairOf } from './patch';
 
 /** The parts of an import document the diff reads; anything else is compared as a whole section. */
 export interface DiffableDocument {
@@ -23,7 +25,10 @@ export interface DiffableDocument {
     readonly region: string;
     readonly rates: Readonly<Record<string, readonly { readonly name: string; readonly rate: string }[]>>;
   }[];
-  readonly fx_rates?: { readonly rates: readonly { readonly pair: string; readonly rate: string }[] };
+  readonly fx_rates?: {
+    readonly rates: readonly { readonly pair: string; readonly rate: string }[];
+    readonly overrides?: readonly FxOverrideEntry[];
+  };
   readonly settlement_rates?: readonly { readonly pair: string; readonly rate: string }[];
   readonly promotions?: readonly { readonly promo_id: string }[];
   readonly [section: string]: unknown;
@@ -39,13 +44,25 @@ export interface PriceChange {
   readonly move_percent?: string;
 }
 
+interface FxOverrideEntry {
+  readonly pair: string;
+  readonly rate: string;
+  readonly expires_at: string;
+}
+
 export interface RateChange {
   readonly pair: string;
   readonly from?: string;
   readonly to?: string;
   readonly move_percent?: string;
-  /** `settlement` for a settlement rate (rule 14), else the display rate set. */
-  readonly set: 'display' | 'settlement';
+  /**
+   * `settlement` for a settlement rate (rule 14), `override` for a manual override of a display rate (its move is
+   * against the published rate: `from` the published rate and `to` the override when one is set or changed, the
+   * other way round when one is removed), else the display rate set.
+   */
+  readonly set: 'display' | 'settlement' | 'override';
+  /** An override set or changed: until when it is in force. */
+  readonly expires_at?: string;
 }
 
 export interface TaxChange {
@@ -196,19 +213,67 @@ const diffRates = (
   const changes: RateChange[] = [];
   for (const [pair, rate] of fresh) {
     const previous = old.get(pair);
-    if (!previous) changes.push({ pair, to: rate.rate, set });
-    else if (!dec(previous.rate).eq(dec(rate.rate))) {
-      const move = movePercent(previous.rate, rate.rate);
-      changes.push({
-        pair,
-        from: previous.rate,
-        to: rate.rate,
-        ...(move === undefined ? {} : { move_percent: move }),
-        set,
-      });
-    }
+    if (!previous) changes.push(rateMove(pair, undefined, rate.rate, set));
+    else if (!dec(previous.rate).eq(dec(rate.rate)))
+      changes.push(rateMove(pair, previous.rate, rate.rate, set));
   }
-  for (const [pair, rate] of old) if (!fresh.has(pair)) changes.push({ pair, from: rate.rate, set });
+  for (const [pair, rate] of old)
+    if (!fresh.has(pair)) changes.push(rateMove(pair, rate.rate, undefined, set));
+  return changes;
+};
+
+/** A move from → to as a rate change: with the move in percent when both are known. */
+const rateMove = (
+  pair: string,
+  from: string | undefined,
+  to: string | undefined,
+  set: RateChange['set'],
+): RateChange => {
+  const move = from !== undefined && to !== undefined ? movePercent(from, to) : undefined;
+  return {
+    pair,
+    ...(from === undefined ? {} : { from }),
+    ...(to === undefined ? {} : { to }),
+    ...(move === undefined ? {} : { move_percent: move }),
+    set,
+  };
+};
+
+/** The published display rate of a pair in its direction (the inverse of the opposite pair at 9 decimals). */
+const publishedRate = (
+  rates: readonly { pair: string; rate: string }[] | undefined,
+  pair: string,
+): string | undefined => {
+  const wanted = canonicalPairOf(pair);
+  const opposite = wanted?.split('→').reverse().join('→');
+  for (const rate of rates ?? []) {
+    const canonical = canonicalPairOf(rate.pair);
+    if (canonical === wanted) return rate.rate;
+    if (canonical === opposite && !dec(rate.rate).isZero())
+      return step(ONE.dividedBy(dec(rate.rate))).toString();
+  }
+  return undefined;
+};
+
+/**
+ * Overrides set, changed or removed, each as a move of the pair's reference rate against the published rate of
+ * the proposed document (so the rate guardrail judges an override like a rate change).
+ */
+const diffOverrides = (current: DiffableDocument | undefined, proposed: DiffableDocument): RateChange[] => {
+  const old = byId(current?.fx_rates?.overrides, (override) => override.pair);
+  const fresh = byId(proposed.fx_rates?.overrides, (override) => override.pair);
+  const published = (pair: string) => publishedRate(proposed.fx_rates?.rates, pair);
+  const changes: RateChange[] = [];
+  for (const [pair, override] of fresh) {
+    if (sameJson(old.get(pair), override)) continue;
+    changes.push({
+      ...rateMove(pair, published(pair), override.rate, 'override'),
+      expires_at: override.expires_at,
+    });
+  }
+  for (const [pair, override] of old) {
+    if (!fresh.has(pair)) changes.push(rateMove(pair, override.rate, published(pair), 'override'));
+  }
   return changes;
 };
 
@@ -228,6 +293,7 @@ export const diffCatalog = (
     tax_rates: diffTaxRates(current, proposed),
     fx_rates: [
       ...diffRates(current?.fx_rates?.rates, proposed.fx_rates?.rates, 'display'),
+      ...diffOverrides(current, proposed),
       ...diffRates(current?.settlement_rates, proposed.settlement_rates, 'settlement'),
     ],
   };

@@ -1,7 +1,7 @@
 /**
  * Guardrails of a change request (C23): findings that do not make the change invalid but need an explicit
  * acknowledgement from each approver. A price below its `min_price`, a price or rate move beyond the configured
- * maximum, and any change of a tax rate.
+ * maximum (an FX override's move against the published rate included), and any change of a tax rate.
  */
 import { dec } from '../money/decimal';
 import type { CatalogDiff, DiffableDocument } from './diff';
@@ -80,7 +80,7 @@ export const guardrailFindings = (
     if (beyond(change, settings.maxRateMovePercent)) {
       findings.push({
         code: 'rate_move',
-        path: `fx_rates[${change.pair}]`,
+        path: change.set === 'override' ? `fx_rates.overrides[${change.pair}]` : `fx_rates[${change.pair}]`,
         message: `${change.set} rate ${change.pair} moves ${change.move_percent} % (${change.from} → ${change.to}), beyond ${settings.maxRateMovePercent} %`,
       });
     }

@@ -1,7 +1,8 @@
 /**
  * Price and rate history (C30): which keyed entries of a catalog part a new version changed. A SKU's price item
  * is one entry per price list (`subject` `sku:<sku_id>`, `scope` the price list id); a rate one entry per rate set
- * (`subject` `pair:<FROM>-<TO>`, `scope` `display` or `settlement`). An entry changed when it was added, removed,
+ * (`subject` `pair:<FROM>-<TO>`, `scope` `display` or `settlement`), a manual FX override of a pair one entry of
+ * scope `override`. An entry changed when it was added, removed,
  * or its RFC 8785 form differs (any field: a tier, `min_price`, a rate's source or `effective_from`). Pure: parts
  * come in as plain data.
  */
@@ -16,7 +17,7 @@ export type HistoryChangeType = 'added' | 'changed' | 'removed';
 export interface HistoryChange {
   /** `sku:<sku_id>` or `pair:<FROM>-<TO>`. */
   readonly subject: string;
-  /** The price list id, or `display` / `settlement` for a rate. */
+  /** The price list id, or `display` / `settlement` / `override` for a rate. */
   readonly scope: string;
   /** The price list's currency (price items only). */
   readonly currency?: string;
@@ -82,9 +83,11 @@ const keyedEntries = (kind: HistoryPartKind, content: unknown, subject?: string)
     }
     return entries;
   }
+  const fx = isRecord(content.fx_rates) ? content.fx_rates : undefined;
   const rateSets: readonly (readonly [string, unknown])[] = [
-    ['display', isRecord(content.fx_rates) ? content.fx_rates.rates : undefined],
+    ['display', fx?.rates],
     ['settlement', content.settlement_rates],
+    ['override', fx?.overrides],
   ];
   for (const [scope, rates] of rateSets) {
     for (const rate of listOf(rates)) {

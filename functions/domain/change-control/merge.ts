@@ -3,7 +3,8 @@
  * against the publication it was based on; meanwhile other changes (or automatic rate ticks) may publish. Each
  * top-level section merges on its own: a section the change left as it was takes what is in force now; a section
  * nobody else touched takes the change's; a section both changed differently is a conflict, and the change is
- * stale. Exchange rates merge per pair, so automatic ticks of other pairs never make a rate change stale.
+ * stale. Exchange rates (and FX overrides) merge per pair, so automatic ticks of other pairs never make a rate
+ * change stale.
  */
 import { canonicalJson, type Json } from '../money/canonical';
 
@@ -71,9 +72,10 @@ const mergeFxRates = (base: unknown, proposed: unknown, current: unknown, confli
   }
   const merged: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(current), ...Object.keys(proposed), ...Object.keys(base)])) {
+    // Rates and overrides are keyed by pair: each pair merges on its own.
     const value =
-      key === 'rates'
-        ? mergeRates('fx_rates.rates', base[key], proposed[key], current[key], conflicts)
+      key === 'rates' || key === 'overrides'
+        ? mergeRates(`fx_rates.${key}`, base[key], proposed[key], current[key], conflicts)
         : mergeValue(`fx_rates.${key}`, base[key], proposed[key], current[key], conflicts);
     if (value !== undefined) merged[key] = value;
   }

@@ -7,6 +7,7 @@
  * - `/products/<sku_id>`, `/promotions/<promo_id>`, `/overrides/<override_id>`;
  * - `/fx_rates/rates/<FROM>-<TO>` and `/settlement_rates/<FROM>-<TO>`: a rate (`EUR-USD`; `EUR→USD` and
  *   `EUR->USD`, raw or percent-encoded, name the same pair);
+ * - `/fx_rates/overrides/<FROM>-<TO>`: a manual rate override of a pair (`fx_rates.overrides`, created by `set`);
  * - `/tax_rules/<region>/rates/<tax_class>/<name>`: one component of a tax class (the region's rule must exist).
  *
  * Segments are percent-decoded. `set` replaces the entry in place or appends it (creating an absent optional
@@ -30,6 +31,8 @@ export type PatchTarget =
   | { readonly type: 'override'; readonly override_id: string }
   /** `pair` is canonical: `EUR→USD`. */
   | { readonly type: 'fx_rate'; readonly pair: string }
+  /** A manual override of a pair's rate (`fx_rates.overrides`); `pair` is canonical. */
+  | { readonly type: 'fx_override'; readonly pair: string }
   | { readonly type: 'settlement_rate'; readonly pair: string }
   | {
       readonly type: 'tax_component';
@@ -60,6 +63,7 @@ export const PATCH_PATHS: readonly string[] = [
   '/promotions/<promo_id>',
   '/overrides/<override_id>',
   '/fx_rates/rates/<FROM>-<TO>',
+  '/fx_rates/overrides/<FROM>-<TO>',
   '/settlement_rates/<FROM>-<TO>',
   '/tax_rules/<region>/rates/<tax_class>/<name>',
 ];
@@ -127,11 +131,14 @@ export const parsePatchPath = (path: string): PatchTarget | { readonly error: st
       return withId(a, 'the override', (override_id) => ({ type: 'override', override_id }));
     case 'fx_rates':
     case 'settlement_rates': {
-      const pairText = section === 'fx_rates' ? (a === 'rates' && parts.length === 3 ? b : undefined) : a;
+      const inFx = section === 'fx_rates' && parts.length === 3 && (a === 'rates' || a === 'overrides');
+      const pairText = section === 'fx_rates' ? (inFx ? b : undefined) : a;
       if (pairText === undefined || (section === 'settlement_rates' && parts.length !== 2)) return unknown;
       const pair = canonicalPairOf(pairText);
       if (!pair) return { error: 'the pair must be two currencies such as EUR-USD (or EUR→USD)' };
-      return { type: section === 'fx_rates' ? 'fx_rate' : 'settlement_rate', pair };
+      const type =
+        section === 'settlement_rates' ? 'settlement_rate' : a === 'rates' ? 'fx_rate' : 'fx_override';
+      return { type, pair };
     }
     case 'tax_rules': {
       if (parts.length !== 5 || b !== 'rates') return unknown;
@@ -163,6 +170,8 @@ export const patchPathOf = (target: PatchTarget): string => {
       return `/overrides/${target.override_id}`;
     case 'fx_rate':
       return `/fx_rates/rates/${pairSegment(target.pair)}`;
+    case 'fx_override':
+      return `/fx_rates/overrides/${pairSegment(target.pair)}`;
     case 'settlement_rate':
       return `/settlement_rates/${pairSegment(target.pair)}`;
     case 'tax_component':
@@ -249,15 +258,17 @@ const slotOf = (document: PatchDocument, target: PatchTarget): Slot | { error: s
       return sectionSlot(document, 'overrides', 'override_id', target.override_id);
     case 'settlement_rate':
       return sectionSlot(document, 'settlement_rates', 'pair', target.pair, byPair(target.pair));
-    case 'fx_rate': {
+    case 'fx_rate':
+    case 'fx_override': {
       const fx = document.fx_rates;
       if (!isRecord(fx)) return { error: 'the catalog has no fx_rates' };
+      const key = target.type === 'fx_rate' ? 'rates' : 'overrides';
       return {
-        list: listOf(fx.rates),
+        list: listOf(fx[key]),
         matches: byPair(target.pair),
         idField: 'pair',
         id: target.pair,
-        write: (rates) => ({ ...document, fx_rates: { ...fx, rates } }),
+        write: (entries) => ({ ...document, fx_rates: { ...fx, [key]: entries } }),
       };
     }
     case 'tax_component': {
@@ -293,7 +304,7 @@ export const readTarget = (document: PatchDocument, target: PatchTarget): unknow
 const idMismatch = (slot: Slot, target: PatchTarget, value: Record<string, unknown>): boolean => {
   const given = value[slot.idField];
   if (given === undefined) return false;
-  if (target.type === 'fx_rate' || target.type === 'settlement_rate') {
+  if (target.type === 'fx_rate' || target.type === 'fx_override' || target.type === 'settlement_rate') {
     return typeof given !== 'string' || canonicalPairOf(given) !== target.pair;
   }
   return given !== slot.id;

@@ -16,7 +16,7 @@ import { computeFees } from './fees';
 import { clientRate, fxTableOf, markupBpsFor } from './fx';
 import { applyPromotions, conditionHolds, reachesBuyer } from './promotions';
 import { unpriceableReasons } from './reasons';
-import { inForce, type ResolutionContext, type ResolvedItem, resolveItem } from './resolve';
+import { inForce, isStoredValue, type ResolutionContext, type ResolvedItem, resolveItem } from './resolve';
 import { chargesTax, computeTaxes, type LineTax, netOf } from './tax';
 import type {
   BasketPricing,
@@ -162,7 +162,8 @@ const compute = (
     );
   }
 
-  const fx = fxTableOf(catalog.fx);
+  // The rates as of the pricing instant: an override in force replaces its pair's published rate.
+  const fx = fxTableOf(catalog.fx, options.at);
   const markupBps = markupBpsFor(catalog.fx_markup_rules ?? [], request.channel, region);
   const clientRates = new Map<string, Decimal>();
   const rateFrom = (from: string): Decimal => {
@@ -181,13 +182,17 @@ const compute = (
   };
   const convertMoney = (money: MoneyInput): Decimal => convert(dec(money.amount), money.currency);
   const rateFigures = trace
-    ? (from: string): ExplainFigures => ({
-        pair: `${from}→${currency}`,
-        published_rate: figure(fx.rate(from, currency)),
-        fx_markup_bps: markupBps,
-        client_rate: figure(rateFrom(from)),
-        fx_version: catalog.fx.fx_version,
-      })
+    ? (from: string): ExplainFigures => {
+        const { override } = fx.conversion(from, currency, markupBps, rateFrom(from));
+        return {
+          pair: `${from}→${currency}`,
+          published_rate: figure(fx.rate(from, currency)),
+          fx_markup_bps: markupBps,
+          client_rate: figure(rateFrom(from)),
+          fx_version: catalog.fx.fx_version,
+          ...(override ? { override: { ...override } } : {}),
+        };
+      }
     : undefined;
   const groups = request.customer_groups?.length ? new Set(request.customer_groups) : undefined;
 
@@ -205,6 +210,7 @@ const compute = (
     minorUnits,
     isCrypto: crypto,
     charm: displayRule?.charm_pricing ?? null,
+    ...(displayRule?.rounding_mode ? { displayMode: displayRule.rounding_mode } : {}),
     ...(request.tenant ? { tenant: request.tenant } : {}),
     ...(request.campaign ? { campaign: request.campaign } : {}),
     ...(groups ? { customerGroups: groups } : {}),
@@ -244,6 +250,7 @@ const compute = (
       ...(resolved.item.promo_refs ? { promo_refs: resolved.item.promo_refs } : {}),
       amount: base,
       floor,
+      ...(isStoredValue(resolved.product) ? { exempt: true } : {}),
     })),
     catalog.basket_policy,
     scope,
@@ -270,18 +277,22 @@ const compute = (
   );
   const goods = afterDiscount.map((amount, index) => amount.plus(excludedTax[index] as Decimal));
   const goodsTotal = sum(goods);
+  // Threshold promotions count the merchandise: stored-value lines (gift cards) are not promoted (rule 6).
+  const promotedTotal = lines.some(({ resolved }) => isStoredValue(resolved.product))
+    ? sum(goods.filter((_, index) => !isStoredValue(lines[index]?.resolved.product)))
+    : goodsTotal;
 
   // Threshold promotions (rule 6) look at the basket total in the basket currency.
   const baseUnits = minorUnitsOf(catalog.base_currency, {}, cryptoUnits);
   // Computed only when a threshold is reached: a basket priced from its own list may have no rate at all.
   const baseEquivalent = () =>
-    roundBankers(goodsTotal.times(fx.rate(currency, catalog.base_currency)), baseUnits);
+    roundBankers(promotedTotal.times(fx.rate(currency, catalog.base_currency)), baseUnits);
   const outcome = (promoId: string, kind: ThresholdOutcome['kind'], threshold: Decimal, bonus?: string) => ({
     promo_id: promoId,
     kind,
     ...(bonus ? { bonus } : {}),
     threshold: formatAmount(roundCeil(threshold, minorUnits), minorUnits),
-    basket_total: formatAmount(roundBankers(goodsTotal, minorUnits), minorUnits),
+    basket_total: formatAmount(roundBankers(promotedTotal, minorUnits), minorUnits),
     base_currency_equivalent: {
       amount: formatAmount(baseEquivalent(), baseUnits),
       currency: catalog.base_currency,
@@ -292,7 +303,7 @@ const compute = (
   for (const promotion of catalog.threshold_promotions ?? []) {
     const threshold = convertMoney(promotion.threshold);
     const applies = conditionHolds(promotion.condition, scope) && reachesBuyer(promotion.target, scope);
-    const reached = applies && goodsTotal.greaterThanOrEqualTo(threshold);
+    const reached = applies && promotedTotal.greaterThanOrEqualTo(threshold);
     const reachedOutcome = reached
       ? outcome(promotion.promo_id, promotion.kind, threshold, promotion.bonus)
       : undefined;
@@ -304,7 +315,7 @@ const compute = (
         kind: promotion.kind,
         threshold,
         asSet: promotion.threshold,
-        goodsTotal,
+        goodsTotal: promotedTotal,
         applies,
         outcome: reachedOutcome,
         ...(promotion.target ? { customerGroup: promotion.target.customer_group } : {}),
@@ -313,7 +324,7 @@ const compute = (
   }
   for (const [index, threshold] of (catalog.basket_policy.free_shipping_thresholds ?? []).entries()) {
     const converted = convertMoney(threshold);
-    const reachedOutcome = goodsTotal.greaterThanOrEqualTo(converted)
+    const reachedOutcome = promotedTotal.greaterThanOrEqualTo(converted)
       ? outcome(`basket_policy.free_shipping_thresholds[${index}]`, 'free_shipping', converted)
       : undefined;
     if (reachedOutcome) thresholdOutcomes.push(reachedOutcome);
@@ -324,7 +335,7 @@ const compute = (
         kind: 'free_shipping',
         threshold: converted,
         asSet: threshold,
-        goodsTotal,
+        goodsTotal: promotedTotal,
         applies: true,
         outcome: reachedOutcome,
       });
@@ -457,6 +468,10 @@ const compute = (
   const feeLines: FeeLine[] = feeRounded.map((fee) => ({ kind: fee.kind, amount: show(fee.units) }));
   const totalUnits = items_priced.reduce((acc, line) => acc + units(dec(line.total)), 0n);
 
+  // One entry per currency converted from, from the client rates already computed (none when nothing was).
+  const fxConversions = [...clientRates]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([from, rate]) => fx.conversion(from, currency, markupBps, rate));
   const result: BasketPricing = {
     currency,
     region,
@@ -471,6 +486,7 @@ const compute = (
     total: show(totalUnits),
     threshold_promotions: thresholdOutcomes,
     ...(conversions > 0 ? { fx_rate: rateFrom(catalog.base_currency).toString() } : {}),
+    ...(fxConversions.length > 0 ? { fx_conversions: fxConversions } : {}),
     versions: {
       pricelist_version: catalog.pricelist.version,
       fx_version: catalog.fx.fx_version,
@@ -583,9 +599,9 @@ const explainThreshold = (
     detail: !entry.applies
       ? `${entry.id} does not apply to this basket (its condition${entry.customerGroup ? ' or customer group' : ''})`
       : outcome
-        ? `the basket after discounts and taxes, ${figure(entry.goodsTotal)}, reaches ${figure(entry.threshold)}` +
+        ? `the basket after discounts and taxes (stored-value lines not counted), ${figure(entry.goodsTotal)}, reaches ${figure(entry.threshold)}` +
           (entry.kind === 'free_shipping' ? ': shipping is waived' : `: bonus ${outcome.bonus ?? ''}`)
-        : `the basket after discounts and taxes, ${figure(entry.goodsTotal)}, is below ${figure(entry.threshold)}`,
+        : `the basket after discounts and taxes (stored-value lines not counted), ${figure(entry.goodsTotal)}, is below ${figure(entry.threshold)}`,
   });
 };
 

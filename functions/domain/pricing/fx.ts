@@ -1,7 +1,7 @@
 import { Decimal, dec, ONE } from '../money/decimal';
 import { step } from '../money/rounding';
 import { PricingError } from './errors';
-import type { FxMarkupRule, FxRateSet } from './types';
+import type { FxConversion, FxMarkupRule, FxOverride, FxRateSet } from './types';
 
 const BPS_PER_UNIT = 10_000;
 
@@ -13,35 +13,108 @@ export const parsePair = (pair: string): [string, string] => {
   return [from.trim(), to.trim()];
 };
 
+/** Source named for a leg that a manual override supplies. */
+export const OVERRIDE_SOURCE = 'manual_override';
+
+/** One usable hop between two currencies: a published rate, or the override in force that replaces it. */
+interface FxEdge {
+  /** The rate in the edge's own direction (the pair as published or overridden). */
+  readonly rate: Decimal;
+  readonly source: string;
+  readonly effective_from: string;
+  readonly override?: FxOverride;
+}
+
+/** A hop asked in a direction: the edge's rate, or its inverse. */
+interface FxHop {
+  readonly rate: Decimal;
+  readonly edge: FxEdge;
+}
+
+/** A rate from → to with the legs that made it (none from a currency to itself). */
+export interface FxResolution {
+  /** At 9 decimals. */
+  readonly rate: Decimal;
+  readonly legs: readonly FxEdge[];
+}
+
 const tables = new WeakMap<FxRateSet, FxTable>();
 
-/** The table of a snapshot, built once per snapshot object (snapshots are immutable). */
-export const fxTableOf = (set: FxRateSet): FxTable => {
+/**
+ * The table of a snapshot as of the pricing instant `at` (overrides expiring after it in force; absent: every
+ * override in force). Built once per snapshot object (snapshots are immutable); a snapshot with overrides keeps
+ * one table per set of overrides in force, so a call costs one comparison per override.
+ */
+export const fxTableOf = (set: FxRateSet, at?: string): FxTable => {
   let table = tables.get(set);
   if (!table) {
-    table = new FxTable(set);
+    table = new FxTable(set, []);
     tables.set(set, table);
   }
-  return table;
+  return set.overrides?.length ? table.asOf(at) : table;
 };
 
-/** Rates of one snapshot, indexed by pair. */
-export class FxTable {
-  private readonly direct = new Map<string, Decimal>();
+const keyOf = (from: string, to: string): string => `${from}>${to}`;
 
-  constructor(readonly set: FxRateSet) {
+/** Rates of one snapshot, indexed by pair, with the overrides given in force. */
+export class FxTable {
+  private readonly direct = new Map<string, FxEdge>();
+  /** Rates already resolved (the table is immutable): a repeated conversion is one lookup. */
+  private readonly resolved = new Map<string, FxResolution>();
+  /** Tables of the same snapshot by the overrides in force (their indexes), and the last instant asked. */
+  private readonly views = new Map<string, FxTable>();
+  private lastAsOf: { readonly at: string | undefined; readonly table: FxTable } | undefined;
+
+  /** `overrides`: those in force (default: every override of the snapshot). */
+  constructor(
+    readonly set: FxRateSet,
+    overrides: readonly FxOverride[] = set.overrides ?? [],
+  ) {
     for (const rate of set.rates) {
       const [from, to] = parsePair(rate.pair);
-      this.direct.set(`${from}>${to}`, dec(rate.rate));
+      this.direct.set(keyOf(from, to), {
+        rate: dec(rate.rate),
+        source: rate.source,
+        effective_from: rate.effective_from,
+      });
+    }
+    // An override replaces its pair in both directions: asked the other way, it is inverted.
+    for (const override of overrides) {
+      const [from, to] = parsePair(override.pair);
+      this.direct.delete(keyOf(to, from));
+      this.direct.set(keyOf(from, to), {
+        rate: dec(override.rate),
+        source: OVERRIDE_SOURCE,
+        effective_from: override.effective_from,
+        override,
+      });
     }
   }
 
+  /** This snapshot's table with the overrides in force at `at` (expiring after it; absent `at`: all). */
+  asOf(at: string | undefined): FxTable {
+    const last = this.lastAsOf;
+    if (last && last.at === at) return last.table;
+    const overrides = this.set.overrides ?? [];
+    const inForce = overrides.filter((override) => at === undefined || override.expires_at > at);
+    const key = inForce.map((override) => overrides.indexOf(override)).join(',');
+    let table = this.views.get(key);
+    if (!table) {
+      table = new FxTable(this.set, inForce);
+      this.views.set(key, table);
+    }
+    this.lastAsOf = { at, table };
+    return table;
+  }
+
   /** A published rate in this direction, or its inverse; never assumes 1:1 (stablecoins included). */
-  private oneHop(from: string, to: string): Decimal | undefined {
-    const direct = this.direct.get(`${from}>${to}`);
-    if (direct) return direct;
-    const inverse = this.direct.get(`${to}>${from}`);
-    return inverse && !inverse.isZero() ? ONE.dividedBy(inverse) : undefined;
+  private oneHop(from: string, to: string): FxHop | undefined {
+    const direct = this.direct.get(keyOf(from, to));
+    if (direct) return { rate: direct.rate, edge: direct };
+    const inverse = this.direct.get(keyOf(to, from));
+    return inverse && !inverse.rate.isZero()
+      ? { rate: ONE.dividedBy(inverse.rate), edge: inverse }
+      : undefined;
   }
 
   /** Currencies reachable in one usable hop (a published pair in either direction), in code order. */
@@ -59,16 +132,38 @@ export class FxTable {
    * The published rate from → to: the direct pair, else the inverse of the opposite pair, else the cross rate
    * through the snapshot's base currency (from → base → to, each leg direct or inverse), else the shortest
    * chain of published pairs (e.g. EUR → USD → USDT when only USD→USDT is published; neighbours in code order
-   * so the chain is always the same). Never assumes 1:1. Kept at 9 decimals.
+   * so the chain is always the same). Never assumes 1:1. Kept at 9 decimals. An override in force counts as
+   * its pair's published rate.
    */
   rate(from: string, to: string): Decimal {
-    if (from === to) return ONE;
+    return this.resolve(from, to).rate;
+  }
+
+  /** The rate from → to with the legs it was made of (see `rate`). */
+  resolve(from: string, to: string): FxResolution {
+    const key = keyOf(from, to);
+    let resolution = this.resolved.get(key);
+    if (!resolution) {
+      resolution = this.compose(from, to);
+      this.resolved.set(key, resolution);
+    }
+    return resolution;
+  }
+
+  private compose(from: string, to: string): FxResolution {
+    if (from === to) return { rate: ONE, legs: [] };
     const hop = this.oneHop(from, to);
-    if (hop) return step(hop);
+    if (hop) return { rate: step(hop.rate), legs: [hop.edge] };
     const base = this.set.base_currency;
-    const first = from === base ? ONE : this.oneHop(from, base);
-    const second = to === base ? ONE : this.oneHop(base, to);
-    if (first && second) return step(first.times(second));
+    const first = from === base ? undefined : this.oneHop(from, base);
+    const second = to === base ? undefined : this.oneHop(base, to);
+    if ((first || from === base) && (second || to === base)) {
+      const hops = [first, second].filter((leg) => leg !== undefined);
+      return {
+        rate: step(hops.reduce((rate, leg) => rate.times(leg.rate), ONE)),
+        legs: hops.map((leg) => leg.edge),
+      };
+    }
     const chain = this.chain(from, to);
     if (!chain) {
       throw new PricingError(
@@ -78,10 +173,49 @@ export class FxTable {
       );
     }
     let rate = ONE;
+    const legs: FxEdge[] = [];
     for (let index = 1; index < chain.length; index += 1) {
-      rate = rate.times(this.oneHop(chain[index - 1] as string, chain[index] as string) as Decimal);
+      const leg = this.oneHop(chain[index - 1] as string, chain[index] as string) as FxHop;
+      rate = rate.times(leg.rate);
+      legs.push(leg.edge);
     }
-    return step(rate);
+    return { rate: step(rate), legs };
+  }
+
+  /**
+   * What a quote shows about the conversion from → to at `client` (the client rate the engine computed with
+   * `markupBps`): the reference rate, its timestamp (the oldest leg's), source and override, if any.
+   */
+  conversion(from: string, to: string, markupBps: number, client: Decimal): FxConversion {
+    const { rate, legs } = this.resolve(from, to);
+    let timestamp = legs[0]?.effective_from ?? '';
+    let override: FxOverride | undefined;
+    for (const leg of legs) {
+      if (leg.effective_from < timestamp) timestamp = leg.effective_from;
+      if (leg.override && (!override || leg.override.expires_at < override.expires_at))
+        override = leg.override;
+    }
+    return {
+      pair: `${from}→${to}`,
+      from,
+      to,
+      reference_rate: rate.toString(),
+      fx_markup_bps: markupBps,
+      client_rate: client.toString(),
+      rate_timestamp: timestamp,
+      fx_version: this.set.fx_version,
+      source: [...new Set(legs.map((leg) => leg.source))].join('+'),
+      ...(override
+        ? {
+            override: {
+              pair: override.pair,
+              rate: override.rate,
+              expires_at: override.expires_at,
+              reason: override.reason,
+            },
+          }
+        : {}),
+    };
   }
 
   /** Breadth-first search over published pairs: the shortest chain of currencies, or undefined. */

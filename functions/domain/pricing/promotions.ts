@@ -12,6 +12,8 @@ export interface PromotionLine {
   readonly amount: Decimal;
   /** The lowest the line may go: max(0, min_price × quantity). */
   readonly floor: Decimal;
+  /** A stored-value product (gift card): no promotion reaches it. */
+  readonly exempt?: boolean;
 }
 
 export interface PromotionScope {
@@ -53,6 +55,7 @@ const notEligibleBecause = (promotion: Promotion, scope: PromotionScope): string
 
 /** Whether a promotion reaches a line: by SKU or category in its condition, or named by the line's item. */
 const reachesLine = (promotion: Promotion, line: PromotionLine): boolean => {
+  if (line.exempt) return false;
   if (line.promo_refs?.includes(promotion.promo_id)) return true;
   const { skus, categories } = promotion.condition;
   if (!skus && !categories) return true;
@@ -364,7 +367,9 @@ const explainPromotions = (
       },
       detail:
         applied.length === 0
-          ? 'no promotion reaches this line'
+          ? line.exempt
+            ? 'a stored-value product (gift card) is sold at face value: no promotion reaches it'
+            : 'no promotion reaches this line'
           : `${applied.map((entry) => entry.promo_id).join(', ')}` +
             (clamped
               ? `; the line stops at its floor ${figure(line.floor)} (min_price × quantity, never below zero)`

@@ -1,5 +1,5 @@
 import { Decimal, dec, ONE } from '../money/decimal';
-import { step } from '../money/rounding';
+import { type RoundingMode, round, step } from '../money/rounding';
 import { PricingError } from './errors';
 import { type ExplainFigures, type ExplainTrace, figure } from './explain';
 import type {
@@ -12,6 +12,10 @@ import type {
   Product,
 } from './types';
 
+/** Whether a product is priced at face value (gift cards, vouchers): no charm ending, no promotion. */
+export const isStoredValue = (product: Product | undefined): boolean =>
+  product?.product_type === 'stored_value';
+
 /** How many currencies the `mixed` strategy precomputes when the catalog does not list them (rule 8). */
 export const DEFAULT_MIXED_TOP_CURRENCIES = 10;
 
@@ -22,6 +26,8 @@ export interface ResolutionContext {
   readonly minorUnits: number;
   readonly isCrypto: boolean;
   readonly charm: CharmEnding | null;
+  /** The display rule's rounding mode (HALF_UP when absent): how a derived list's prices are rounded. */
+  readonly displayMode?: RoundingMode;
   readonly tenant?: string;
   readonly campaign?: string;
   /** The buyer's customer groups (C29); absent or empty: none. */
@@ -193,6 +199,70 @@ export const findProduct = (products: readonly Product[], skuId: string): Produc
   return index.get(skuId);
 };
 
+const listIndexes = new WeakMap<PricingCatalog, Map<string, PriceList>>();
+
+/** Every price list of a catalog by id (primary, per currency, per customer group), built once per catalog. */
+const listById = (catalog: PricingCatalog, id: string): PriceList | undefined => {
+  let index = listIndexes.get(catalog);
+  if (!index) {
+    const lists = [
+      catalog.pricelist,
+      ...(catalog.currency_pricelists ?? []),
+      ...(catalog.group_pricelists ?? []),
+    ];
+    index = new Map(lists.map((list) => [list.pricelist_id, list]));
+    listIndexes.set(catalog, index);
+  }
+  return index.get(id);
+};
+
+/** A derived list's price for a SKU it does not list itself, with each figure of its derivation. */
+interface DerivedPrice {
+  readonly parent: PriceList;
+  /** The parent's item: its model, tiers, tax class, floor and bundle are the derived list's. */
+  readonly item: PriceItem;
+  readonly factor: Decimal;
+  /** The parent's unit price for the quantity, in the parent's currency. */
+  readonly native: Decimal;
+  /** … in the basket currency at the client rate. */
+  readonly inCurrency: Decimal;
+  /** … times the factor, at 9 decimals. */
+  readonly adjusted: Decimal;
+  /** … with the region's charm ending (when it has one and the product takes one). */
+  readonly charmed: Decimal;
+  /** … rounded to the currency's minor units in the display rule's mode: the derived price. */
+  readonly price: Decimal;
+}
+
+/**
+ * The price a derived list gives a SKU it does not list itself: the parent's unit price (tier for the quantity)
+ * in the basket currency, × (1 + adjustment_percent / 100), then the region's charm ending and the display
+ * rule's rounding to minor units. Computed from the parent of the same release at pricing time, so the derived
+ * list follows every change of its parent. A stored-value product (`faceValue`) is only converted and rounded.
+ * Undefined when the list is not derived or its parent lacks the SKU.
+ */
+const derivedPrice = (
+  context: ResolutionContext,
+  list: PriceList,
+  skuId: string,
+  quantity: number,
+  faceValue: boolean,
+): DerivedPrice | undefined => {
+  const derivation = list.derived_from;
+  const parent = derivation ? listById(context.catalog, derivation.pricelist_id) : undefined;
+  const item = parent ? findItem(parent, skuId) : undefined;
+  if (!derivation || !parent || !item) return undefined;
+  const native = modelUnitPrice(item, quantity);
+  const inCurrency = context.convert(native, parent.base_currency);
+  // A stored-value product keeps its face value: converted, never adjusted nor charm-priced.
+  const factor = faceValue ? ONE : ONE.plus(dec(derivation.adjustment_percent).dividedBy(100));
+  const adjusted = step(inCurrency.times(factor));
+  const charm = faceValue || context.isCrypto ? null : context.charm;
+  const charmed = charm ? applyCharm(adjusted, charm, context.minorUnits) : adjusted;
+  const price = round(charmed, context.minorUnits, context.displayMode ?? 'HALF_UP');
+  return { parent, item, factor, native, inCurrency, adjusted, charmed, price };
+};
+
 /** The group targets of a catalog (C29), by group: overrides and price lists. Built once per catalog object. */
 interface GroupTargets {
   readonly overrides: ReadonlyMap<string, readonly Override[]>;
@@ -231,8 +301,10 @@ interface GroupCandidate {
   readonly refused?: string;
 }
 
-/** Lowest price first; ties: higher priority, then the smaller id, then the group. */
+/** Lowest price first; ties: higher priority, then the smaller id, then the group; refused ones last. */
 const byBestPrice = (a: GroupCandidate, b: GroupCandidate): number => {
+  // A candidate that could not price is listed last (explanations only).
+  if ((a.refused === undefined) !== (b.refused === undefined)) return a.refused === undefined ? -1 : 1;
   const price = a.price.comparedTo(b.price);
   if (price !== 0) return price;
   if (a.priority !== b.priority) return b.priority - a.priority;
@@ -252,6 +324,7 @@ const groupCandidates = (
   skuId: string,
   quantity: number,
   listPrice: Decimal,
+  faceValue: boolean,
 ): GroupCandidate[] => {
   const targets = groupTargetsOf(context.catalog);
   const candidates: GroupCandidate[] = [];
@@ -269,26 +342,26 @@ const groupCandidates = (
     for (const list of targets.lists.get(group) ?? []) {
       if (!inForce(list, context.at)) continue;
       const item = findItem(list, skuId);
-      if (!item) continue;
-      const native = modelUnitPrice(item, quantity);
-      let price = native;
-      if (list.base_currency !== context.currency) {
-        try {
-          price = context.convert(native, list.base_currency);
-        } catch (error) {
-          if (!(error instanceof PricingError)) throw error;
-          if (!context.trace) continue;
-          candidates.push({
-            customer_group: group,
-            source: 'pricelist',
-            id: list.pricelist_id,
-            priority: 0,
-            price: native,
-            refused: error.message,
-          });
-          continue;
-        }
-        if (context.charm && !context.isCrypto) price = applyCharm(price, context.charm, context.minorUnits);
+      if (!item && !list.derived_from) continue;
+      let price: Decimal;
+      try {
+        const priced = item
+          ? listedPrice(context, list.base_currency, modelUnitPrice(item, quantity), faceValue)
+          : derivedPrice(context, list, skuId, quantity, faceValue)?.price;
+        if (priced === undefined) continue;
+        price = priced;
+      } catch (error) {
+        if (!(error instanceof PricingError)) throw error;
+        if (!context.trace) continue;
+        candidates.push({
+          customer_group: group,
+          source: 'pricelist',
+          id: list.pricelist_id,
+          priority: 0,
+          price: ZERO_PRICE,
+          refused: error.message,
+        });
+        continue;
       }
       candidates.push({
         customer_group: group,
@@ -300,6 +373,22 @@ const groupCandidates = (
     }
   }
   return candidates;
+};
+
+const ZERO_PRICE = new Decimal(0);
+
+/** A listed price in the basket currency: converted at the client rate, then charm-priced, when from another. */
+const listedPrice = (
+  context: ResolutionContext,
+  from: string,
+  native: Decimal,
+  faceValue: boolean,
+): Decimal => {
+  if (from === context.currency) return native;
+  const converted = context.convert(native, from);
+  return context.charm && !faceValue && !context.isCrypto
+    ? applyCharm(converted, context.charm, context.minorUnits)
+    : converted;
 };
 
 const describeOverride = (override: Override): ExplainFigures => ({
@@ -340,14 +429,19 @@ export const resolveItem = (
       : new PricingError('currency_not_available', 'price_lists', `no price list in ${currency}`);
   }
   const listed = list ? findItem(list, skuId) : undefined;
-  if (list && !listed && catalog.strategy.kind === 'price_lists') {
+  // A stored-value product (gift card) is sold at face value: no charm ending, no list adjustment.
+  const faceValue = isStoredValue(product);
+  const charm = faceValue ? null : context.charm;
+  const derived = list && !listed ? derivedPrice(context, list, skuId, quantity, faceValue) : undefined;
+  if (list && !listed && !derived && catalog.strategy.kind === 'price_lists') {
     throw new PricingError('no_price', 'price_lists', `no ${currency} price for ${skuId}`);
   }
-  const item = listed ?? baseItem;
-  const nativePrice = modelUnitPrice(item, quantity);
-  const converted = item.base_currency !== currency;
+  const item = listed ?? derived?.item ?? baseItem;
+  const nativePrice = derived ? derived.native : modelUnitPrice(item, quantity);
+  // Whether the price came from another currency: a derived price is already in the basket currency.
+  const converted = !derived && item.base_currency !== currency;
   if (trace) {
-    const source = listed && list ? list : catalog.pricelist;
+    const source = derived ? derived.parent : listed && list ? list : catalog.pricelist;
     trace.add({
       step: 'base',
       rule: 'price_list',
@@ -357,7 +451,8 @@ export const resolveItem = (
       detail:
         `${skuId} from price list ${source.pricelist_id} (version ${source.version}, ${source.base_currency}, ` +
         `in force from ${source.effective_from}${source.effective_to ? ` to ${source.effective_to}` : ''}); ` +
-        `pricing model ${item.pricing_model}, strategy ${catalog.strategy.kind}`,
+        `pricing model ${item.pricing_model}, strategy ${catalog.strategy.kind}` +
+        (derived && list ? `; the parent of ${list.pricelist_id}, which derives its price` : ''),
     });
     if (item.pricing_model === 'tiered' && item.tiers?.length) {
       const tier = reachedTier(item, item.tiers, quantity);
@@ -375,18 +470,22 @@ export const resolveItem = (
     }
   }
   let unitPrice = converted ? context.convert(nativePrice, item.base_currency) : nativePrice;
-  if (trace && converted) {
+  if (trace && (converted || (derived && item.base_currency !== currency))) {
     trace.add({
       step: 'base',
       rule: 'fx_conversion',
       line,
       input: { unit_price: figure(nativePrice), currency: item.base_currency },
-      ...conversionStep(context, item.base_currency, unitPrice),
+      ...conversionStep(context, item.base_currency, derived ? derived.inCurrency : unitPrice),
     });
   }
-  if (converted && context.charm && !context.isCrypto) {
+  if (derived && list) {
+    unitPrice = derived.price;
+    if (trace) explainDerivation(context, trace, line, list, derived, faceValue);
+  }
+  if (converted && charm && !context.isCrypto) {
     const before = unitPrice;
-    unitPrice = applyCharm(unitPrice, context.charm, context.minorUnits);
+    unitPrice = applyCharm(unitPrice, charm, context.minorUnits);
     trace?.add({
       step: 'base',
       rule: 'charm',
@@ -394,8 +493,8 @@ export const resolveItem = (
       input: { unit_price: figure(before) },
       output: { unit_price: figure(unitPrice) },
       detail: before.eq(unitPrice)
-        ? `already ends in ${context.charm} (region ${context.region})`
-        : `charm pricing of region ${context.region}: the nearest price ending in ${context.charm}`,
+        ? `already ends in ${charm} (region ${context.region})`
+        : `charm pricing of region ${context.region}: the nearest price ending in ${charm}`,
     });
   }
   const override = chooseOverride(catalog.overrides ?? [], {
@@ -429,7 +528,9 @@ export const resolveItem = (
   const groups = context.customerGroups;
   if (groups && groups.size > 0) {
     const everyone = step(unitPrice);
-    const candidates = groupCandidates(context, groups, skuId, quantity, listPrice).sort(byBestPrice);
+    const candidates = groupCandidates(context, groups, skuId, quantity, listPrice, faceValue).sort(
+      byBestPrice,
+    );
     const best = candidates.find((candidate) => candidate.refused === undefined);
     // A group changes the price only when it makes it lower than everyone's.
     const winner = best?.price.lessThan(everyone) === true ? best : undefined;
@@ -464,10 +565,14 @@ export const resolveItem = (
           : `no customer group gives less than ${figure(everyone)}`,
     });
   }
+  // The floor follows the price: converted from the item's currency, and adjusted like a derived price.
   const minUnitPrice = item.min_price
-    ? converted
-      ? context.convert(dec(item.min_price), item.base_currency)
-      : dec(item.min_price)
+    ? step(
+        (item.base_currency === currency
+          ? dec(item.min_price)
+          : context.convert(dec(item.min_price), item.base_currency)
+        ).times(derived ? derived.factor : ONE),
+      )
     : new Decimal(0);
 
   let bundleWeights: ResolvedItem['bundleWeights'];
@@ -522,6 +627,45 @@ export const resolveItem = (
     ...(customerGroup ? { customerGroup } : {}),
     ...(bundleWeights ? { bundleWeights } : {}),
   };
+};
+
+/** A derived list's step: the adjustment of its parent's price, then the region's charm ending and rounding. */
+const explainDerivation = (
+  context: ResolutionContext,
+  trace: ExplainTrace,
+  line: number,
+  list: PriceList,
+  derived: DerivedPrice,
+  faceValue: boolean,
+): void => {
+  const percent = faceValue ? '0' : (list.derived_from?.adjustment_percent ?? '0');
+  const charm = faceValue || context.isCrypto ? null : context.charm;
+  const mode = context.displayMode ?? 'HALF_UP';
+  trace.add({
+    step: 'base',
+    rule: 'derived_list',
+    line,
+    input: {
+      pricelist_id: list.pricelist_id,
+      parent_pricelist_id: derived.parent.pricelist_id,
+      unit_price: figure(derived.inCurrency),
+      adjustment_percent: percent,
+    },
+    output: {
+      adjusted: figure(derived.adjusted),
+      ...(derived.charmed.eq(derived.adjusted) ? {} : { charmed: figure(derived.charmed) }),
+      unit_price: figure(derived.price),
+      rounding_mode: mode,
+    },
+    detail:
+      `price list ${list.pricelist_id} derives from ${derived.parent.pricelist_id}: ${figure(derived.inCurrency)} ` +
+      `× (1 ${percent.startsWith('-') ? '−' : '+'} ${percent.replace(/^[-+]/, '')} %) = ${figure(derived.adjusted)}` +
+      (faceValue ? ' (a stored-value product keeps its face value: no adjustment, no charm ending)' : '') +
+      (charm
+        ? `, charm pricing of region ${context.region} (ending ${charm}) gives ${figure(derived.charmed)}`
+        : '') +
+      `, rounded ${mode} to ${context.minorUnits} decimals`,
+  });
 };
 
 /** Output and detail of a conversion step: the pair, published rate, markup, client rate and `fx_version`. */

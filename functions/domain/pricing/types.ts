@@ -16,6 +16,25 @@ export interface Product {
   readonly category?: string;
   readonly attributes?: Readonly<Record<string, string>>;
   readonly region_policies?: readonly { readonly region: string; readonly sellable: boolean }[];
+  /**
+   * `stored_value`: a gift card or voucher, whose price is its face value: never charm-priced, never reached by a
+   * promotion (nor counted towards a threshold promotion). `standard` when absent.
+   */
+  readonly product_type?: ProductType;
+  /** Quantities a quote accepts for this SKU (checked before pricing; a price read shows them). */
+  readonly quantity_rules?: QuantityRules;
+}
+
+export type ProductType = 'standard' | 'stored_value';
+
+/**
+ * Per-SKU order quantities: at least `min`, at most `max`, a multiple of `increment` (`min` and `max` are
+ * multiples of it, so every quantity between them on the increment's grid is allowed).
+ */
+export interface QuantityRules {
+  readonly min?: number;
+  readonly max?: number;
+  readonly increment?: number;
 }
 
 /** `flat`: one unit price. `tiered`: unit price by quantity tier. `bundle`: positions sold together (C21). */
@@ -57,6 +76,17 @@ export interface PriceList {
   readonly items: readonly PriceItem[];
   /** C29: a list only buyers of this customer group get (their price is the lowest applicable one). */
   readonly customer_group?: string;
+  /**
+   * A list derived from a parent list: a SKU it does not list itself costs the parent's price (in the basket
+   * currency) adjusted by `adjustment_percent`, then given the region's charm ending and display rounding.
+   */
+  readonly derived_from?: PriceListDerivation;
+}
+
+export interface PriceListDerivation {
+  readonly pricelist_id: string;
+  /** Percent up (positive) or down (negative, above −100), e.g. `"-15"` or `"7.5"`. */
+  readonly adjustment_percent: string;
 }
 
 /** Rule 8 / C21: how a display price is found. */
@@ -77,11 +107,29 @@ export interface FxRate {
   readonly version: string;
 }
 
+/**
+ * A manual rate for one pair, set by change request: while in force (the pricing instant before `expires_at`) it
+ * replaces the pair's published rate in both directions (inverted for the opposite one) and as a leg of cross
+ * and chain rates. It is the reference rate: the markup still applies on top.
+ */
+export interface FxOverride {
+  /** `FROM→TO` (an ASCII `->` is accepted too); a published pair in either direction. */
+  readonly pair: string;
+  readonly rate: string;
+  /** ISO 8601 UTC with ms; in force while the pricing instant is before it. */
+  readonly expires_at: string;
+  readonly reason: string;
+  /** The rate's timestamp: the publication of the fx snapshot that carries it. */
+  readonly effective_from: string;
+}
+
 /** One published snapshot of every rate: `fx_version` (C5). */
 export interface FxRateSet {
   readonly fx_version: string;
   readonly base_currency: string;
   readonly rates: readonly FxRate[];
+  /** Manual rates, at most one per pair; an expired one stays in the snapshot and is ignored. */
+  readonly overrides?: readonly FxOverride[];
 }
 
 /** Client rate = published rate × (1 + bps / 10 000), by channel and region; the most specific rule wins. */
@@ -369,5 +417,37 @@ export interface BasketPricing {
   readonly threshold_promotions: readonly ThresholdOutcome[];
   /** The client rate from the base currency to the basket currency (after markup), when a conversion happened. */
   readonly fx_rate?: string;
+  /** Each rate the basket was converted at, one per currency converted from (in code order); only when any was. */
+  readonly fx_conversions?: readonly FxConversion[];
   readonly versions: PricingVersions;
+}
+
+/** The override a conversion used (for a cross or chain rate with several, the one expiring first). */
+export interface FxOverrideInUse {
+  readonly pair: string;
+  readonly rate: string;
+  readonly expires_at: string;
+  readonly reason: string;
+}
+
+/**
+ * One conversion, made transparent (as Stripe's FX Quotes show it): the reference rate the engine used, the
+ * markup, the client rate = reference × (1 + bps / 10 000) at 9 decimals, and where the reference came from.
+ */
+export interface FxConversion {
+  /** `FROM→TO`. */
+  readonly pair: string;
+  readonly from: string;
+  readonly to: string;
+  /** The published rate (or the override in force): direct, inverse, cross or chain, at 9 decimals. */
+  readonly reference_rate: string;
+  readonly fx_markup_bps: number;
+  readonly client_rate: string;
+  /** `effective_from` of the rate; for an inverse, cross or chain rate the oldest leg's. */
+  readonly rate_timestamp: string;
+  readonly fx_version: string;
+  /** The rate's source; for a cross or chain rate the legs' sources joined with `+`. */
+  readonly source: string;
+  /** Present while a manual override made (a leg of) the reference rate. */
+  readonly override?: FxOverrideInUse;
 }

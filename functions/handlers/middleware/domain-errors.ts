@@ -1,6 +1,7 @@
 import { InvalidApiKeyCursorError } from '../../adapters/aws/api-key-store';
 import { InvalidCursorError } from '../../adapters/aws/webhook-store';
 import { PriceNotAvailableError, PricingError } from '../../domain/pricing/errors';
+import { QuantityNotAllowedError } from '../../domain/pricing/quantity';
 import { reasonOf } from '../../domain/pricing/reasons';
 import { ApiKeyConflictError } from '../../ports/api-keys';
 import { ApiKeyError } from '../../usecases/access/api-keys';
@@ -35,6 +36,12 @@ export const toHttpError = (error: unknown): HttpError | undefined => {
   if (error instanceof PriceNotAvailableError) {
     return new HttpError('price_not_available', error.message, {
       details: { reasons: error.reasons.map((reason) => ({ ...reason })) },
+    });
+  }
+  // A line's quantity breaks its product's quantity rules: every such line, named.
+  if (error instanceof QuantityNotAllowedError) {
+    return new HttpError('quantity_not_allowed', error.message, {
+      details: { violations: error.violations.map((violation) => ({ ...violation })) },
     });
   }
   if (error instanceof PricingError) {

@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   currency_not_available: 422,
   price_not_available: 422,
+  quantity_not_allowed: 422,
   invalid_signature: 422,
   invalid_state: 422,
   personal_data_not_allowed: 422,

@@ -3,7 +3,7 @@
  * `api_key` routes, an operator's roles on `admin` routes. Authentication happens before the function (the
  * caller-key authorizer, IAM, or the local gateway); the principal travels in the proxy event:
  * - caller keys: `requestContext.authorizer` = the authorizer's context (`principal: "caller"`, key id, tenant,
- *   scopes, channels), in AWS and locally alike;
+ *   scopes, channels, customer groups), in AWS and locally alike;
  * - operators locally: `requestContext.authorizer` with `principal: "operator"` (set by the local gateway);
  * - operators in AWS: the IAM principal in `requestContext.identity.userArn`, normalised (see
  *   `normaliseAwsOperator`): never the session name of a role the caller can assume under any name.
@@ -18,6 +18,7 @@ import {
   isCallerScope,
   isOperatorRole,
   normaliseAwsOperator,
+  notHeld,
   type OperatorPrincipal,
   type Principal,
 } from '../../domain/access/principals';
@@ -30,6 +31,7 @@ export const callerContext = (principal: CallerPrincipal): Record<string, string
   tenant: principal.tenant,
   scopes: principal.scopes.join(' '),
   channels: principal.channels.join(' '),
+  customer_groups: principal.customerGroups.join(' '),
 });
 
 /** The context the local gateway gives an operator's request. */
@@ -61,6 +63,7 @@ export const callerPrincipalOf = (event: APIGatewayProxyEvent): CallerPrincipal 
     tenant: context.tenant,
     scopes: words(context.scopes).filter(isCallerScope),
     channels: words(context.channels),
+    customerGroups: words(context.customer_groups),
   };
 };
 
@@ -119,12 +122,17 @@ export const callerOf = (principal: Principal | undefined): CallerPrincipal => {
 
 /**
  * The tenant a caller key acts for (C26), checked against what the request names: another tenant is refused
- * (403, never believed), and a key limited to channels must name one of them. `acting` says what the key does
- * ("reads prices", "quotes"), for the refusal's text.
+ * (403, never believed), a key limited to channels must name one of them, and every customer group named (C29)
+ * must be one of the key's (a key without groups names none; naming none is always fine). `acting` says what
+ * the key does ("reads prices", "quotes"), for the refusal's text.
  */
 export const callerTenant = (
   caller: CallerPrincipal,
-  asked: { readonly tenant?: string | undefined; readonly channel?: string | undefined },
+  asked: {
+    readonly tenant?: string | undefined;
+    readonly channel?: string | undefined;
+    readonly customer_groups?: readonly string[] | undefined;
+  },
   acting: string,
 ): string => {
   if (asked.tenant !== undefined && asked.tenant !== caller.tenant)
@@ -133,6 +141,13 @@ export const callerTenant = (
     throw new HttpError(
       'forbidden',
       `this key ${acting} for the channels ${caller.channels.join(', ')} only`,
+    );
+  const refused = notHeld(caller.customerGroups, asked.customer_groups ?? []);
+  if (refused.length > 0)
+    throw new HttpError(
+      'forbidden',
+      `this key may not name the customer groups ${refused.join(', ')}; ` +
+        `it may name ${caller.customerGroups.join(', ') || 'none'}`,
     );
   return caller.tenant;
 };

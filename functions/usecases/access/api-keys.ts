@@ -44,30 +44,38 @@ export interface IssuedApiKey extends ApiKeyRecord {
   readonly key: string;
 }
 
+/** What a new key grants: its tenant, scopes and, when given, channels and customer groups (C29; none: none). */
+export interface ApiKeyGrantInput {
+  readonly tenant: string;
+  readonly scopes: readonly CallerScope[];
+  readonly channels?: readonly string[];
+  readonly customer_groups?: readonly string[];
+  readonly description?: string;
+}
+
+/** A new key's record: every list once each, in the order given. */
+const newRecord = (keyId: string, input: ApiKeyGrantInput, now: Date, by: string): ApiKeyRecord => ({
+  key_id: keyId,
+  tenant: input.tenant,
+  scopes: [...new Set(input.scopes)],
+  channels: [...new Set(input.channels ?? [])],
+  customer_groups: [...new Set(input.customer_groups ?? [])],
+  ...(input.description ? { description: input.description } : {}),
+  status: 'active',
+  created_at: now.toISOString(),
+  created_by: by,
+});
+
 /** `POST /admin/api-keys`. */
 export const issueApiKey = async (
   deps: ApiKeyDependencies,
-  input: {
-    readonly tenant: string;
-    readonly scopes: readonly CallerScope[];
-    readonly channels?: readonly string[];
-    readonly description?: string;
-  },
+  input: ApiKeyGrantInput,
   by: string,
   once?: ExactlyOnce<IssuedApiKey>,
 ): Promise<IssuedApiKey> => {
   const now = deps.clock.now();
   const key = newCallerSecret();
-  const record: ApiKeyRecord = {
-    key_id: `ak_${ulid(now.getTime())}`,
-    tenant: input.tenant,
-    scopes: [...new Set(input.scopes)],
-    channels: [...new Set(input.channels ?? [])],
-    ...(input.description ? { description: input.description } : {}),
-    status: 'active',
-    created_at: now.toISOString(),
-    created_by: by,
-  };
+  const record = newRecord(`ak_${ulid(now.getTime())}`, input, now, by);
   const issued: IssuedApiKey = { ...record, key };
   const hash = secretSha256(key);
   // Registered before it can be used: a key that works always counts in the throttle.
@@ -164,34 +172,18 @@ export const revokeApiKey = async (
 
 /**
  * A key given by configuration (the local stack's demo keys): created on first start under an id derived from
- * its hash, left as it is afterwards (a revoked one stays revoked).
+ * its hash, left as it is afterwards (a revoked one stays revoked; one created before customer groups existed
+ * keeps none).
  */
 export const ensureConfiguredKey = async (
   deps: ApiKeyDependencies,
-  input: {
-    readonly key: string;
-    readonly tenant: string;
-    readonly scopes: readonly CallerScope[];
-    readonly description: string;
-  },
+  input: ApiKeyGrantInput & { readonly key: string; readonly description: string },
 ): Promise<string> => {
   const hash = secretSha256(input.key);
   const keyId = `ak_cfg_${hash.slice(0, 20)}`;
   if (await deps.store.get(keyId)) return keyId;
   await deps.store
-    .create(
-      {
-        key_id: keyId,
-        tenant: input.tenant,
-        scopes: [...input.scopes],
-        channels: [],
-        description: input.description,
-        status: 'active',
-        created_at: deps.clock.now().toISOString(),
-        created_by: 'configuration',
-      },
-      hash,
-    )
+    .create(newRecord(keyId, input, deps.clock.now(), 'configuration'), hash)
     .catch(async (error: unknown) => {
       // Two instances starting at once: the other one created it.
       if (!(await deps.store.get(keyId))) throw error;
@@ -238,6 +230,7 @@ export class CallerKeyResolver {
       tenant: grant.tenant,
       scopes: grant.scopes,
       channels: grant.channels,
+      customerGroups: grant.customer_groups,
     };
   }
 }

@@ -29,8 +29,9 @@ export const limitsOf = (release: CatalogRelease, currency: string, region: stri
   } catch {
     throw new PricingError('currency_not_available', 'currency', `unknown currency ${currency}`);
   }
-  // Throws `currency_not_available` (422) when no published rate reaches the currency.
-  const rate = fxTableOf(catalog.fx).rate(limit.max_winnings.currency, currency);
+  // Throws `currency_not_available` (422) when no published rate reaches the currency. An FX override in force
+  // at `at` is the pair's rate then.
+  const rate = fxTableOf(catalog.fx, at.toISOString()).rate(limit.max_winnings.currency, currency);
   const amount = dec(limit.max_winnings.amount);
   const versions = versionsOf(release);
   return {

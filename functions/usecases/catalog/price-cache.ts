@@ -33,6 +33,8 @@
 import { isCrypto } from '../../domain/money/currency';
 import { explainBasket, priceBasket } from '../../domain/pricing/basket';
 import { PricingError } from '../../domain/pricing/errors';
+import { findProduct } from '../../domain/pricing/resolve';
+import type { BasketPricing, QuantityRules } from '../../domain/pricing/types';
 import type { Clock } from '../../ports/clock';
 import type { PriceQuery } from '../../schemas/catalog-api';
 import { CatalogNotFoundError } from './reader';
@@ -203,7 +205,10 @@ export interface PriceCacheRequest {
 export interface ComputedPrice {
   readonly body: PriceBody;
   readonly ttlSeconds: number;
-  /** A time (ms) at which the price may change within the same release (a fee schedule taking effect). */
+  /**
+   * A time (ms) at which the price may change within the same release (a fee schedule taking effect, an FX
+   * override the price used expiring).
+   */
   readonly validUntilMs?: number;
 }
 
@@ -487,6 +492,23 @@ const nextFeeChangeMs = (release: CatalogRelease, at: Date): number | undefined 
 };
 
 /**
+ * The earliest `expires_at` (ms) of the FX overrides the price was converted at: once one expires the published
+ * rate is back and the price changes within the same release, so the entry must not outlive it. Only the overrides
+ * this price used count (any other override of the release does not change it): `fx_conversions` names each
+ * conversion's override, the earliest-expiring one of a cross or chain rate's legs.
+ */
+const overrideExpiryMs = (priced: BasketPricing): number | undefined => {
+  const expiries = (priced.fx_conversions ?? []).flatMap((conversion) =>
+    conversion.override ? [new Date(conversion.override.expires_at).getTime()] : [],
+  );
+  return expiries.length > 0 ? Math.min(...expiries) : undefined;
+};
+
+/** The earlier of two optional instants (ms). */
+const earliest = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+
+/**
  * One unit of a SKU priced through the whole engine (promotions, taxes, fees that apply to it alone), with the
  * versions that produced it: the body of `GET /catalog/prices`. With `explain` (C28) the body also carries the
  * explanation; such a body is never cached.
@@ -510,7 +532,7 @@ export const computeDisplayPrice = (
     ...(groups ? { customer_groups: groups } : {}),
   } as const;
   const options = { at: at.toISOString() };
-  let priced: ReturnType<typeof priceBasket>;
+  let priced: BasketPricing;
   let explain: ReturnType<typeof explainBasket>['explain'] | undefined;
   if (query.explain) {
     ({ pricing: priced, explain } = explainBasket(catalog, basket, options));
@@ -520,7 +542,7 @@ export const computeDisplayPrice = (
   const line = priced.items_priced[0];
   if (!line) throw new CatalogNotFoundError(`no price for ${query.sku}`);
   const displayRule = catalog.display_rules.find((rule) => rule.region === query.region);
-  const validUntilMs = nextFeeChangeMs(release, at);
+  const validUntilMs = earliest(nextFeeChangeMs(release, at), overrideExpiryMs(priced));
   return {
     ttlSeconds: cacheTtlSeconds(query.currency, catalog.crypto_minor_units, ttlOverrides),
     ...(validUntilMs === undefined ? {} : { validUntilMs }),
@@ -540,10 +562,26 @@ export const computeDisplayPrice = (
       fees: priced.fees,
       applied_promotions: line.applied_promotions,
       ...(priced.fx_rate ? { fx_rate: priced.fx_rate } : {}),
+      ...(priced.fx_conversions ? { fx_conversions: priced.fx_conversions } : {}),
       ...(groups ? { customer_groups: groups } : {}),
       ...(line.customer_group ? { customer_group: line.customer_group } : {}),
+      // What a quote will accept for this SKU, so a storefront can offer only those quantities.
+      ...(rulesOf(catalog, query.sku) ?? {}),
       ...(explain ? { explain } : {}),
     },
+  };
+};
+
+/** The product's `product_type` (when not standard) and `quantity_rules`, for the price body. */
+const rulesOf = (
+  catalog: ReturnType<typeof toPricingCatalog>,
+  sku: string,
+): { product_type?: 'stored_value'; quantity_rules?: QuantityRules } | undefined => {
+  const product = findProduct(catalog.products, sku);
+  if (!product?.quantity_rules && product?.product_type !== 'stored_value') return undefined;
+  return {
+    ...(product.product_type === 'stored_value' ? { product_type: 'stored_value' as const } : {}),
+    ...(product.quantity_rules ? { quantity_rules: product.quantity_rules } : {}),
   };
 };
 

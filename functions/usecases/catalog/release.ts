@@ -241,6 +241,7 @@ const buildPricingCatalog = (
     effective_from: list.effective_from ?? release.commercial.effective_from,
     ...(list.effective_to ? { effective_to: list.effective_to } : {}),
     ...(list.customer_group ? { customer_group: list.customer_group } : {}),
+    ...(list.derived_from ? { derived_from: list.derived_from } : {}),
     version: release.commercial.version,
     items: list.items,
   });
@@ -269,6 +270,15 @@ const buildPricingCatalog = (
         effective_from: rate.effective_from ?? release.fx.effective_from,
         version: fxVersion,
       })),
+      // The engine decides per pricing instant which are in force; an override's timestamp is its publication's.
+      ...(release.fx.content.fx_rates.overrides?.length
+        ? {
+            overrides: release.fx.content.fx_rates.overrides.map((override) => ({
+              ...override,
+              effective_from: release.fx.effective_from,
+            })),
+          }
+        : {}),
     },
     fx_markup_rules: release.fx.content.fx_rates.markup_rules ?? [],
     tax_rules: { tax_rule_version: release.tax.version, rules: release.tax.content.tax_rules },

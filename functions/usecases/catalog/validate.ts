@@ -147,9 +147,17 @@ export const crossCheck = (document: CatalogDocument): Problem[] => {
       base_currency: document.fx_rates.base_currency,
       rates: document.fx_rates.rates.map((rate) => ({ ...rate, effective_from: '', version: 'validation' })),
     });
-    // A customer group's list prices its group only: it does not make a currency priceable for everyone.
+    // A customer group's list prices its group only: it does not make a currency priceable for everyone. A list
+    // derived from a list in another currency converts its parent's prices, so it needs the rate too.
+    const currencyOf = new Map(document.pricelists.map((list) => [list.pricelist_id, list.base_currency]));
     const listed = new Set(
-      document.pricelists.filter((list) => !list.customer_group).map((list) => list.base_currency),
+      document.pricelists
+        .filter(
+          (list) =>
+            !list.customer_group &&
+            (!list.derived_from || currencyOf.get(list.derived_from.pricelist_id) === list.base_currency),
+        )
+        .map((list) => list.base_currency),
     );
     document.display_rules.forEach((rule, ruleIndex) => {
       rule.currency_whitelist.forEach((code, codeIndex) => {
@@ -170,6 +178,7 @@ export const crossCheck = (document: CatalogDocument): Problem[] => {
       });
     });
   }
+  problems.push(...derivationProblems(document), ...quantityRuleProblems(document));
   for (const [index, override] of (document.overrides ?? []).entries()) {
     currency(override.currency, `$.overrides[${index}].currency`);
     if ('sku_id' in override.target && !skus.has(override.target.sku_id)) {
@@ -181,6 +190,48 @@ export const crossCheck = (document: CatalogDocument): Problem[] => {
   }
   return problems;
 };
+
+/**
+ * Derived price lists: the parent exists, is another list, and is not itself derived (one level: a chain's
+ * adjustments compound into one percentage, and a cycle could never be priced). The primary list prices from
+ * its own items.
+ */
+const derivationProblems = (document: CatalogDocument): Problem[] => {
+  const byId = new Map(document.pricelists.map((list) => [list.pricelist_id, list]));
+  return document.pricelists.flatMap((list, index): Problem[] => {
+    const derivation = list.derived_from;
+    if (!derivation) return [];
+    const path = `$.pricelists[${index}].derived_from.pricelist_id`;
+    if (index === 0)
+      return [{ path: '$.pricelists[0].derived_from', message: 'the primary price list cannot be derived' }];
+    const parent = byId.get(derivation.pricelist_id);
+    if (!parent) return [{ path, message: `no price list ${derivation.pricelist_id}` }];
+    if (parent === list) return [{ path, message: 'a price list cannot be derived from itself' }];
+    if (parent.derived_from)
+      return [{ path, message: `${parent.pricelist_id} is itself derived: derive from a list with prices` }];
+    return [];
+  });
+};
+
+/** Quantity rules: `min` ≤ `max`, and both on the `increment`'s grid (Shopify B2B's rule), so some quantity fits. */
+const quantityRuleProblems = (document: CatalogDocument): Problem[] =>
+  document.products.flatMap((product, index): Problem[] => {
+    const rules = product.quantity_rules;
+    if (!rules) return [];
+    const path = `$.products[${index}].quantity_rules`;
+    const found: Problem[] = [];
+    if (rules.min !== undefined && rules.max !== undefined && rules.min > rules.max)
+      found.push({ path: `${path}.max`, message: `must be at least min (${rules.min})` });
+    for (const bound of ['min', 'max'] as const) {
+      const value = rules[bound];
+      if (value !== undefined && rules.increment !== undefined && value % rules.increment !== 0)
+        found.push({
+          path: `${path}.${bound}`,
+          message: `must be a multiple of increment (${rules.increment})`,
+        });
+    }
+    return found;
+  });
 
 /** Schema first (every problem, with its path), then the cross-checks; throws with all of them. */
 export const validateCatalogDocument = (input: unknown): CatalogDocument => {

@@ -42,7 +42,7 @@ import { newId } from '../../shared/ids';
 import { type CurrentCatalog, contentHash, currentCatalog, publishCatalogChange } from '../catalog/import';
 import { splitDocument } from '../catalog/release';
 import { CatalogValidationError, validateCatalogDocument } from '../catalog/validate';
-import { proposedDocument } from './kinds';
+import { expiredOverrideProblems, proposedDocument } from './kinds';
 import { patchOperationsOf, rebasePatch } from './patch';
 
 /** Appends to the audit journal; idempotent by `entry_id`. */
@@ -112,9 +112,10 @@ export const createChangeRequest = async (
   author: string,
   once?: ExactlyOnce<ChangeRequestView>,
 ): Promise<ChangeRequestView> => {
+  const now = deps.clock.now();
   const current = await currentCatalog(deps.repository);
   const currentDocument = current ? documentOf(current) : undefined;
-  const candidate = proposedDocument(input.kind, input.payload, currentDocument);
+  const candidate = proposedDocument(input.kind, input.payload, currentDocument, now);
   if (typeof candidate === 'object' && candidate !== null && 'effective_from' in candidate) {
     throw new CatalogValidationError([
       {
@@ -124,8 +125,9 @@ export const createChangeRequest = async (
     ]);
   }
   const document = validateCatalogDocument(candidate);
+  const expired = expiredOverrideProblems(currentDocument, document, now);
+  if (expired.length > 0) throw new CatalogValidationError(expired);
   const diff = diffCatalog(currentDocument as DiffableDocument | undefined, document as DiffableDocument);
-  const now = deps.clock.now();
   const base: ChangeBase | undefined = current
     ? { revision: current.publication.revision, versions: current.publication.versions }
     : undefined;

@@ -2,10 +2,11 @@
  * How each kind of change request (C23) applies to the catalog: which sections of the import document its
  * payload may carry, and how the payload and what is in force make the whole proposed document.
  */
+import { canonicalJson, type Json } from '../../domain/money/canonical';
 import type { ChangeKind } from '../../ports/change-requests';
-import type { catalogDocumentSchema } from '../../schemas/catalog-document';
-import { CatalogValidationError } from '../catalog/validate';
-import { patchedDocument, patchOperationsOf } from './patch';
+import type { CatalogDocument, catalogDocumentSchema } from '../../schemas/catalog-document';
+import { CatalogValidationError, type Problem } from '../catalog/validate';
+import { checkPatchValueAt, expiredOverrideMessage, patchedDocument, patchOperationsOf } from './patch';
 
 type Section = keyof typeof catalogDocumentSchema.shape;
 
@@ -44,9 +45,11 @@ export const proposedDocument = (
   kind: ChangeKind,
   payload: unknown,
   current: Readonly<Record<string, unknown>> | undefined,
+  now: Date,
 ): unknown => {
   if (kind === 'catalog') return payload;
-  if (kind === 'patch') return patchedDocument(current, patchOperationsOf(payload));
+  if (kind === 'patch')
+    return patchedDocument(current, patchOperationsOf(payload), checkPatchValueAt(now.toISOString()));
   if (!isObject(payload)) {
     throw new CatalogValidationError([{ path: '$.payload', message: 'must be an object' }]);
   }
@@ -77,4 +80,24 @@ export const proposedDocument = (
     else proposed[key] = value;
   }
   return proposed;
+};
+
+/**
+ * FX overrides a change adds or changes whose `expires_at` is not after `now`, as problems (a 400): an override
+ * not in force when proposed never would be. An override carried exactly as it is in force is left alone: an
+ * expired one stays in the document until a change removes it, and a change of anything else (a held rate tick
+ * of kind `fx_rates`, say) carries it unchanged.
+ */
+export const expiredOverrideProblems = (
+  current: Readonly<Record<string, unknown>> | undefined,
+  proposed: CatalogDocument,
+  now: Date,
+): Problem[] => {
+  const inForce = (current as Partial<CatalogDocument> | undefined)?.fx_rates?.overrides ?? [];
+  const unchanged = new Set(inForce.map((override) => canonicalJson(override as Json)));
+  return (proposed.fx_rates.overrides ?? []).flatMap((override, index) => {
+    if (unchanged.has(canonicalJson(override as Json))) return [];
+    const message = expiredOverrideMessage(override.expires_at, now.toISOString());
+    return message ? [{ path: `$.fx_rates.overrides[${index}].expires_at`, message }] : [];
+  });
 };

@@ -13,6 +13,7 @@ import {
   patchConflicts,
 } from '../../domain/change-control/patch';
 import {
+  fxOverrideSchema,
   fxRateSchema,
   overrideSchema,
   priceItemSchema,
@@ -30,6 +31,7 @@ const VALUE_SCHEMAS: Readonly<Record<PatchTargetType, z.ZodType>> = {
   promotion: promotionSchema,
   override: overrideSchema,
   fx_rate: fxRateSchema,
+  fx_override: fxOverrideSchema,
   settlement_rate: fxRateSchema,
   tax_component: taxComponentSchema,
 };
@@ -48,6 +50,29 @@ export const checkPatchValue: PatchValueCheck = (target, value) => {
     })),
   };
 };
+
+/**
+ * Why an FX override expiring at `expiresAt` may not be proposed at `now` (both ISO 8601 UTC with ms), or
+ * undefined: one that is not in force when submitted never would be (an expired one is only ever removed).
+ */
+export const expiredOverrideMessage = (expiresAt: string, now: string): string | undefined =>
+  expiresAt > now
+    ? undefined
+    : `expires_at must be in the future (now ${now}): this override would never be in force`;
+
+/**
+ * `checkPatchValue` for a request submitted at `now`: an override `set` with an `expires_at` not after `now` is
+ * refused too. (A patch rebased at publication is checked without it: an override that expired while the request
+ * waited for approval is published and ignored, like any expired one.)
+ */
+export const checkPatchValueAt =
+  (now: string): PatchValueCheck =>
+  (target, value) => {
+    const checked = checkPatchValue(target, value);
+    if (target.type !== 'fx_override' || !('value' in checked)) return checked;
+    const message = expiredOverrideMessage((checked.value as { expires_at: string }).expires_at, now);
+    return message ? { problems: [{ path: '.expires_at', message }] } : checked;
+  };
 
 /** The operations of a patch's payload (`{ operations }`); a 400 naming the problem when it is malformed. */
 export const patchOperationsOf = (payload: unknown): PatchOperation[] => {
@@ -79,6 +104,7 @@ export const patchOperationsOf = (payload: unknown): PatchOperation[] => {
 export const patchedDocument = (
   current: PatchDocument | undefined,
   operations: readonly PatchOperation[],
+  check: PatchValueCheck = checkPatchValue,
 ): Record<string, unknown> => {
   if (!current) {
     throw new CatalogValidationError([
@@ -89,7 +115,7 @@ export const patchedDocument = (
       },
     ]);
   }
-  const result = applyPatch(current, operations, checkPatchValue);
+  const result = applyPatch(current, operations, check);
   if ('problems' in result) throw new CatalogValidationError(result.problems);
   return result.document;
 };

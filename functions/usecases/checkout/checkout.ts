@@ -8,6 +8,7 @@ import { explainBasket, priceBasket } from '../../domain/pricing/basket';
 import { PricingError } from '../../domain/pricing/errors';
 import type { Explanation } from '../../domain/pricing/explain';
 import { FxTable, fxTableOf } from '../../domain/pricing/fx';
+import { checkQuantityRules } from '../../domain/pricing/quantity';
 import type { BasketPricing, BasketRequest, PricedLine } from '../../domain/pricing/types';
 import { canonicalBytes, type JsonObject, quoteDigest, receiptHash } from '../../domain/receipts/receipt';
 import type { CheckoutRepository, StoredReceipt } from '../../ports/checkout';
@@ -64,10 +65,15 @@ const pricingFields = (pricing: BasketPricing): JsonObject => {
 };
 
 /** Rule 14: the settlement amount in the base currency at the merchant bank rate, and the spread to the market. */
-const settlementOf = (release: CatalogRelease, pricing: BasketPricing, baseCurrency: string): JsonObject => {
+const settlementOf = (
+  release: CatalogRelease,
+  pricing: BasketPricing,
+  baseCurrency: string,
+  quotedAt: Date,
+): JsonObject => {
   const baseUnits = minorUnitsOf(baseCurrency);
   const total = dec(pricing.total);
-  const market = publishedRates(release).rate(pricing.currency, baseCurrency);
+  const market = publishedRates(release, quotedAt).rate(pricing.currency, baseCurrency);
   const settlementRates = release.fx.content.settlement_rates ?? [];
   let settlementRate = market;
   let source = 'published';
@@ -95,9 +101,9 @@ const settlementOf = (release: CatalogRelease, pricing: BasketPricing, baseCurre
   };
 };
 
-/** The published rates of a release (what `fx_version` pins). */
-const publishedRates = (release: CatalogRelease) =>
-  fxTableOf(toPricingCatalog(release, { at: new Date(0) }).fx);
+/** The published rates of a release (what `fx_version` pins) as of `at`: an FX override then in force counts. */
+const publishedRates = (release: CatalogRelease, at: Date) =>
+  fxTableOf(toPricingCatalog(release, { at: new Date(0) }).fx, at.toISOString());
 
 /** The tenant a quote or receipt was made for: its basket's, which the caller key set (C26). */
 const tenantOf = (document: JsonObject): string | undefined => {
@@ -122,6 +128,7 @@ export class Checkout {
       at: now,
     });
     const options = { at: now.toISOString() };
+    checkQuantityRules(catalog.products, basket.items);
     let pricing: BasketPricing;
     let explain: Explanation | undefined;
     if (request.explain) ({ pricing, explain } = explainBasket(catalog, basket, options));
@@ -243,9 +250,10 @@ export class Checkout {
         rounding_scope: pricing.rounding_scope,
         minor_units: pricing.minor_units,
         ...(pricing.fx_rate ? { fx_rate: pricing.fx_rate } : {}),
+        ...(pricing.fx_conversions ? { fx_conversions: asJson(pricing.fx_conversions) } : {}),
       },
       basket: payload.basket as Json,
-      settlement: settlementOf(release, pricing, baseCurrency),
+      settlement: settlementOf(release, pricing, baseCurrency, new Date(String(payload.issued_at))),
       quoted_at: payload.issued_at as Json,
       quote_signature: stored.signature,
     };
@@ -421,7 +429,7 @@ export class Checkout {
     const amount = dec(formatMinor(amountUnits, pricing.minor_units));
     let fee = amount.times(dec(schedule.percent)).dividedBy(100);
     if (schedule.fixed) {
-      const rate = publishedRates(release).rate(schedule.fixed.currency, pricing.currency);
+      const rate = publishedRates(release, issuedAt).rate(schedule.fixed.currency, pricing.currency);
       fee = fee.plus(dec(schedule.fixed.amount).times(rate));
     }
     const units = toMinor(

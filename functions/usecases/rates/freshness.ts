@@ -12,7 +12,8 @@ export interface QuoteRateFreshness extends RateFreshness {
  * How fresh the rate from the catalog's base currency to `currency` is, when the rate policy governs that pair
  * (or its inverse): its age since the rate came into force, `stale` past the pair's `stale_after_seconds`,
  * `refuse` past its `max_age_seconds`. `undefined` for the base currency itself and for rates no policy
- * governs (set by hand through change requests: never stale).
+ * governs (set by hand through change requests: never stale), and while a manual override of that pair is in force
+ * (it replaces the published rate: the published rate's age does not matter then).
  */
 export const quoteRateFreshness = (
   release: CatalogRelease,
@@ -25,6 +26,11 @@ export const quoteRateFreshness = (
   const governed = policy.pairs.find((entry) => candidates.includes(canonicalPair(entry.pair)));
   if (!governed) return undefined;
   const pair = canonicalPair(governed.pair);
+  const instant = now.toISOString();
+  const overridden = (rates.overrides ?? []).some(
+    (override) => candidates.includes(canonicalPair(override.pair)) && override.expires_at > instant,
+  );
+  if (overridden) return undefined;
   const published = rates.rates.find((rate) => canonicalPair(rate.pair) === pair);
   if (!published) return undefined;
   const freshness = rateFreshness(governed, published.effective_from ?? release.fx.effective_from, now);

@@ -6,6 +6,7 @@ import { HttpError } from '../../../functions/handlers/middleware/errors';
 import {
   authorizeRoute,
   callerContext,
+  callerPrincipalOf,
   callerTenant,
 } from '../../../functions/handlers/middleware/principal';
 import {
@@ -51,11 +52,29 @@ describe('caller keys (C26)', () => {
       tenant: 't1',
       scopes: ['prices:read'],
       channels: [],
+      customerGroups: [],
     });
     expect(await resolver.resolve('mck_unknown_0123456789')).toBeUndefined();
     expect(await resolver.resolve(undefined)).toBeUndefined();
     expect(await resolver.resolve('short')).toBeUndefined();
     expect(await resolver.resolve('x'.repeat(300))).toBeUndefined();
+  });
+
+  it('binds the customer groups given (once each, C29) and keeps them through a rotation', async () => {
+    const { deps, resolver } = setup();
+    const issued = await issueApiKey(
+      deps,
+      { tenant: 't1', scopes: ['prices:read'], customer_groups: ['b2b-gold', 'vip', 'b2b-gold'] },
+      'erin',
+    );
+    expect(issued.customer_groups).toEqual(['b2b-gold', 'vip']);
+    expect(await resolver.resolve(issued.key)).toMatchObject({ customerGroups: ['b2b-gold', 'vip'] });
+    const rotated = await rotateApiKey(deps, issued.key_id, 1);
+    expect(rotated.customer_groups).toEqual(['b2b-gold', 'vip']);
+    for (const key of [issued.key, rotated.key])
+      expect(await resolver.resolve(key)).toMatchObject({ customerGroups: ['b2b-gold', 'vip'] });
+    const revoked = await revokeApiKey(deps, issued.key_id, 'erin');
+    expect(revoked.customer_groups).toEqual(['b2b-gold', 'vip']);
   });
 
   it('keeps the old secret for the overlap after a rotation, then refuses it', async () => {
@@ -105,10 +124,13 @@ describe('caller keys (C26)', () => {
       scopes: ['prices:read'] as const,
       description: 'x',
     };
-    const first = await ensureConfiguredKey(deps, input);
+    const first = await ensureConfiguredKey(deps, { ...input, customer_groups: ['b2b-gold'] });
     const second = await ensureConfiguredKey(deps, { ...input, tenant: 'other' });
     expect(second).toBe(first);
-    expect(store.keys.get(first)?.record.tenant).toBe('demo');
+    expect(store.keys.get(first)?.record).toMatchObject({ tenant: 'demo', customer_groups: ['b2b-gold'] });
+    // Without groups given, a configured key names none.
+    const plain = await ensureConfiguredKey(deps, { ...input, key: 'key_local_plain_0123456789' });
+    expect(store.keys.get(plain)?.record.customer_groups).toEqual([]);
   });
 
   it('remembers a resolution for its cache time: a revocation takes effect when it ends', async () => {
@@ -154,6 +176,7 @@ describe('the caller-key authorizer', () => {
         tenant: 't1',
         scopes: 'prices:read quotes:write',
         channels: '',
+        customer_groups: '',
       },
       usageIdentifierKey: secretSha256('key_test_0123456789abcdef'),
     });
@@ -179,6 +202,7 @@ describe('authorizeRoute', () => {
         tenant: 't1',
         scopes: scopes as never,
         channels: [],
+        customerGroups: [],
       }),
     });
 
@@ -227,8 +251,15 @@ describe('authorizeRoute', () => {
 });
 
 describe('callerTenant: the tenant a caller key acts for (C26)', () => {
-  const key = (channels: string[]) =>
-    ({ kind: 'caller', keyId: 'ak_1', tenant: 't1', scopes: ['quotes:write'], channels }) as const;
+  const key = (channels: string[], customerGroups: string[] = []) =>
+    ({
+      kind: 'caller',
+      keyId: 'ak_1',
+      tenant: 't1',
+      scopes: ['quotes:write'],
+      channels,
+      customerGroups,
+    }) as const;
   const refusal = (run: () => unknown) => {
     try {
       run();
@@ -253,5 +284,49 @@ describe('callerTenant: the tenant a caller key acts for (C26)', () => {
       expect(refused.code).toBe('forbidden');
       expect(refused.message).toBe('this key reads prices for the channels web, app only');
     }
+  });
+
+  it('lets a request name only customer groups of the key (C29); naming none is always fine', () => {
+    const gold = key([], ['b2b-gold', 'vip']);
+    expect(callerTenant(gold, { customer_groups: ['vip'] }, 'quotes')).toBe('t1');
+    expect(callerTenant(gold, { customer_groups: ['b2b-gold', 'vip', 'vip'] }, 'quotes')).toBe('t1');
+    for (const asked of [{}, { customer_groups: [] }, { customer_groups: undefined }]) {
+      expect(callerTenant(gold, asked, 'quotes')).toBe('t1');
+      expect(callerTenant(key([]), asked, 'quotes')).toBe('t1');
+    }
+  });
+
+  it('refuses (403) a customer group the key does not hold, naming what it may not and may name', () => {
+    const extra = refusal(() =>
+      callerTenant(
+        key([], ['b2b-gold', 'vip']),
+        { customer_groups: ['b2b-gold', 'staff', 'press', 'staff'] },
+        'reads prices',
+      ),
+    );
+    expect(extra).toBeInstanceOf(HttpError);
+    expect(extra.code).toBe('forbidden');
+    expect(extra.statusCode).toBe(403);
+    expect(extra.message).toBe(
+      'this key may not name the customer groups staff, press; it may name b2b-gold, vip',
+    );
+    // A key without groups may name none.
+    const none = refusal(() => callerTenant(key([]), { customer_groups: ['b2b-gold'] }, 'quotes'));
+    expect(none.code).toBe('forbidden');
+    expect(none.message).toBe('this key may not name the customer groups b2b-gold; it may name none');
+  });
+
+  it('carries the customer groups through the authorizer context, as it carries channels', () => {
+    const principal = key(['web'], ['b2b-gold', 'vip']);
+    const context = callerContext(principal);
+    expect(context).toMatchObject({ channels: 'web', customer_groups: 'b2b-gold vip' });
+    expect(callerPrincipalOf(proxyEvent({ resource: '/catalog/prices', authorizer: context }))).toEqual(
+      principal,
+    );
+    // A context from before (an authorizer answer cached across a deployment) binds no group.
+    const { customer_groups: _groups, ...older } = context;
+    expect(
+      callerPrincipalOf(proxyEvent({ resource: '/catalog/prices', authorizer: older }))?.customerGroups,
+    ).toEqual([]);
   });
 });

@@ -1,11 +1,13 @@
 /**
  * Quotes with `"explain": true` (C28) and `customer_groups` (C29) through the checkout use case: the explanation
  * comes with the answer only (not signed, not stored, not in the basket), the groups are recorded in the basket,
- * and the commit and a refund price the stored basket to the same figures.
+ * and the commit and a refund price the stored basket to the same figures; through the quote operation, the
+ * caller key bounds the groups a quote may name.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { LocalMacSigner, LocalReceiptSigner } from '../../../functions/adapters/local/local-signing';
+import { quoteOperation } from '../../../functions/handlers/operations/checkout';
 import type { CheckoutRepository, StoredQuote, StoredReceipt } from '../../../functions/ports/checkout';
 import { quoteResponseSchema } from '../../../functions/schemas/responses';
 import { importCatalog } from '../../../functions/usecases/catalog/import';
@@ -13,7 +15,7 @@ import { CatalogReader } from '../../../functions/usecases/catalog/reader';
 import { validateCatalogDocument } from '../../../functions/usecases/catalog/validate';
 import { Checkout } from '../../../functions/usecases/checkout/checkout';
 import { demoDocument } from '../../support/demo-pricing';
-import { InMemoryCatalogRepository, ManualClock } from './support';
+import { call, InMemoryCatalogRepository, ManualClock, operationRequest } from './support';
 
 class MemoryCheckoutRepository implements CheckoutRepository {
   readonly quotes = new Map<string, StoredQuote>();
@@ -126,5 +128,71 @@ describe('a quote with explain and customer groups', () => {
     // One of the line's two units: half its total (the odd unit to the refunded part).
     const lineUnits = BigInt(String((gold.items_priced as { total: string }[])[0]?.total).replace('.', ''));
     expect(BigInt(String(refund.amount).replace('.', ''))).toBe((lineUnits + 1n) / 2n);
+  });
+});
+
+describe('POST /pricing/quote: the caller key bounds the customer groups (C29)', () => {
+  const quoteAs = (customerGroups: string[], groups?: string[]) => {
+    const { tenant: _tenant, ...body } = BASKET;
+    return call(
+      quoteOperation(checkout),
+      operationRequest({
+        method: 'POST',
+        resource: '/pricing/quote',
+        body: { ...body, ...(groups ? { customer_groups: groups } : {}) },
+        customerGroups,
+      }),
+    );
+  };
+
+  it('quotes with groups of the key, or none; refuses any other group (403) and stores nothing', async () => {
+    expect(await quoteAs(['b2b-gold'], ['b2b-gold'])).toMatchObject({
+      statusCode: 201,
+      body: { basket: { customer_groups: ['b2b-gold'] } },
+    });
+    expect(await quoteAs([])).toMatchObject({ statusCode: 201 });
+    const stored = repository.quotes.size;
+    expect(await quoteAs(['b2b-gold'], ['b2b-gold', 'vip'])).toMatchObject({
+      statusCode: 403,
+      code: 'forbidden',
+      description: 'this key may not name the customer groups vip; it may name b2b-gold',
+    });
+    expect(await quoteAs([], ['b2b-gold'])).toMatchObject({
+      statusCode: 403,
+      code: 'forbidden',
+      description: 'this key may not name the customer groups b2b-gold; it may name none',
+    });
+    expect(repository.quotes.size).toBe(stored);
+  });
+});
+
+describe('POST /pricing/quote: quantity rules', () => {
+  const quoteItems = (items: { sku_id: string; quantity: number }[]) => {
+    const { tenant: _tenant, ...body } = BASKET;
+    return call(
+      quoteOperation(checkout),
+      operationRequest({ method: 'POST', resource: '/pricing/quote', body: { ...body, items } }),
+    );
+  };
+
+  it('refuses with 422 quantity_not_allowed naming every line that breaks its rule, and stores nothing', async () => {
+    const refused = await quoteItems([
+      { sku_id: 'GAME-STARFALL-PS5', quantity: 1 },
+      { sku_id: 'MERCH-STATUE-KAEL', quantity: 3 },
+      { sku_id: 'MERCH-STICKERS-STARFALL', quantity: 4 },
+    ]);
+    expect(refused).toMatchObject({ statusCode: 422, code: 'quantity_not_allowed' });
+    expect((refused as { details?: { violations?: unknown } }).details?.violations).toEqual([
+      expect.objectContaining({ line: 2, sku_id: 'MERCH-STATUE-KAEL', quantity: 3, rule: 'max', limit: 2 }),
+      expect.objectContaining({ line: 3, sku_id: 'MERCH-STICKERS-STARFALL', rule: 'increment', limit: 3 }),
+    ]);
+    expect(repository.quotes.size).toBe(0);
+    expect(
+      await quoteItems([
+        { sku_id: 'MERCH-STATUE-KAEL', quantity: 2 },
+        { sku_id: 'MERCH-STICKERS-STARFALL', quantity: 6 },
+        { sku_id: 'GIFT-CARD-25', quantity: 10 },
+      ]),
+    ).toMatchObject({ statusCode: 201 });
   });
 });

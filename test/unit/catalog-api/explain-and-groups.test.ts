@@ -1,7 +1,7 @@
 /**
  * `GET /catalog/prices` with `explain=true` (C28: fresh, never cached, `no-store`) and `customer_groups` (C29: in
- * the cache key when the catalog prices the group apart), the query schema, and the catalog document's customer
- * group targets.
+ * the cache key when the catalog prices the group apart, bounded by the caller key's groups), the query schema,
+ * and the catalog document's customer group targets.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { HttpResult } from '../../../functions/handlers/middleware/http';
@@ -77,7 +77,9 @@ let repository: InMemoryCatalogRepository;
 let store: InMemoryPriceCacheStore;
 let release: CatalogRelease;
 
-const prices = (query: Record<string, string>) => operationRequest({ resource: '/catalog/prices', query });
+/** A caller key that may name every group these tests name (C29: the key bounds them). */
+const prices = (query: Record<string, string>) =>
+  operationRequest({ resource: '/catalog/prices', query, customerGroups: ['gold', 'silver', 'nobody'] });
 
 beforeEach(async () => {
   clock = new ManualClock();
@@ -181,6 +183,36 @@ describe('customer_groups on GET /catalog/prices (C29)', () => {
     const unknown = (await operation(prices({ ...query, customer_groups: 'nobody' }))) as HttpResult;
     expect(unknown.headers?.['X-Cache']).toBe('hit-local');
     expect(unknown.body).toEqual(everyone.body);
+  });
+
+  it('refuses (403) a group the caller key does not hold, before reading or writing anything', async () => {
+    const operation = getPriceOperation(
+      new CatalogReader(repository, clock),
+      clock,
+      new PriceCache({ store, clock }),
+    );
+    const query = { sku: 'sku_game', currency: 'USD', region: 'US' };
+    const asKey = (customerGroups: string[], groups?: string) =>
+      operationRequest({
+        resource: '/catalog/prices',
+        query: { ...query, ...(groups ? { customer_groups: groups } : {}) },
+        customerGroups,
+      });
+    const extra = await call(operation, asKey(['gold'], 'gold,silver'));
+    expect(extra).toMatchObject({
+      statusCode: 403,
+      code: 'forbidden',
+      description: 'this key may not name the customer groups silver; it may name gold',
+    });
+    const none = await call(operation, asKey([], 'gold'));
+    expect(none).toMatchObject({ statusCode: 403, code: 'forbidden' });
+    expect(store.entries.size).toBe(0);
+    // Naming no group is always allowed; a subset of the key's groups is.
+    expect(await call(operation, asKey([]))).toMatchObject({ statusCode: 200 });
+    expect(await call(operation, asKey(['gold', 'silver'], 'gold'))).toMatchObject({
+      statusCode: 200,
+      body: { customer_group: 'gold' },
+    });
   });
 
   it('keys the cache by the groups the release prices apart, sorted, once each', () => {

@@ -152,6 +152,8 @@ export const operationRequest = (input: {
   readonly resource: string;
   readonly query?: Record<string, string>;
   readonly body?: unknown;
+  /** The customer groups (C29) the caller key may name; none by default. */
+  readonly customerGroups?: readonly string[];
 }): OperationRequest => {
   const event = proxyEvent({
     method: input.method ?? 'GET',
@@ -170,6 +172,7 @@ export const operationRequest = (input: {
       tenant: 'demo',
       scopes: ['prices:read', 'quotes:write', 'receipts:read', 'refunds:write'],
       channels: [],
+      customerGroups: input.customerGroups ?? [],
     },
   };
 };

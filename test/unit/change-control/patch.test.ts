@@ -73,6 +73,8 @@ describe('patch paths', () => {
     ['/fx_rates/rates/EUR%E2%86%92USD', { type: 'fx_rate', pair: 'EUR→USD' }],
     ['/fx_rates/rates/EUR→USD', { type: 'fx_rate', pair: 'EUR→USD' }],
     ['/fx_rates/rates/EUR->USD', { type: 'fx_rate', pair: 'EUR→USD' }],
+    ['/fx_rates/overrides/EUR-USD', { type: 'fx_override', pair: 'EUR→USD' }],
+    ['/fx_rates/overrides/USD%E2%86%92EUR', { type: 'fx_override', pair: 'USD→EUR' }],
     ['/settlement_rates/USD-USDT', { type: 'settlement_rate', pair: 'USD→USDT' }],
     [
       '/tax_rules/DE/rates/standard/vat',
@@ -114,6 +116,7 @@ describe('patch paths', () => {
       { type: 'promotion', promo_id: 'x' },
       { type: 'override', override_id: 'o' },
       { type: 'fx_rate', pair: 'EUR→USD' },
+      { type: 'fx_override', pair: 'USD→EUR' },
       { type: 'settlement_rate', pair: 'USD→USDT' },
       { type: 'tax_component', region: 'DE', tax_class: 'standard', name: 'vat' },
     ];
@@ -175,6 +178,19 @@ const setArb: fc.Arbitrary<{
         path: `/fx_rates/rates/${pair}`,
         value,
         expected: fxRate(pair.replace('-', '→'), rate),
+      };
+    }),
+  fc
+    .record({
+      pair: fc.constantFrom('EUR-USD', 'USD-EUR', 'EUR-GBP'),
+      rate: fc.constantFrom('0.85', '1.1'),
+    })
+    .map(({ pair, rate }) => {
+      const value = { rate, expires_at: '2026-12-01T00:00:00.000Z', reason: 'manual' };
+      return {
+        path: `/fx_rates/overrides/${pair}`,
+        value,
+        expected: { pair: pair.replace('-', '→'), ...value },
       };
     }),
   fc

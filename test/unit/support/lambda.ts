@@ -43,6 +43,7 @@ export const TEST_CALLER = callerContext({
   tenant: 'demo',
   scopes: CALLER_SCOPES,
   channels: [],
+  customerGroups: [],
 });
 
 /** The default test operator: `admin`, every role (a human). */
