@@ -183,7 +183,7 @@ const compute = (
   const convertMoney = (money: MoneyInput): Decimal => convert(dec(money.amount), money.currency);
   const rateFigures = trace
     ? (from: string): ExplainFigures => {
-        const { override } = fx.conversion(from, currency, markupBps, rateFrom(from));
+        const { override } = fx.conversion(from, currency, markupBps);
         return {
           pair: `${from}→${currency}`,
           published_rate: figure(fx.rate(from, currency)),
@@ -471,7 +471,7 @@ const compute = (
   // One entry per currency converted from, from the client rates already computed (none when nothing was).
   const fxConversions = [...clientRates]
     .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([from, rate]) => fx.conversion(from, currency, markupBps, rate));
+    .map(([from]) => fx.conversion(from, currency, markupBps));
   const result: BasketPricing = {
     currency,
     region,

@@ -61,6 +61,8 @@ export class FxTable {
   private readonly direct = new Map<string, FxEdge>();
   /** Rates already resolved (the table is immutable): a repeated conversion is one lookup. */
   private readonly resolved = new Map<string, FxResolution>();
+  /** Conversion entries already described, by pair and markup (few per table). */
+  private readonly conversions = new Map<string, FxConversion>();
   /** Tables of the same snapshot by the overrides in force (their indexes), and the last instant asked. */
   private readonly views = new Map<string, FxTable>();
   private lastAsOf: { readonly at: string | undefined; readonly table: FxTable } | undefined;
@@ -183,11 +185,23 @@ export class FxTable {
   }
 
   /**
-   * What a quote shows about the conversion from → to at `client` (the client rate the engine computed with
-   * `markupBps`): the reference rate, its timestamp (the oldest leg's), source and override, if any.
+   * What a quote shows about the conversion from → to with `markupBps`: the reference rate, the client rate
+   * (`clientRate`, as the engine converts), the rate's timestamp (the oldest leg's), source and override, if any.
    */
-  conversion(from: string, to: string, markupBps: number, client: Decimal): FxConversion {
+  conversion(from: string, to: string, markupBps: number): FxConversion {
+    // The same table, pair and markup always give the same entry: built once (quotes repeat them).
+    const key = `${keyOf(from, to)}@${markupBps}`;
+    let entry = this.conversions.get(key);
+    if (!entry) {
+      entry = Object.freeze(this.describe(from, to, markupBps));
+      this.conversions.set(key, entry);
+    }
+    return entry;
+  }
+
+  private describe(from: string, to: string, markupBps: number): FxConversion {
     const { rate, legs } = this.resolve(from, to);
+    const client = clientRate(rate, markupBps);
     let timestamp = legs[0]?.effective_from ?? '';
     let override: FxOverride | undefined;
     for (const leg of legs) {

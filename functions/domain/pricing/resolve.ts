@@ -566,14 +566,12 @@ export const resolveItem = (
     });
   }
   // The floor follows the price: converted from the item's currency, and adjusted like a derived price.
-  const minUnitPrice = item.min_price
-    ? step(
-        (item.base_currency === currency
-          ? dec(item.min_price)
-          : context.convert(dec(item.min_price), item.base_currency)
-        ).times(derived ? derived.factor : ONE),
-      )
-    : new Decimal(0);
+  const floorIn = item.min_price
+    ? item.base_currency === currency
+      ? dec(item.min_price)
+      : context.convert(dec(item.min_price), item.base_currency)
+    : undefined;
+  const minUnitPrice = floorIn ? (derived ? step(floorIn.times(derived.factor)) : floorIn) : ZERO_PRICE;
 
   let bundleWeights: ResolvedItem['bundleWeights'];
   if (item.pricing_model === 'bundle') {

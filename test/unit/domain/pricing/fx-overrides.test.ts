@@ -198,7 +198,7 @@ describe('a manual rate override', () => {
       rateSet([override('USD→GBP', '0.5'), override('GBP→USDT', '2', { expires_at: early, reason: 'feed' })]),
     );
     // USD → GBP → USDT (no cross through the base: USD is the base and USD→USDT is not published).
-    const conversion = fx.conversion('USD', 'USDT', 0, fx.rate('USD', 'USDT'));
+    const conversion = fx.conversion('USD', 'USDT', 0);
     expect(conversion).toMatchObject({
       reference_rate: '1',
       source: OVERRIDE_SOURCE,
