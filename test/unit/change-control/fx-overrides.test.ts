@@ -8,7 +8,6 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { diffCatalog } from '../../../functions/domain/change-control/diff';
-import { codesToAcknowledge } from '../../../functions/domain/change-control/guardrails';
 import { historyChanges } from '../../../functions/domain/change-control/history';
 import { mergeChange } from '../../../functions/domain/change-control/merge';
 import { parsePatchPath, patchPathOf } from '../../../functions/domain/change-control/patch';
@@ -19,17 +18,11 @@ import { currentCatalog } from '../../../functions/usecases/catalog/import';
 import { toPricingCatalog } from '../../../functions/usecases/catalog/release';
 import { validateCatalogDocument } from '../../../functions/usecases/catalog/validate';
 import {
-  approveChangeRequest,
-  type ChangeRequestDependencies,
   type ChangeRequestView,
   createChangeRequest,
 } from '../../../functions/usecases/change-requests/change-requests';
-import { minimalDocument } from '../../support/catalog-document';
-import {
-  type MemoryChangeRequestStore,
-  memoryChangeRequestDependencies,
-} from '../../support/memory-change-requests';
-import { InMemoryCatalogRepository, ManualClock } from '../catalog-api/support';
+import { type ChangeRequestHarness, changeRequestHarness } from '../../support/change-request-harness';
+import type { InMemoryCatalogRepository, ManualClock } from '../catalog-api/support';
 import { edited, fxRate } from './documents';
 
 type FxOverride = NonNullable<CatalogDocument['fx_rates']['overrides']>[number];
@@ -42,31 +35,16 @@ const override = (pair: string, rate: string, expires_at = LATER): FxOverride =>
   reason: 'ECB feed delayed',
 });
 
+let harness: ChangeRequestHarness;
 let repository: InMemoryCatalogRepository;
 let clock: ManualClock;
-let deps: ChangeRequestDependencies & { readonly store: MemoryChangeRequestStore };
-
-const approveTwice = async (created: ChangeRequestView) => {
-  const acknowledge = codesToAcknowledge(created.guardrails);
-  await approveChangeRequest(deps, created.cr_id, { by: 'alice', acknowledge });
-  clock.advance(1_000);
-  return approveChangeRequest(deps, created.cr_id, { by: 'bob', acknowledge });
-};
-
-const patch = (operations: unknown[]) =>
-  createChangeRequest(deps, { kind: 'patch', payload: { operations }, note: 'override' }, 'admin');
+let deps: ChangeRequestHarness['deps'];
+const approveTwice = (created: ChangeRequestView) => harness.approveTwice(created);
+const patch = (operations: unknown[]) => harness.patch(operations, 'override');
 
 const setOverride = (path: string, value: Record<string, unknown>) => ({ op: 'set', path, value });
 
-const inForce = async (): Promise<CatalogDocument> => {
-  const current = await currentCatalog(repository);
-  if (!current) throw new Error('nothing published');
-  return {
-    ...(current.parts.commercial.content as object),
-    ...(current.parts.fx.content as object),
-    ...(current.parts.tax.content as object),
-  } as CatalogDocument;
-};
+const inForce = () => harness.inForce();
 
 /** What a US buyer pays for one `sku_game` (59.99 EUR, converted to USD) at `at`, and the conversion shown. */
 const usPrice = async (at: Date) => {
@@ -94,16 +72,8 @@ const refusal = async (promise: Promise<unknown>) => {
 };
 
 beforeEach(async () => {
-  repository = new InMemoryCatalogRepository();
-  clock = new ManualClock();
-  deps = memoryChangeRequestDependencies(repository, clock);
-  const seed = await createChangeRequest(
-    deps,
-    { kind: 'catalog', payload: minimalDocument(), note: 'seed' },
-    'bootstrap',
-  );
-  await approveTwice(seed);
-  clock.advance(60_000);
+  harness = await changeRequestHarness();
+  ({ repository, clock, deps } = harness);
 });
 
 describe('the patch path of an override', () => {

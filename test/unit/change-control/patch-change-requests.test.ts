@@ -8,33 +8,18 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { codesToAcknowledge } from '../../../functions/domain/change-control/guardrails';
 import type { CatalogDocument } from '../../../functions/schemas/catalog-document';
 import { catalogHistory } from '../../../functions/usecases/catalog/history';
-import { currentCatalog } from '../../../functions/usecases/catalog/import';
 import {
   approveChangeRequest,
-  type ChangeRequestDependencies,
   type ChangeRequestView,
-  createChangeRequest,
 } from '../../../functions/usecases/change-requests/change-requests';
-import { minimalDocument } from '../../support/catalog-document';
-import {
-  type MemoryChangeRequestStore,
-  memoryChangeRequestDependencies,
-} from '../../support/memory-change-requests';
-import { InMemoryCatalogRepository, ManualClock } from '../catalog-api/support';
+import { type ChangeRequestHarness, changeRequestHarness } from '../../support/change-request-harness';
+import type { InMemoryCatalogRepository } from '../catalog-api/support';
 
+let harness: ChangeRequestHarness;
 let repository: InMemoryCatalogRepository;
-let clock: ManualClock;
-let deps: ChangeRequestDependencies & { readonly store: MemoryChangeRequestStore };
-
-const approveTwice = async (created: ChangeRequestView) => {
-  const acknowledge = codesToAcknowledge(created.guardrails);
-  await approveChangeRequest(deps, created.cr_id, { by: 'alice', acknowledge });
-  clock.advance(1_000);
-  return approveChangeRequest(deps, created.cr_id, { by: 'bob', acknowledge });
-};
-
-const patch = (operations: unknown[], note = 'patch') =>
-  createChangeRequest(deps, { kind: 'patch', payload: { operations }, note }, 'admin');
+let deps: ChangeRequestHarness['deps'];
+const approveTwice = (created: ChangeRequestView) => harness.approveTwice(created);
+const patch = (operations: unknown[], note = 'patch') => harness.patch(operations, note);
 
 const priceItem = (sku_id: string, base_price: string) => ({
   sku_id,
@@ -50,27 +35,11 @@ const setPrice = (sku: string, price: string) => ({
   value: priceItem(sku, price),
 });
 
-const inForce = async (): Promise<Record<string, unknown>> => {
-  const current = await currentCatalog(repository);
-  if (!current) throw new Error('nothing published');
-  return {
-    ...(current.parts.commercial.content as object),
-    ...(current.parts.fx.content as object),
-    ...(current.parts.tax.content as object),
-  };
-};
+const inForce = () => harness.inForce();
 
 beforeEach(async () => {
-  repository = new InMemoryCatalogRepository();
-  clock = new ManualClock();
-  deps = memoryChangeRequestDependencies(repository, clock);
-  const seed = await createChangeRequest(
-    deps,
-    { kind: 'catalog', payload: minimalDocument(), note: 'seed' },
-    'bootstrap',
-  );
-  await approveTwice(seed);
-  clock.advance(60_000);
+  harness = await changeRequestHarness();
+  ({ repository, deps } = harness);
 });
 
 describe('a patch change request', () => {

@@ -4,38 +4,25 @@
  * them unchanged too (an expired one is not refused: the request does not change it).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { codesToAcknowledge } from '../../../functions/domain/change-control/guardrails';
 import type { CatalogDocument } from '../../../functions/schemas/catalog-document';
 import { currentCatalog } from '../../../functions/usecases/catalog/import';
 import type { FxPart } from '../../../functions/usecases/catalog/release';
-import {
-  approveChangeRequest,
-  type ChangeRequestDependencies,
-  type ChangeRequestView,
-  createChangeRequest,
-} from '../../../functions/usecases/change-requests/change-requests';
+import type { ChangeRequestView } from '../../../functions/usecases/change-requests/change-requests';
 import { CatalogRatePublisher, ChangeRequestHeldTicks } from '../../../functions/usecases/rates/publisher';
 import { minimalDocument } from '../../support/catalog-document';
-import {
-  type MemoryChangeRequestStore,
-  memoryChangeRequestDependencies,
-} from '../../support/memory-change-requests';
-import { InMemoryCatalogRepository, ManualClock } from '../catalog-api/support';
+import { type ChangeRequestHarness, changeRequestHarness } from '../../support/change-request-harness';
+import type { InMemoryCatalogRepository, ManualClock } from '../catalog-api/support';
 
 const OVERRIDES: NonNullable<CatalogDocument['fx_rates']['overrides']> = [
   { pair: 'EUR→USD', rate: '1.1000', expires_at: '2026-11-22T18:00:00.000Z', reason: 'ECB feed delayed' },
   { pair: 'GBP→EUR', rate: '1.17', expires_at: '2026-11-22T12:30:00.000Z', reason: 'manual fix' },
 ];
 
+let harness: ChangeRequestHarness;
 let repository: InMemoryCatalogRepository;
 let clock: ManualClock;
-let deps: ChangeRequestDependencies & { readonly store: MemoryChangeRequestStore };
-
-const approveTwice = async (created: ChangeRequestView) => {
-  const acknowledge = codesToAcknowledge(created.guardrails);
-  await approveChangeRequest(deps, created.cr_id, { by: 'alice', acknowledge });
-  return approveChangeRequest(deps, created.cr_id, { by: 'bob', acknowledge });
-};
+let deps: ChangeRequestHarness['deps'];
+const approveTwice = (created: ChangeRequestView) => harness.approveTwice(created);
 
 const fxInForce = async (): Promise<FxPart> => {
   const current = await currentCatalog(repository);
@@ -44,30 +31,19 @@ const fxInForce = async (): Promise<FxPart> => {
 };
 
 beforeEach(async () => {
-  repository = new InMemoryCatalogRepository();
-  clock = new ManualClock();
-  deps = memoryChangeRequestDependencies(repository, clock);
   const document = minimalDocument();
-  const seed = await createChangeRequest(
-    deps,
-    {
-      kind: 'catalog',
-      payload: {
-        ...document,
-        fx_rates: {
-          ...document.fx_rates,
-          rates: [
-            ...document.fx_rates.rates,
-            { pair: 'EUR→GBP', rate: '0.8500', source: 'ecb', method: 'provider', precision: 4 },
-          ],
-          overrides: OVERRIDES,
-        },
-      },
-      note: 'seed',
+  harness = await changeRequestHarness({
+    ...document,
+    fx_rates: {
+      ...document.fx_rates,
+      rates: [
+        ...document.fx_rates.rates,
+        { pair: 'EUR→GBP', rate: '0.8500', source: 'ecb', method: 'provider', precision: 4 },
+      ],
+      overrides: OVERRIDES,
     },
-    'bootstrap',
-  );
-  await approveTwice(seed);
+  });
+  ({ repository, clock, deps } = harness);
   // The GBP→EUR override has expired by now; the EUR→USD one is in force.
   clock.advance(3_600_000);
 });
