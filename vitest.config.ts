@@ -22,6 +22,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // Property tests run thousands of cases under coverage; on two busy cores 5 s is not enough headroom.
+          testTimeout: 30_000,
         },
       },
       {
