@@ -1,4 +1,3 @@
-import type { ServiceTableId } from '../functions/composition/dependencies';
 import {
   BUCKETS,
   type BucketDefinition,
@@ -9,6 +8,7 @@ import {
   QUEUES,
   type QueueDefinition,
   type QueueId,
+  type ServiceTableId,
   serviceTables,
   TABLES,
   type TableDefinition,

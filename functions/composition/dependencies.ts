@@ -1,51 +1,48 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { BucketId, FunctionId, QueueId, TABLES, TableId } from '../definitions';
+import type { EgressPolicy } from '../adapters/http/guarded-http-client';
+import type { FunctionId } from '../definitions';
 import type { AwsOperatorRole } from '../domain/access/principals';
 import type { GuardrailSettings } from '../domain/change-control/guardrails';
+import type { SimulatedFeed } from '../domain/rates/simulated';
 import type { RetryPolicy } from '../domain/webhooks/retry-policy';
 import type { ApiKeyStore } from '../ports/api-keys';
 import type { CatalogRepository } from '../ports/catalog';
 import type { ChangeRequestStore } from '../ports/change-requests';
-import type { ReceiptItemSource } from '../ports/checkout';
+import type { CheckoutRepository, ReceiptItemSource } from '../ports/checkout';
 import type { Clock } from '../ports/clock';
 import type { HealthProbe } from '../ports/health';
 import type { IdempotencyLedger } from '../ports/idempotency';
 import type { ObjectiveFiguresReader, ServiceMetrics } from '../ports/metrics';
 import type { ObjectStore } from '../ports/object-store';
 import type { MessageQueue, QueueDepths } from '../ports/queue';
+import type { RateStateStore } from '../ports/rates';
 import type { OneTimeScheduler } from '../ports/scheduler';
+import type { SecretValues } from '../ports/secrets';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
 import type { CallerUsagePlan } from '../ports/usage-plan';
 import type { WebhookHttpClient } from '../ports/webhook-http';
-import type { DeliveryRepository, EndpointRepository, EventStore, ReplayRepository } from '../ports/webhooks';
+import type {
+  DeliveryRepository,
+  DpopReplayCache,
+  EndpointRepository,
+  EventStore,
+  ReplayRepository,
+} from '../ports/webhooks';
 import type { Journal } from '../usecases/audit/journal';
 import type { PriceCacheStore } from '../usecases/catalog/price-cache';
 import type { ReceiptExportSettings } from '../usecases/receipts/export';
 import type { PublicKeySource } from '../usecases/receipts/key-set';
 import type { WebhookSettings } from '../usecases/webhooks/context';
-import type { RateIngestionDependencies } from './rates';
-
-/** Tables the functions use (deployed to AWS); local-only tables belong to the local twins. */
-export type ServiceTableId = {
-  [K in TableId]: (typeof TABLES)[K]['scope'] extends 'service' ? K : never;
-}[TableId];
 
 /**
- * Everything a handler may use, built once per function instance by a composition root: `aws.ts` from the
- * Lambda environment, `local.ts` from the local stack. Handlers receive it; they never build clients.
+ * Everything a handler may use: ports and settings, never clients or resource names. Built by `composeService`
+ * (`service.ts`) for one function on a platform (AWS or the local stack), each member on first use and only
+ * what the function declares (`functions/definitions/access.ts`). Handlers receive it; they never build adapters.
  */
 export interface ServiceDependencies {
   readonly clock: Clock;
   readonly createLogger: (functionId: FunctionId) => Logger;
-  /** The raw client, for libraries that need it (health probes); everything else uses `documents`. */
-  readonly dynamoDb: DynamoDBClient;
-  readonly documents: DynamoDBDocumentClient;
-  readonly tableNames: Readonly<Record<ServiceTableId, string>>;
-  readonly bucketNames: Readonly<Record<BucketId, string>>;
   readonly queue: MessageQueue & QueueDepths;
-  readonly queueUrls: Readonly<Record<QueueId, string>>;
   readonly scheduler: OneTimeScheduler;
   readonly receiptSigner: ReceiptSigner;
   /** Receipt keys no longer signing, still listed by `GET /keys` (C10; AWS: `RETIRED_RECEIPT_KEY_IDS`). */
@@ -55,6 +52,8 @@ export interface ServiceDependencies {
   readonly secretsCipher: DataCipher;
   readonly healthProbes: readonly HealthProbe[];
   readonly catalogRepository: CatalogRepository;
+  /** Quotes and receipts (C9, C10): saved, committed in one transaction, refunded. */
+  readonly checkoutRepository: CheckoutRepository;
   /** The shared tier of the price cache (C18); each instance keeps its own local tier in front of it. */
   readonly priceCacheStore: PriceCacheStore;
   /** Change requests (C23): the only way catalog data is written. */
@@ -106,7 +105,33 @@ export interface WebhookDependencies {
   readonly endpoints: EndpointRepository;
   readonly deliveries: DeliveryRepository;
   readonly replays: ReplayRepository;
+  /** DPoP proofs' `jti`s already seen (partner callbacks). */
+  readonly dpopReplays: DpopReplayCache;
   readonly http: WebhookHttpClient;
   readonly policy: RetryPolicy;
   readonly settings: WebhookSettings;
+}
+
+/** FX ingestion's own dependencies: its state, and the local stack's faster pace when configured. */
+export interface RateIngestionDependencies {
+  readonly state: RateStateStore;
+  /** Every pair ticks at this interval instead of its policy's (the local stack's `FX_TICK_SECONDS`). */
+  readonly intervalOverrideSeconds?: number;
+  /** Step of the simulated feed (seconds): one move of its random walk. */
+  readonly simulatedStepSeconds: number;
+  /**
+   * The process's simulated feed once a policy needed it (the local stack and tests drive it: an outage, a
+   * spike). Filled on the first ingestion run.
+   */
+  readonly simulated: { feed?: SimulatedFeed };
+  /**
+   * Where rate sources may connect: their GETs go through the webhooks' egress guard (C17) under this policy.
+   * Default `AWS_EGRESS` (https to public unicast addresses only); the local stack passes its webhook policy.
+   */
+  readonly egress?: EgressPolicy;
+  /**
+   * Provider credentials named by a source's `auth.secret_ref` (Secrets Manager in AWS, files locally).
+   * Without it, a source with `auth` fails every fetch as "credential unavailable" (nothing is sent).
+   */
+  readonly secrets?: SecretValues;
 }

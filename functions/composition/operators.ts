@@ -1,15 +1,10 @@
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { z } from 'zod';
 import { ApiGatewayCallerUsagePlan } from '../adapters/aws/api-gateway-usage-plan';
+import { CALLER_USAGE_PLAN_NAME_ENV_VAR, OPERATOR_ROLES_ENV_VAR } from '../definitions';
 import { type AwsOperatorRole, OPERATOR_ROLES, parseRoleArn } from '../domain/access/principals';
 import type { CallerUsagePlan } from '../ports/usage-plan';
 import type { Environment } from './environment';
-
-/** The variable the CDK stack sets on the functions behind admin routes (C27). */
-export const OPERATOR_ROLES_ENV_VAR = 'OPERATOR_ROLES';
-
-/** The variable naming the caller usage plan, set on the function that issues caller keys (C26). */
-export const CALLER_USAGE_PLAN_NAME_ENV_VAR = 'CALLER_USAGE_PLAN_NAME';
 
 /**
  * The caller usage plan of the API, built on first use: only the function that issues keys has its name (and

@@ -8,8 +8,7 @@ import { createGuardedFetch, type EgressPolicy } from '../adapters/http/guarded-
 import { type FetchLike, rateSourcesFor } from '../adapters/http/rate-sources';
 import { FileSecretValues } from '../adapters/local/file-secrets';
 import { SimulatedFeed } from '../domain/rates/simulated';
-import type { RateSource, RateStateStore } from '../ports/rates';
-import type { SecretValues } from '../ports/secrets';
+import type { RateSource } from '../ports/rates';
 import type { RatePolicy } from '../schemas/rate-policy';
 import { type IngestDeps, type IngestOptions, ingestRates } from '../usecases/rates/ingest';
 import {
@@ -18,33 +17,9 @@ import {
   ChangeRequestHeldTicks,
 } from '../usecases/rates/publisher';
 import { changeRequestDependencies } from './change-requests';
-import type { ServiceDependencies } from './dependencies';
+import type { RateIngestionDependencies, ServiceDependencies } from './dependencies';
 import { type Environment, integerSetting } from './environment';
 import { AWS_EGRESS } from './webhooks';
-
-/** FX ingestion's own dependencies: its state, and the local stack's faster pace when configured. */
-export interface RateIngestionDependencies {
-  readonly state: RateStateStore;
-  /** Every pair ticks at this interval instead of its policy's (the local stack's `FX_TICK_SECONDS`). */
-  readonly intervalOverrideSeconds?: number;
-  /** Step of the simulated feed (seconds): one move of its random walk. */
-  readonly simulatedStepSeconds: number;
-  /**
-   * The process's simulated feed once a policy needed it (the local stack and tests drive it: an outage, a
-   * spike). Filled on the first ingestion run.
-   */
-  readonly simulated: { feed?: SimulatedFeed };
-  /**
-   * Where rate sources may connect: their GETs go through the webhooks' egress guard (C17) under this policy.
-   * Default `AWS_EGRESS` (https to public unicast addresses only); the local stack passes its webhook policy.
-   */
-  readonly egress?: EgressPolicy;
-  /**
-   * Provider credentials named by a source's `auth.secret_ref` (Secrets Manager in AWS, files locally).
-   * Without it, a source with `auth` fails every fetch as "credential unavailable" (nothing is sent).
-   */
-  readonly secrets?: SecretValues;
-}
 
 /** Settings of the rate sources' access: egress policy and secret store. */
 export type RateSourceAccess = Required<Pick<RateIngestionDependencies, 'egress' | 'secrets'>>;

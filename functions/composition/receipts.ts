@@ -1,4 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { RETIRED_RECEIPT_KEY_IDS_ENV_VAR } from '../definitions';
 import {
   DEFAULT_RECEIPT_EXPORT_SETTINGS,
   ReceiptExport,
@@ -32,9 +33,6 @@ export const receiptExport = (deps: ServiceDependencies, logger: Logger): Receip
     receipts: deps.receiptExport.receipts,
     logger,
   });
-
-/** The variable naming the receipt keys that no longer sign but stay listed (C10), set by the CDK stack. */
-export const RETIRED_RECEIPT_KEY_IDS_ENV_VAR = 'RETIRED_RECEIPT_KEY_IDS';
 
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]{1,64}$/;
 

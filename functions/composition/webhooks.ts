@@ -1,25 +1,14 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import {
-  DynamoDeliveryRepository,
-  DynamoEndpointRepository,
-  DynamoEventStore,
-  DynamoReplayRepository,
-} from '../adapters/aws/webhook-store';
-import { createGuardedHttpClient, type EgressPolicy } from '../adapters/http/guarded-http-client';
+import type { EgressPolicy } from '../adapters/http/guarded-http-client';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from '../domain/webhooks/retry-policy';
 import type { ResponseSealer } from '../handlers/middleware/idempotency';
 import type { DataCipher } from '../ports/signing';
-import {
-  DEFAULT_WEBHOOK_SETTINGS,
-  type WebhookContext,
-  type WebhookSettings,
-  type WebhookSignal,
-} from '../usecases/webhooks/context';
-import type { ServiceDependencies, ServiceTableId, WebhookDependencies } from './dependencies';
+import type { WebhookContext, WebhookSignal } from '../usecases/webhooks/context';
+import type { ServiceDependencies } from './dependencies';
 import type { Environment } from './environment';
+import { lazyObject } from './lazy';
 
 const numbers = (name: string, value: string): number[] => {
   const parsed = value.split(',').map((part) => Number(part.trim()));
@@ -95,22 +84,6 @@ export const AWS_EGRESS: EgressPolicy = { allowHttp: false, allowedCidrs: [] };
 /** The local stack: partners' test receivers on loopback, over plain http (C17). */
 export const LOCAL_EGRESS: EgressPolicy = { allowHttp: true, allowedCidrs: ['127.0.0.0/8', '::1/128'] };
 
-export const webhookDependencies = (input: {
-  readonly documents: DynamoDBDocumentClient;
-  readonly tableNames: Readonly<Record<ServiceTableId, string>>;
-  readonly egress: EgressPolicy;
-  readonly policy?: RetryPolicy;
-  readonly settings?: Partial<WebhookSettings>;
-}): WebhookDependencies => ({
-  events: new DynamoEventStore(input.documents, input.tableNames.events),
-  endpoints: new DynamoEndpointRepository(input.documents, input.tableNames.endpoints),
-  deliveries: new DynamoDeliveryRepository(input.documents, input.tableNames.deliveries),
-  replays: new DynamoReplayRepository(input.documents, input.tableNames.replays),
-  http: createGuardedHttpClient({ policy: input.egress }),
-  policy: input.policy ?? DEFAULT_RETRY_POLICY,
-  settings: { ...DEFAULT_WEBHOOK_SETTINGS, ...input.settings },
-});
-
 /** Signals as log lines an alarm can match (a metric filter in AWS; the local stack's log). */
 const signalLogger =
   (logger: Logger) =>
@@ -130,20 +103,24 @@ export const responseSealer = (cipher: DataCipher): ResponseSealer => {
   };
 };
 
-/** The context the webhook use cases run in, for one function instance. */
-export const webhookContext = (deps: ServiceDependencies, logger: Logger): WebhookContext => ({
-  clock: deps.clock,
-  events: deps.webhooks.events,
-  endpoints: deps.webhooks.endpoints,
-  deliveries: deps.webhooks.deliveries,
-  replays: deps.webhooks.replays,
-  queue: deps.queue,
-  scheduler: deps.scheduler,
-  cipher: deps.secretsCipher,
-  http: deps.webhooks.http,
-  policy: deps.webhooks.policy,
-  settings: deps.webhooks.settings,
-  random: Math.random,
-  randomBytes: (size) => randomBytes(size),
-  signal: signalLogger(logger),
-});
+/**
+ * The context the webhook use cases run in, for one function instance. Each member is taken from the function's
+ * dependencies when first used, so a function reaches only the stores its work needs (fan-out never the replays).
+ */
+export const webhookContext = (deps: ServiceDependencies, logger: Logger): WebhookContext =>
+  lazyObject<WebhookContext>({
+    clock: () => deps.clock,
+    events: () => deps.webhooks.events,
+    endpoints: () => deps.webhooks.endpoints,
+    deliveries: () => deps.webhooks.deliveries,
+    replays: () => deps.webhooks.replays,
+    queue: () => deps.queue,
+    scheduler: () => deps.scheduler,
+    cipher: () => deps.secretsCipher,
+    http: () => deps.webhooks.http,
+    policy: () => deps.webhooks.policy,
+    settings: () => deps.webhooks.settings,
+    random: () => Math.random,
+    randomBytes: () => (size: number) => randomBytes(size),
+    signal: () => signalLogger(logger),
+  });

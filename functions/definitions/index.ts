@@ -1,3 +1,4 @@
+export * from './access';
 export * from './authorization';
 export * from './functions';
 export * from './limits';

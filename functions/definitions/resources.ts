@@ -345,6 +345,11 @@ export const SCHEDULER = {
 } as const;
 
 export type TableId = keyof typeof TABLES;
+
+/** Tables the functions use (deployed to AWS); local-only tables belong to the local twins. */
+export type ServiceTableId = {
+  [K in TableId]: (typeof TABLES)[K]['scope'] extends 'service' ? K : never;
+}[TableId];
 export type QueueId = keyof typeof QUEUES;
 export type BucketId = keyof typeof BUCKETS;
 export type KeyId = keyof typeof KEYS;

@@ -80,4 +80,4 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
   });
 };
 
-export const handler = lazyHandler(() => createAdminHandler(awsDependencies()));
+export const handler = lazyHandler(() => createAdminHandler(awsDependencies('admin')));

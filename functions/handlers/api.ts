@@ -23,4 +23,4 @@ export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
     },
   });
 
-export const handler = lazyHandler(() => createApiHandler(awsDependencies()));
+export const handler = lazyHandler(() => createApiHandler(awsDependencies('api')));

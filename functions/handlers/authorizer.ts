@@ -61,4 +61,6 @@ export const createAuthorizerHandler = (
 
 // API Gateway caches each key's answer (CALLER_KEY_CACHE_SECONDS): a second cache here would only lengthen the
 // time a revocation takes.
-export const handler = lazyHandler(() => createAuthorizerHandler(awsDependencies(), { cacheSeconds: 0 }));
+export const handler = lazyHandler(() =>
+  createAuthorizerHandler(awsDependencies('authorizer'), { cacheSeconds: 0 }),
+);

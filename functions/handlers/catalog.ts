@@ -20,4 +20,4 @@ export const createCatalogHandler = (deps: ServiceDependencies): HttpHandler => 
   });
 };
 
-export const handler = lazyHandler(() => createCatalogHandler(awsDependencies()));
+export const handler = lazyHandler(() => createCatalogHandler(awsDependencies('catalog')));

@@ -1,4 +1,3 @@
-import { DynamoCheckoutRepository } from '../adapters/aws/checkout-repository';
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
 import { newId } from '../shared/ids';
@@ -14,10 +13,7 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
   const metrics = deps.metrics.recorder('checkout');
   const checkout = new Checkout({
     reader: new CatalogReader(deps.catalogRepository, deps.clock),
-    repository: new DynamoCheckoutRepository(deps.documents, {
-      quotes: deps.tableNames.quotes,
-      receipts: deps.tableNames.receipts,
-    }),
+    repository: deps.checkoutRepository,
     mac: deps.quoteMac,
     signer: deps.receiptSigner,
     clock: deps.clock,
@@ -40,4 +36,4 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
   });
 };
 
-export const handler = lazyHandler(() => createCheckoutHandler(awsDependencies()));
+export const handler = lazyHandler(() => createCheckoutHandler(awsDependencies('checkout')));

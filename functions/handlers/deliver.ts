@@ -91,4 +91,4 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
   };
 };
 
-export const handler = lazyHandler(() => createDeliverHandler(awsDependencies()));
+export const handler = lazyHandler(() => createDeliverHandler(awsDependencies('deliver')));

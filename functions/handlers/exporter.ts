@@ -4,7 +4,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
 import { receiptExport } from '../composition/receipts';
-import { type ReceiptChange, receiptImageOf } from '../domain/receipts/export';
+import { type ReceiptChange, receiptImageOf } from '../domain/receipts/export/documents';
 import {
   ManifestRefusedError,
   type ManifestResult,
@@ -135,4 +135,4 @@ export const createExporterHandler = (deps: ServiceDependencies): ExporterHandle
   };
 };
 
-export const handler = lazyHandler(() => createExporterHandler(awsDependencies()));
+export const handler = lazyHandler(() => createExporterHandler(awsDependencies('exporter')));

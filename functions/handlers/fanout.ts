@@ -62,4 +62,4 @@ export const createFanoutHandler = (deps: ServiceDependencies): StreamHandler =>
   };
 };
 
-export const handler = lazyHandler(() => createFanoutHandler(awsDependencies()));
+export const handler = lazyHandler(() => createFanoutHandler(awsDependencies('fanout')));

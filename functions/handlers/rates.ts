@@ -87,4 +87,4 @@ export const createRatesHandler = (deps: ServiceDependencies): RatesHandler => {
   };
 };
 
-export const handler = lazyHandler(() => createRatesHandler(awsDependencies()));
+export const handler = lazyHandler(() => createRatesHandler(awsDependencies('rates')));

@@ -46,4 +46,4 @@ export const createReplayHandler = (deps: ServiceDependencies): ReplayHandler =>
   };
 };
 
-export const handler = lazyHandler(() => createReplayHandler(awsDependencies()));
+export const handler = lazyHandler(() => createReplayHandler(awsDependencies('replay')));

@@ -13,4 +13,4 @@ export const createSweeperHandler = (deps: ServiceDependencies): SweeperHandler 
   return async () => sweepOutbox(ctx);
 };
 
-export const handler = lazyHandler(() => createSweeperHandler(awsDependencies()));
+export const handler = lazyHandler(() => createSweeperHandler(awsDependencies('sweeper')));

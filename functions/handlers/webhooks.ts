@@ -1,4 +1,3 @@
-import { DynamoDpopReplayCache } from '../adapters/aws/webhook-store';
 import { createDpopVerifier } from '../adapters/http/dpop-verifier';
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
@@ -63,7 +62,7 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
       // `jti`s remembered in the idempotency table (items `dpop-jti#…`, its TTL attribute `expiration`).
       confirmEvent: confirmEventOperation(ctx, {
         dpop: createDpopVerifier(),
-        dpopReplays: new DynamoDpopReplayCache(deps.documents, deps.tableNames.idempotency),
+        dpopReplays: deps.webhooks.dpopReplays,
         idempotency,
         onDpopRefused: (fields) =>
           logger.info('request refused', { error_code: 'unauthorized', status: 401, dpop: fields }),
@@ -72,4 +71,4 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
   });
 };
 
-export const handler = lazyHandler(() => createWebhooksHandler(awsDependencies()));
+export const handler = lazyHandler(() => createWebhooksHandler(awsDependencies('webhooks')));

@@ -15,21 +15,9 @@ import type { EncryptedQueue } from './encrypted-queue';
 /** Variables Lambda sets itself; setting one is a deployment error. */
 const RESERVED_ENVIRONMENT = new Set(['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_LAMBDA_FUNCTION_NAME']);
 
-/**
- * The DynamoDB item actions a function may be granted on a table, by name (`dynamodb:<name>`). A transaction is
- * authorized per item (`Put` → PutItem, `Update` → UpdateItem, `Delete` → DeleteItem, `ConditionCheck` →
- * ConditionCheckItem), so there is no transaction action to grant.
- */
-export type TableItemAction =
-  | 'GetItem'
-  | 'BatchGetItem'
-  | 'Query'
-  | 'Scan'
-  | 'ConditionCheckItem'
-  | 'PutItem'
-  | 'UpdateItem'
-  | 'DeleteItem'
-  | 'BatchWriteItem';
+import type { TableItemAction } from '../../functions/definitions';
+
+export type { TableItemAction };
 
 const WRITE_ITEM_ACTIONS: ReadonlySet<TableItemAction> = new Set([
   'PutItem',

@@ -1,7 +1,7 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import type { KeyId, KeyKind } from '../../functions/definitions';
+import { KEY_USES, type KeyId, type KeyKind, type KeyUse } from '../../functions/definitions';
 import { keyEntries } from '../definition-entries';
 import { SECURE_DEFAULTS } from './defaults';
 
@@ -24,20 +24,6 @@ const KEY_SHAPES: Readonly<
     rotation: true,
   },
 };
-
-/**
- * What a function may do with a key of each kind, one use at a time, each the exact KMS action(s) the adapter
- * calls (`functions/adapters/aws/kms-signing.ts`): signing receipts is `kms:Sign` and serving the JWKS is
- * `kms:GetPublicKey` alone, so a function that only publishes the public key cannot sign.
- */
-export const KEY_USES = {
-  ECC_NIST_P256_SIGN: { sign: ['kms:Sign'], publicKey: ['kms:GetPublicKey'] },
-  HMAC_256: { generateMac: ['kms:GenerateMac'], verifyMac: ['kms:VerifyMac'] },
-  SYMMETRIC: { encrypt: ['kms:Encrypt'], decrypt: ['kms:Decrypt'] },
-} as const satisfies Record<KeyKind, Record<string, readonly string[]>>;
-
-/** The uses of a key of one kind (`sign`, `publicKey`, `encrypt`…). */
-export type KeyUse<Kind extends KeyKind> = keyof (typeof KEY_USES)[Kind];
 
 /** The KMS actions of some uses of a key of one kind, sorted and without repeats. */
 export const keyUseActions = <Kind extends KeyKind>(kind: Kind, uses: readonly KeyUse<Kind>[]): string[] => {

@@ -302,9 +302,9 @@ export class ServiceObjectives extends Construct {
       ),
     );
 
-    // GET /admin/slo: the API's name (ApiName of its metrics), the DLQ's depth, and the metrics themselves.
+    // GET /admin/slo: the API's name (ApiName of its metrics) and the metrics themselves; the reader's access to
+    // the DLQ's depth is its declaration's (`readsQueueDepths`).
     props.reader.function.addEnvironment(API_NAME_ENV_VAR, props.api.restApiName);
-    props.reader.addToRolePolicy(['sqs:GetQueueAttributes'], [props.deliveryDlq.queue.queueArn]);
     const readMetrics = new iam.Policy(this, 'ReadMetricsPolicy', {
       statements: [new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] })],
       roles: [props.reader.role],

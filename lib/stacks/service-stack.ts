@@ -8,26 +8,31 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { DEFAULT_FX_SECRETS_PREFIX } from '../../functions/adapters/aws/secrets-manager';
 import {
-  CALLER_USAGE_PLAN_NAME_ENV_VAR,
-  OPERATOR_ROLES_ENV_VAR,
-} from '../../functions/composition/operators';
-import { RETIRED_RECEIPT_KEY_IDS_ENV_VAR } from '../../functions/composition/receipts';
-import {
   type BucketId,
+  CALLER_USAGE_PLAN_NAME_ENV_VAR,
+  type DirectKeyId,
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
   EXPORTER_RATE_MINUTES,
+  environmentOf,
+  FUNCTION_ACCESS,
   FUNCTIONS,
+  type FunctionAccess,
   type FunctionDefinition,
   type FunctionId,
+  HEALTH_PROBES,
   KEYS,
   type KeyId,
+  type KeyUse,
+  OPERATOR_ROLES_ENV_VAR,
   type QueueId,
   RATES_RATE_MINUTES,
+  RETIRED_RECEIPT_KEY_IDS_ENV_VAR,
   ROUTES,
   SCHEDULER,
   SWEEPER_RATE_MINUTES,
-  type TABLES,
+  type TableItemAction,
+  WEBHOOK_ALLOWED_CIDRS_ENV_VAR,
 } from '../../functions/definitions';
 import { METRICS_NAMESPACE_ENV_VAR, metricsNamespace } from '../../functions/definitions/objectives';
 import { OPERATOR_ROLES } from '../../functions/domain/access/principals';
@@ -40,8 +45,8 @@ import { QueueToFunction } from '../constructs/queue-to-function';
 import { RateScheduleToFunction } from '../constructs/rate-schedule-to-function';
 import { SchedulerToQueue } from '../constructs/scheduler-to-queue';
 import { ServiceApi } from '../constructs/service-api';
-import { ServiceFunction, type TableItemAction } from '../constructs/service-function';
-import { type KeyUse, keyUseActions } from '../constructs/service-keys';
+import { ServiceFunction } from '../constructs/service-function';
+import { keyUseActions } from '../constructs/service-keys';
 import { ServiceObjectives } from '../constructs/service-objectives';
 import { StaticEgress, type StaticEgressProps } from '../constructs/static-egress';
 import { StreamToFunction } from '../constructs/stream-to-function';
@@ -54,241 +59,6 @@ import {
   type ServiceTableId,
   serviceTableEntries,
 } from '../definition-entries';
-
-/** The global secondary index names of a table, as its definition spells them. */
-type IndexNameOf<T extends ServiceTableId> = (typeof TABLES)[T] extends {
-  readonly globalSecondaryIndexes: readonly (infer Index)[];
-}
-  ? Index extends { readonly name: infer Name extends string }
-    ? Name
-    : never
-  : never;
-
-/** Keys a function may use directly: all but the data key, which only DynamoDB, SQS and S3 use. */
-type DirectKeyId = Exclude<KeyId, 'data'>;
-
-/**
- * What each function may touch, and nothing else: exactly the AWS actions its code calls (read from the adapters
- * it reaches: `functions/adapters/aws/*` through its handler and use cases), on exactly the resources it calls
- * them on. An adapter method that may issue two actions (a grouped read is a GetItem alone and a BatchGetItem
- * with company) gets both. `test/infra/least-privilege.test.ts` holds the resulting action table per function.
- */
-interface FunctionAccess {
-  /** Per table: the item actions on the table itself and the indexes it queries. */
-  readonly tables: {
-    readonly [T in ServiceTableId]?: {
-      readonly actions: readonly TableItemAction[];
-      readonly indexes?: readonly IndexNameOf<T>[];
-    };
-  };
-  /** Queues it sends to (SendMessage, with the queue key through SQS only). */
-  readonly sendsTo: readonly QueueId[];
-  /** Keys it uses directly, with exactly the uses its adapters make of them (`KEY_USES`). */
-  readonly keys: { readonly [K in DirectKeyId]?: readonly KeyUse<(typeof KEYS)[K]['kind']>[] };
-  /** Creates one-time retry schedules (passing the scheduler role). */
-  readonly schedulesRetries: boolean;
-  /**
-   * Buckets it writes new objects to, through the bucket's writer policy, and lists and reads through its reader
-   * policy (a write-once put that S3 refuses with 412 compares the object already there; the exporter reads a
-   * day back to build its manifest).
-   */
-  readonly writesBuckets: readonly BucketId[];
-  /** Runs the deep health probes (`GET /admin/health`, see HEALTH_PROBES). */
-  readonly probesHealth?: boolean;
-  /** Registers each caller key's usage identifier as an API key of the usage plan (C26, per-key throttle). */
-  readonly registersCallerKeys?: boolean;
-  /** Reads FX provider credentials by reference (rate sources' `auth.secret_ref`) from Secrets Manager. */
-  readonly readsFxCredentials?: boolean;
-  /** Publishes the receipt key set (current and retired keys' public halves): `GET /keys`, the stored JWKS. */
-  readonly publishesReceiptKeys?: boolean;
-}
-
-/**
- * What the deep health probes call (`healthProbes` in functions/composition/aws.ts): DescribeTable on the events
- * table, GetQueueAttributes on the delivery queue, HeadBucket (s3:ListBucket) on the receipts bucket.
- */
-const HEALTH_PROBES = { table: 'events', queue: 'delivery', bucket: 'receipts' } as const satisfies {
-  table: ServiceTableId;
-  queue: QueueId;
-  bucket: BucketId;
-};
-
-const NOTHING: FunctionAccess = {
-  tables: {},
-  sendsTo: [],
-  keys: {},
-  schedulesRetries: false,
-  writesBuckets: [],
-};
-
-/** A catalog reader (`CatalogReader`): the grouped pointer read, part headers, chunks and publications. */
-const CATALOG_READ: readonly TableItemAction[] = ['GetItem', 'BatchGetItem', 'Query'];
-/** A catalog publisher (`DynamoCatalogRepository.publish`): part chunks, part headers, the pointer transaction. */
-const CATALOG_PUBLISH: readonly TableItemAction[] = [...CATALOG_READ, 'PutItem', 'BatchWriteItem'];
-/** The idempotency ledger (`DynamoIdempotencyLedger`): begin, read, take over, complete, release. */
-const IDEMPOTENCY: readonly TableItemAction[] = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
-/** Change requests (`DynamoChangeRequestStore`): gzip chunks and the head, read back with their chunks. */
-const CHANGE_REQUESTS = {
-  actions: ['GetItem', 'Query', 'PutItem', 'BatchWriteItem'],
-  indexes: ['by-created'],
-} as const;
-/** The audit journal (`DynamoJournalStore`): entries, heads and the frontier in transactions; reads. */
-const JOURNAL: readonly TableItemAction[] = ['GetItem', 'Query', 'PutItem', 'UpdateItem'];
-
-const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
-  authorizer: {
-    ...NOTHING,
-    // The item of a presented key's hash (`grantOf`); nothing else.
-    tables: { apiKeys: { actions: ['GetItem'] } },
-  },
-  api: {
-    ...NOTHING,
-    // GET /keys publishes the receipt key's public half; GET /admin/health runs the probes. Nothing else: the
-    // system routes read and write no table, send no message and sign nothing.
-    keys: { receiptSigning: ['publicKey'] },
-    probesHealth: true,
-    publishesReceiptKeys: true,
-  },
-  catalog: {
-    ...NOTHING,
-    // Prices through the two-tier cache: entries and tag epochs are read (grouped with the pointer) and entries
-    // written (grouped when concurrent); invalidation (UpdateItem) is the admin function's.
-    tables: {
-      catalog: { actions: CATALOG_READ },
-      priceCache: { actions: ['GetItem', 'BatchGetItem', 'PutItem', 'BatchWriteItem'] },
-    },
-  },
-  checkout: {
-    ...NOTHING,
-    // Quotes are saved, read and marked committed in the commit transaction (beside the receipt's put); refunds
-    // update the receipt. The quote MAC is recomputed and compared, never VerifyMac'd.
-    tables: {
-      catalog: { actions: CATALOG_READ },
-      quotes: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-      receipts: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-      idempotency: { actions: IDEMPOTENCY },
-    },
-    keys: { receiptSigning: ['sign'], quoteMac: ['generateMac'] },
-  },
-  admin: {
-    ...NOTHING,
-    // A publication writes its catalog events to the outbox in the same transaction as the pointer; change
-    // requests, their releases (signed with the receipt key) and the journal entries go with it. Cache warming
-    // writes entries, invalidation bumps tag epochs.
-    tables: {
-      catalog: { actions: CATALOG_PUBLISH },
-      idempotency: { actions: IDEMPOTENCY },
-      priceCache: { actions: ['GetItem', 'BatchGetItem', 'PutItem', 'BatchWriteItem', 'UpdateItem'] },
-      events: { actions: ['PutItem'] },
-      changeRequests: CHANGE_REQUESTS,
-      journal: { actions: JOURNAL },
-      // GET /admin/slo reads the FX breakers.
-      rateState: { actions: ['GetItem'] },
-      // Caller keys (C26): issued, listed, rotated (the old hash item kept or deleted) and revoked.
-      apiKeys: { actions: ['GetItem', 'PutItem', 'DeleteItem'], indexes: ['by-created'] },
-    },
-    // Answers that carry a caller key's secret are sealed with the secrets key.
-    keys: { receiptSigning: ['sign'], secrets: ['encrypt', 'decrypt'] },
-    writesBuckets: ['journal'],
-    registersCallerKeys: true,
-  },
-  webhooks: {
-    ...NOTHING,
-    tables: {
-      // Endpoints listed (Scan), read, created, changed, deleted; partners found by their key or the key
-      // before the last rotation.
-      endpoints: {
-        actions: ['GetItem', 'Scan', 'PutItem', 'UpdateItem', 'DeleteItem'],
-        indexes: ['by-partner-key', 'by-previous-partner-key'],
-      },
-      // Producers' events published; event history by day.
-      events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
-      // An event's deliveries, deliveries by endpoint or status; replays and confirmations update them.
-      deliveries: { actions: ['GetItem', 'Query', 'UpdateItem'], indexes: ['by-endpoint', 'by-status'] },
-      replays: { actions: ['Query', 'PutItem', 'BatchWriteItem'] },
-      // The ledger, and the DPoP `jti`s remembered in the same table.
-      idempotency: { actions: IDEMPOTENCY },
-      // The versions in force for published events; partners' catalog snapshots.
-      catalog: { actions: CATALOG_READ },
-    },
-    // Replays restart deliveries.
-    sendsTo: ['delivery'],
-    // Endpoint secrets and client-certificate keys encrypted (and decrypted on rotation), sealed answers.
-    keys: { secrets: ['encrypt', 'decrypt'] },
-  },
-  fanout: {
-    ...NOTHING,
-    // The enabled endpoints (Scan), one delivery record per match (read back when it exists), the fan-out
-    // recorded on the event.
-    tables: {
-      endpoints: { actions: ['Scan'] },
-      deliveries: { actions: ['GetItem', 'PutItem'] },
-      events: { actions: ['UpdateItem'] },
-    },
-    sendsTo: ['delivery'],
-  },
-  deliver: {
-    ...NOTHING,
-    // The attempt is claimed and recorded on the delivery; a 410 Gone disables the endpoint.
-    tables: {
-      events: { actions: ['GetItem'] },
-      endpoints: { actions: ['GetItem', 'UpdateItem'] },
-      deliveries: { actions: ['GetItem', 'UpdateItem'] },
-    },
-    sendsTo: ['delivery', 'deliveryDlq'],
-    // Decrypts endpoint signing secrets and client-certificate keys.
-    keys: { secrets: ['decrypt'] },
-    schedulesRetries: true,
-  },
-  sweeper: {
-    ...NOTHING,
-    // Events whose fan-out is not recorded (a sparse index), fanned out as the fanout function does.
-    tables: {
-      events: { actions: ['UpdateItem'], indexes: ['fanout-pending'] },
-      endpoints: { actions: ['Scan'] },
-      deliveries: { actions: ['GetItem', 'PutItem'] },
-    },
-    sendsTo: ['delivery'],
-  },
-  replay: {
-    ...NOTHING,
-    // Selects deliveries through the events (by id or by day), never through the endpoints.
-    tables: {
-      events: { actions: ['GetItem'], indexes: ['by-day'] },
-      deliveries: { actions: ['Query', 'UpdateItem'] },
-      replays: { actions: ['PutItem', 'BatchWriteItem'] },
-    },
-    sendsTo: ['delivery'],
-  },
-  rates: {
-    ...NOTHING,
-    // Publishes rate ticks (catalog + outbox), opens change requests for held ticks, finishes approved
-    // changes, journals every decision and closes journal slices with signed heads.
-    tables: {
-      catalog: { actions: CATALOG_PUBLISH },
-      events: { actions: ['PutItem'] },
-      rateState: { actions: ['GetItem', 'PutItem'] },
-      changeRequests: CHANGE_REQUESTS,
-      journal: { actions: JOURNAL },
-    },
-    keys: { receiptSigning: ['sign'] },
-    writesBuckets: ['journal'],
-    // Rate sources name their provider credentials (`auth.secret_ref`), read here, never held in the policy.
-    readsFxCredentials: true,
-  },
-  exporter: {
-    ...NOTHING,
-    // Reads the receipts stream (its event source mapping); writes each signed document, the daily manifests
-    // and summaries (PutObject only: Object Lock keeps them) and reads a day back to hash it; journals each
-    // manifest, closing slices with heads signed by the receipt key and copying them to the mirror. A backfill
-    // scans the receipts table for documents the stream could not export.
-    tables: { journal: { actions: JOURNAL }, receipts: { actions: ['Scan'] } },
-    // Signs heads; reads the public halves of the key set it writes beside the receipts (`keys/jwks-….json`).
-    keys: { receiptSigning: ['sign', 'publicKey'] },
-    publishesReceiptKeys: true,
-    writesBuckets: ['receipts', 'journal'],
-  },
-};
 
 export interface PricingServiceStackProps extends StackProps {
   readonly stage: string;
@@ -332,32 +102,31 @@ export interface PricingServiceStackProps extends StackProps {
 /** The variable the admin function finds the caller usage plan by (its id would make a dependency cycle). */
 export { CALLER_USAGE_PLAN_NAME_ENV_VAR };
 
-/** The functions behind at least one `admin` route: they map IAM principals to operators (`OPERATOR_ROLES`). */
-export const operatorFunctions = (): FunctionId[] => [
-  ...new Set(ROUTES.filter((route) => route.auth === 'admin').map((route) => route.function as FunctionId)),
-];
-
-/** Environment variables set on one function only, on top of the shared environment. */
-const functionOnlyEnvironment = (
-  functionId: FunctionId,
-  props: PricingServiceStackProps,
-  shared: { readonly operatorRoles: string; readonly usagePlanName: string },
-): Record<string, string> => {
-  const variables: Record<string, string> = {};
-  if (operatorFunctions().includes(functionId)) variables[OPERATOR_ROLES_ENV_VAR] = shared.operatorRoles;
-  if (FUNCTION_ACCESS[functionId].registersCallerKeys)
-    variables[CALLER_USAGE_PLAN_NAME_ENV_VAR] = shared.usagePlanName;
-  if (FUNCTION_ACCESS[functionId].publishesReceiptKeys && props.retiredReceiptKeyArns?.length)
-    variables[RETIRED_RECEIPT_KEY_IDS_ENV_VAR] = props.retiredReceiptKeyArns.join(',');
-  if (functionId !== 'deliver' || props.webhookAllowedCidrs === undefined) return variables;
-  const cidrs = props.webhookAllowedCidrs.map((cidr) => cidr.trim());
+/** `webhookAllowedCidrs`, checked: CIDR blocks joined with commas (`WEBHOOK_ALLOWED_CIDRS`). */
+const allowedCidrsOf = (configured: readonly string[]): string => {
+  const cidrs = configured.map((cidr) => cidr.trim());
   const invalid = cidrs.filter((cidr) => !/^[0-9A-Fa-f:.]+\/\d{1,3}$/.test(cidr));
   if (cidrs.length === 0 || invalid.length > 0)
-    throw new Error(
-      `webhookAllowedCidrs must be CIDR blocks, got ${JSON.stringify(props.webhookAllowedCidrs)}`,
-    );
-  return { ...variables, WEBHOOK_ALLOWED_CIDRS: cidrs.join(',') };
+    throw new Error(`webhookAllowedCidrs must be CIDR blocks, got ${JSON.stringify(configured)}`);
+  return cidrs.join(',');
 };
+
+/**
+ * One function's environment: exactly the variables its composition reads (`environmentOf`, derived from the
+ * same declaration its grants come from), each from `values`; an optional one only when configured.
+ */
+const environmentFor = (
+  functionId: FunctionId,
+  values: Readonly<Record<string, string>>,
+): Record<string, string> =>
+  Object.fromEntries(
+    environmentOf(functionId).flatMap((variable) => {
+      const value = values[variable.name];
+      if (value === undefined && variable.required)
+        throw new Error(`${functionId}: no value for its variable ${variable.name}`);
+      return value === undefined ? [] : [[variable.name, value]];
+    }),
+  );
 
 /**
  * The stateless half: queues, functions, event source mappings, the REST API (caller-key authorizer, usage plan,
@@ -408,7 +177,7 @@ export class PricingServiceStack extends Stack {
       usagePlanName: `${restApiName}-callers`,
     };
 
-    const environment = this.functionEnvironment(props);
+    const values = this.environmentValues(props, shared);
     const egress = props.staticEgress
       ? new StaticEgress(this, 'DeliveryEgress', props.staticEgress)
       : undefined;
@@ -418,7 +187,7 @@ export class PricingServiceStack extends Stack {
       (definition, functionId) =>
         new ServiceFunction(this, `${functionId}Function`, {
           definition,
-          environment: { ...environment, ...functionOnlyEnvironment(functionId, props, shared) },
+          environment: environmentFor(functionId, values),
           ...(functionId === 'deliver' && egress ? { network: egress.network } : {}),
         }),
     );
@@ -552,7 +321,14 @@ export class PricingServiceStack extends Stack {
   }
 
   /** Every variable the AWS composition root reads, named by the definitions' `envVar`s. */
-  private functionEnvironment(props: PricingServiceStackProps): Record<string, string> {
+  /**
+   * The value of every variable a function may be given (`environmentFor` picks each function's own); the API's
+   * name is added by the objectives' reader (`ServiceObjectives`), which knows the API.
+   */
+  private environmentValues(
+    props: PricingServiceStackProps,
+    shared: { readonly operatorRoles: string; readonly usagePlanName: string },
+  ): Record<string, string> {
     return {
       ...Object.fromEntries(
         serviceTableEntries().map(([tableId, definition]) => [
@@ -578,6 +354,14 @@ export class PricingServiceStack extends Stack {
       [SCHEDULER.groupEnvVar]: this.scheduler.groupName,
       [SCHEDULER.roleEnvVar]: this.scheduler.role.roleArn,
       [METRICS_NAMESPACE_ENV_VAR]: metricsNamespace(props.stage),
+      [OPERATOR_ROLES_ENV_VAR]: shared.operatorRoles,
+      [CALLER_USAGE_PLAN_NAME_ENV_VAR]: shared.usagePlanName,
+      ...(props.retiredReceiptKeyArns?.length
+        ? { [RETIRED_RECEIPT_KEY_IDS_ENV_VAR]: props.retiredReceiptKeyArns.join(',') }
+        : {}),
+      ...(props.webhookAllowedCidrs !== undefined
+        ? { [WEBHOOK_ALLOWED_CIDRS_ENV_VAR]: allowedCidrsOf(props.webhookAllowedCidrs) }
+        : {}),
     };
   }
 
@@ -589,6 +373,7 @@ export class PricingServiceStack extends Stack {
       fn.grantTableItems(props.tables[tableId], props.keys.data, grant);
     }
     for (const queueId of access.sendsTo) fn.grantSendMessages(this.queues[queueId]);
+    for (const queueId of access.readsQueueDepths ?? []) fn.grantQueueAttributes(this.queues[queueId]);
     for (const [keyId, uses] of Object.entries(access.keys) as [DirectKeyId, readonly string[]][]) {
       const kind = KEYS[keyId].kind;
       fn.grantKeyUse(props.keys[keyId], keyUseActions(kind, uses as KeyUse<typeof kind>[]));

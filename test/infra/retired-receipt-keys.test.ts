@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { RETIRED_RECEIPT_KEY_IDS_ENV_VAR } from '../../functions/composition/receipts';
+import { RETIRED_RECEIPT_KEY_IDS_ENV_VAR } from '../../functions/definitions';
 import { addPricingStacks, retiredReceiptKeyArnsFromContext } from '../../lib/pricing-app';
 
 const RETIRED = [

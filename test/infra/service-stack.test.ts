@@ -5,15 +5,20 @@ import {
   CATALOG_RATE_LIMIT,
   consumerOfQueue,
   EVENT_SOURCE_MAPPINGS,
+  environmentOf,
+  FUNCTION_ACCESS,
   FUNCTIONS,
   type FunctionDefinition,
-  type QUEUES,
+  KEYS,
+  QUEUES,
   ROUTES,
   SCHEDULER,
+  TABLES,
   VISIBILITY_TIMEOUT_FACTOR,
 } from '../../functions/definitions';
+import { API_NAME_ENV_VAR } from '../../functions/definitions/objectives';
 import { CALLER_KEY_CACHE_SECONDS } from '../../functions/usecases/access/api-keys';
-import { bucketEntries, keyEntries, queueEntries, serviceTableEntries } from '../../lib/definition-entries';
+import { queueEntries } from '../../lib/definition-entries';
 import {
   arnOf,
   type CfnResource,
@@ -143,14 +148,6 @@ describe('delivery queue → deliver mapping', () => {
 });
 
 describe('functions', () => {
-  const expectedVariables = [
-    ...serviceTableEntries().map(([, definition]) => definition.envVar),
-    ...queueEntries().map(([, definition]) => definition.envVar),
-    ...bucketEntries().map(([, definition]) => definition.envVar),
-    ...keyEntries().map(([, definition]) => definition.envVar),
-    SCHEDULER.groupEnvVar,
-    SCHEDULER.roleEnvVar,
-  ];
   const propertiesOf = (functionId: keyof typeof FUNCTIONS) =>
     resourceOf(functionOf(functionId).function).Properties;
   const variablesOf = (functionId: keyof typeof FUNCTIONS): Record<string, unknown> =>
@@ -178,8 +175,31 @@ describe('functions', () => {
     });
   });
 
-  it.each(functions)('$functionId gets every variable the composition root reads', ({ functionId }) => {
-    expect(Object.keys(variablesOf(functionId))).toEqual(expect.arrayContaining(expectedVariables));
+  it.each(functions)(
+    '$functionId gets exactly the variables its composition reads (derived from its access), no other',
+    ({ functionId }) => {
+      // The fixture configures no retired receipt keys and no allowed ranges; the API's name goes to the
+      // objectives' reader. NODE_OPTIONS is the runtime's (source maps).
+      const expected = environmentOf(functionId)
+        .filter((variable) => variable.required || variable.name === API_NAME_ENV_VAR)
+        .filter(
+          (variable) => variable.name !== API_NAME_ENV_VAR || FUNCTION_ACCESS[functionId].readsObjectives,
+        )
+        .map((variable) => variable.name);
+      expect(Object.keys(variablesOf(functionId)).sort()).toEqual(['NODE_OPTIONS', ...expected].sort());
+    },
+  );
+
+  it('gives no function the name of a table, queue, bucket or key it has no grant for', () => {
+    const catalog = Object.keys(variablesOf('catalog'));
+    expect(catalog).toContain(TABLES.catalog.envVar);
+    for (const absent of [
+      TABLES.quotes.envVar,
+      TABLES.apiKeys.envVar,
+      QUEUES.delivery.envVar,
+      KEYS.secrets.envVar,
+    ])
+      expect(catalog).not.toContain(absent);
   });
 
   it.each(functions)('$functionId does not set the reserved AWS_REGION', ({ functionId }) => {

@@ -32,7 +32,7 @@ schedulerContract('local (DynamoDB Local + fauxqs)', setUp);
 describe('local scheduler dispatch', () => {
   it('sends a scheduled message to its queue at its time, not before, and forgets the schedule', async () => {
     const { resources, scheduler, pending } = await setUp();
-    const queue = new SqsMessageQueue(clients.sqs, resources.queueUrls);
+    const queue = new SqsMessageQueue(clients.sqs, (id) => resources.queueUrls[id]);
     const dispatcher = new ScheduleDispatcher(scheduler, queue, silentLogger, 50);
     const at = new Date(Date.now() + 1_500);
     await scheduler.scheduleOnce({ name: 'arrives', at, queue: 'delivery', body: '{"hello":"later"}' });

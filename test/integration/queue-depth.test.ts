@@ -11,7 +11,7 @@ let queue: SqsMessageQueue;
 
 beforeAll(async () => {
   resources = await provisionIsolated(clients);
-  queue = new SqsMessageQueue(clients.sqs, resources.queueUrls);
+  queue = new SqsMessageQueue(clients.sqs, (id) => resources.queueUrls[id]);
 });
 afterAll(() => destroyAwsClients(clients));
 

@@ -8,11 +8,10 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
-import { SqsMessageQueue } from '../../functions/adapters/aws/sqs-queue';
 import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
-import type { ServiceDependencies, ServiceTableId } from '../../functions/composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../functions/composition/functions';
-import { LOCAL_EGRESS, webhookContext, webhookDependencies } from '../../functions/composition/webhooks';
+import { composeService } from '../../functions/composition/service';
+import { webhookContext } from '../../functions/composition/webhooks';
 import { secretBytes } from '../../functions/domain/webhooks/secret';
 import { verifySignatureHeader } from '../../functions/domain/webhooks/signature';
 import { newId } from '../../functions/shared/ids';
@@ -20,6 +19,7 @@ import { NO_VERSIONS, outboxItemOf } from '../../functions/usecases/webhooks/eve
 import { sweepOutbox } from '../../functions/usecases/webhooks/fanout';
 import { approveByReviewers, TEST_REVIEWERS, testAdmins } from '../support/change-requests';
 import { demoCatalogWithoutRatePolicy } from '../support/demo-stack';
+import { enginePlatform } from '../support/engine-platform';
 import { engineClients, eventually, provisionIsolated, silentLogger } from '../support/engines';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/webhook-receiver';
 
@@ -227,19 +227,10 @@ describe('outbox sweeper', () => {
 
   it('fans out an event whose fan-out is not recorded after a minute, once', async () => {
     const resources = await provisionIsolated(clients);
-    const tableNames = Object.fromEntries(
-      Object.entries(resources.tableNames).filter(([id]) => !id.startsWith('local')),
-    ) as Record<ServiceTableId, string>;
     let now = new Date('2026-11-22T12:00:00.000Z');
-    const webhooks = webhookDependencies({ documents: clients.documents, tableNames, egress: LOCAL_EGRESS });
-    const ctx = webhookContext(
-      {
-        clock: { now: () => now },
-        webhooks,
-        queue: new SqsMessageQueue(clients.sqs, resources.queueUrls),
-      } as unknown as ServiceDependencies,
-      silentLogger as never,
-    );
+    const deps = composeService(enginePlatform(clients, resources, { now: () => now }), 'sweeper');
+    const { webhooks } = deps;
+    const ctx = webhookContext(deps, silentLogger as never);
     await webhooks.endpoints.create({
       endpoint_id: newId('ep'),
       url: 'http://127.0.0.1:1/webhooks/v1',

@@ -11,7 +11,8 @@ export interface EventBridgeSchedulerConfig {
   readonly groupName: string;
   /** Role Scheduler assumes to send to the target queue (it may send to the delivery queue only). */
   readonly roleArn: string;
-  readonly queueArns: Readonly<Record<QueueId, string>>;
+  /** The ARNs of the queues schedules may target (a function's retry schedules target the delivery queue). */
+  readonly queueArns: Readonly<Partial<Record<QueueId, string>>>;
 }
 
 /** `at(yyyy-mm-ddThh:mm:ss)` in UTC, rounded up to the next whole second so a schedule never fires early. */
@@ -35,6 +36,8 @@ export class EventBridgeOneTimeScheduler implements OneTimeScheduler {
 
   async scheduleOnce(schedule: OneTimeSchedule): Promise<'created' | 'exists'> {
     assertScheduleName(schedule.name);
+    const target = this.config.queueArns[schedule.queue];
+    if (!target) throw new Error(`no schedule target for queue ${schedule.queue}`);
     try {
       await this.client.send(
         new CreateScheduleCommand({
@@ -46,7 +49,7 @@ export class EventBridgeOneTimeScheduler implements OneTimeScheduler {
           ActionAfterCompletion: 'DELETE',
           State: 'ENABLED',
           Target: {
-            Arn: this.config.queueArns[schedule.queue],
+            Arn: target,
             RoleArn: this.config.roleArn,
             Input: schedule.body,
             RetryPolicy: TARGET_RETRY_POLICY,

@@ -6,7 +6,8 @@ import type { MessageQueue, QueueDepths, SendOptions } from '../../ports/queue';
 export class SqsMessageQueue implements MessageQueue, QueueDepths {
   constructor(
     private readonly sqs: SQSClient,
-    private readonly queueUrls: Readonly<Record<QueueId, string>>,
+    /** The URL of a queue by id (a function reaches only the queues it declares). */
+    private readonly queueUrl: (queue: QueueId) => string,
   ) {}
 
   async send(queue: QueueId, body: string, options: SendOptions = {}): Promise<{ messageId: string }> {
@@ -20,7 +21,7 @@ export class SqsMessageQueue implements MessageQueue, QueueDepths {
     }
     const result = await this.sqs.send(
       new SendMessageCommand({
-        QueueUrl: this.queueUrls[queue],
+        QueueUrl: this.queueUrl(queue),
         MessageBody: body,
         ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
       }),
@@ -31,7 +32,7 @@ export class SqsMessageQueue implements MessageQueue, QueueDepths {
   async depth(queue: QueueId): Promise<number> {
     const result = await this.sqs.send(
       new GetQueueAttributesCommand({
-        QueueUrl: this.queueUrls[queue],
+        QueueUrl: this.queueUrl(queue),
         AttributeNames: ['ApproximateNumberOfMessages'],
       }),
     );

@@ -10,15 +10,14 @@ import type {
   DynamoDBStreamEvent,
   SQSEvent,
 } from 'aws-lambda';
-import { changeRequestDependencies, guardrailsFromEnv } from '../../composition/change-requests';
-import type { ServiceDependencies, ServiceTableId } from '../../composition/dependencies';
+import { changeRequestDependencies } from '../../composition/change-requests';
+import type { RateIngestionDependencies, ServiceDependencies } from '../../composition/dependencies';
 import { integerSetting } from '../../composition/environment';
 import { FUNCTION_FACTORIES } from '../../composition/functions';
-import { crashHookFromEnv, idempotencyDependencies } from '../../composition/idempotency';
-import { JOURNAL_LOG_ID, journalSlicing } from '../../composition/journal';
+import { crashHookFromEnv } from '../../composition/idempotency';
 import { fxTickSecondsFromEnv, localRateSourceAccess } from '../../composition/rates';
-import { receiptExportSettings } from '../../composition/receipts';
-import { LOCAL_EGRESS, webhookDependencies } from '../../composition/webhooks';
+import { composeService, type ServicePlatform } from '../../composition/service';
+import { LOCAL_EGRESS } from '../../composition/webhooks';
 import {
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
@@ -27,13 +26,11 @@ import {
   type FunctionId,
   RATES_RATE_MINUTES,
   type RateLimit,
+  type ServiceTableId,
   SWEEPER_RATE_MINUTES,
-  TABLES,
-  type TableDefinition,
-  type TableId,
 } from '../../definitions';
 import { type CallerScope, STOREFRONT_SCOPES } from '../../domain/access/principals';
-import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/webhooks/retry-policy';
 import { createAuthorizerHandler } from '../../handlers/authorizer';
 import type { ExporterResult } from '../../handlers/exporter';
 import type { RatesRunReport } from '../../handlers/rates';
@@ -42,19 +39,9 @@ import type { HealthProbe } from '../../ports/health';
 import { systemClock } from '../../shared/clock';
 import { createLogger, type LoggerOptions } from '../../shared/logger';
 import { ensureConfiguredKey } from '../../usecases/access/api-keys';
-import { Journal } from '../../usecases/audit/journal';
 import { publishSeedCatalog } from '../../usecases/change-requests/bootstrap';
 import type { WebhookSettings } from '../../usecases/webhooks/context';
-import { DynamoApiKeyStore } from '../aws/api-key-store';
-import { DynamoCatalogRepository } from '../aws/catalog-repository';
-import { DynamoChangeRequestStore } from '../aws/change-request-store';
-import { DynamoReceiptItemSource } from '../aws/checkout-repository';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
-import { dynamoDbProbe, s3Probe, sqsProbe } from '../aws/health-probes';
-import { DynamoJournalStore, S3JournalMirror } from '../aws/journal-store';
-import { S3ObjectStore } from '../aws/object-store';
-import { DynamoPriceCacheStore } from '../aws/price-cache-store';
-import { DynamoRateStateStore } from '../aws/rate-state-store';
 import { SqsMessageQueue } from '../aws/sqs-queue';
 import type { EgressPolicy } from '../http/guarded-http-client';
 import { type ProvisionedResources, provisionResources } from './bootstrap';
@@ -229,7 +216,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       return logger;
     };
     const stackLogger = loggerFor('pricing-local');
-    const queue = new SqsMessageQueue(clients.sqs, resources.queueUrls);
+    const queue = new SqsMessageQueue(clients.sqs, (id) => resources.queueUrls[id]);
     const scheduler = new LocalOneTimeScheduler(
       clients.documents,
       resources.tableNames.localSchedules,
@@ -239,111 +226,86 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
 
     const pollers: { healthy: boolean; start(): void; stop(): Promise<void> }[] = [];
     const fxTick = fxTickSecondsFromEnv(options.environment ?? {});
-    const serviceTableNames = Object.fromEntries(
-      (Object.entries(TABLES) as [TableId, TableDefinition][])
-        .filter(([, table]) => table.scope === 'service')
-        .map(([id]) => [id, resources.tableNames[id]]),
-    ) as Record<ServiceTableId, string>;
     // One recorder for every function instance of the stack, read back by GET /admin/slo.
     const metrics = new InProcessMetrics(clock);
-    const deps: ServiceDependencies = {
+    const env = options.environment ?? {};
+    const egress = options.webhooks?.egress ?? LOCAL_EGRESS;
+    const serviceTable = (id: ServiceTableId): string => resources.tableNames[id];
+    // The process's simulated FX feed: one for the rates function and for the tests that drive it.
+    const rateIngestion: Omit<RateIngestionDependencies, 'state'> = {
+      ...(fxTick ? { intervalOverrideSeconds: fxTick } : {}),
+      simulatedStepSeconds: fxTick ?? 60,
+      simulated: {},
+      ...localRateSourceAccess(root, egress),
+    };
+    const platform: ServicePlatform = {
+      env,
       clock,
       createLogger: (functionId) =>
         createLogger({ serviceName: `pricing-${functionId}`, logLevel: options.logLevel ?? 'INFO' }),
-      dynamoDb: clients.dynamoDb,
-      documents: clients.documents,
-      tableNames: serviceTableNames,
-      bucketNames: resources.bucketNames,
-      queueUrls: resources.queueUrls,
-      queue,
-      scheduler,
-      receiptSigner: keys.receiptSigner,
+      clients: () => clients,
+      tableName: serviceTable,
+      queueUrl: (id) => resources.queueUrls[id],
+      bucketName: (id) => resources.bucketNames[id],
+      receiptSigner: () => keys.receiptSigner,
       // The local stack signs with one key for its whole life: none retired.
-      retiredReceiptKeys: [],
-      quoteMac: keys.quoteMac,
-      secretsCipher: keys.secretsCipher,
-      catalogRepository: new DynamoCatalogRepository(
-        clients.documents,
-        serviceTableNames.catalog,
-        serviceTableNames.events,
-      ),
-      webhooks: webhookDependencies({
-        documents: clients.documents,
-        tableNames: serviceTableNames,
-        egress: options.webhooks?.egress ?? LOCAL_EGRESS,
-        ...(options.webhooks?.policy ? { policy: options.webhooks.policy } : {}),
-        ...(options.webhooks?.settings ? { settings: options.webhooks.settings } : {}),
-      }),
-      priceCacheStore: new DynamoPriceCacheStore(clients.documents, serviceTableNames.priceCache),
-      changeRequests: new DynamoChangeRequestStore(clients.documents, serviceTableNames.changeRequests),
-      guardrails: guardrailsFromEnv(options.environment ?? {}),
-      rates: {
-        state: new DynamoRateStateStore(clients.documents, serviceTableNames.rateState),
-        ...(fxTick ? { intervalOverrideSeconds: fxTick } : {}),
-        simulatedStepSeconds: fxTick ?? 60,
-        simulated: {},
-        ...localRateSourceAccess(root, options.webhooks?.egress ?? LOCAL_EGRESS),
-      },
-      journal: new Journal({
-        store: new DynamoJournalStore(clients.documents, serviceTableNames.journal),
-        mirror: new S3JournalMirror(clients.s3, resources.bucketNames.journal),
-        signer: keys.receiptSigner,
-        clock,
-        logId: JOURNAL_LOG_ID,
-        ...journalSlicing(options.environment ?? {}),
-      }),
-      receiptExport: {
-        objects: new S3ObjectStore(clients.s3, resources.bucketNames.receipts),
-        settings: receiptExportSettings(options.environment ?? {}),
-        receipts: new DynamoReceiptItemSource(clients.documents, serviceTableNames.receipts),
-      },
-      metrics: { recorder: () => metrics, figures: metrics },
-      idempotency: idempotencyDependencies(
-        clients.documents,
-        serviceTableNames.idempotency,
-        options.environment ?? {},
-        crashHookFromEnv(options.environment ?? {}),
-      ),
-      apiKeys: new DynamoApiKeyStore(clients.documents, serviceTableNames.apiKeys),
+      retiredReceiptKeys: () => [],
+      quoteMac: () => keys.quoteMac,
+      secretsCipher: () => keys.secretsCipher,
+      scheduler: () => scheduler,
+      egress: () => egress,
+      retryPolicy: () => options.webhooks?.policy ?? DEFAULT_RETRY_POLICY,
+      ...(options.webhooks?.settings ? { webhookSettings: options.webhooks.settings } : {}),
+      rates: () => rateIngestion,
+      metrics: () => ({ recorder: () => metrics, figures: metrics }),
       // Local operators come from ADMIN_TOKENS through the gateway, not from IAM.
-      operatorRoles: [],
+      operatorRoles: () => [],
       // The local gateway throttles per key id itself (TokenBuckets): there is no usage plan to register with.
-      callerUsagePlan: { register: async () => undefined, remove: async () => undefined },
-      healthProbes: [
-        dynamoDbProbe(clients.dynamoDb, resources.tableNames.events),
-        sqsProbe(clients.sqs, resources.queueUrls.delivery),
-        s3Probe(clients.s3, resources.bucketNames.receipts),
+      callerUsagePlan: () => ({ register: async () => undefined, remove: async () => undefined }),
+      extraHealthProbes: () => [
         componentProbe('event_source_mappings', () => pollers.every((poller) => poller.healthy)),
         componentProbe('scheduler', () => dispatcher.healthy),
       ],
+      ...(crashHookFromEnv(env) ? { onCheckpoint: crashHookFromEnv(env) } : {}),
     };
+    // Each function gets only what it declares, as in AWS; `deps` (for tests and the stack's own start-up) all.
+    const deps = composeService(platform);
+    const depsOf = (id: FunctionId): ServiceDependencies => composeService(platform, id);
 
     const pool = <Event, Result>(id: FunctionId, factory: () => LambdaHandler<Event, Result>) =>
       new FunctionPool<Event, Result>(FUNCTIONS[id], factory);
     const httpPools: Partial<Record<FunctionId, HttpFunctionPool>> = {
-      api: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('api', () => FUNCTION_FACTORIES.api(deps)),
+      api: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('api', () =>
+        FUNCTION_FACTORIES.api(depsOf('api')),
+      ),
       catalog: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('catalog', () =>
-        FUNCTION_FACTORIES.catalog(deps),
+        FUNCTION_FACTORIES.catalog(depsOf('catalog')),
       ),
       checkout: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('checkout', () =>
-        FUNCTION_FACTORIES.checkout(deps),
+        FUNCTION_FACTORIES.checkout(depsOf('checkout')),
       ),
-      admin: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('admin', () => FUNCTION_FACTORIES.admin(deps)),
+      admin: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('admin', () =>
+        FUNCTION_FACTORIES.admin(depsOf('admin')),
+      ),
       webhooks: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('webhooks', () =>
-        FUNCTION_FACTORIES.webhooks(deps),
+        FUNCTION_FACTORIES.webhooks(depsOf('webhooks')),
       ),
     };
-    const sweeperPool = pool<unknown, { swept: number }>('sweeper', () => FUNCTION_FACTORIES.sweeper(deps));
-    const ratesPool = pool<unknown, RatesRunReport>('rates', () => FUNCTION_FACTORIES.rates(deps));
+    const sweeperPool = pool<unknown, { swept: number }>('sweeper', () =>
+      FUNCTION_FACTORIES.sweeper(depsOf('sweeper')),
+    );
+    const ratesPool = pool<unknown, RatesRunReport>('rates', () => FUNCTION_FACTORIES.rates(depsOf('rates')));
     const fanoutPool = pool<
       DynamoDBStreamEvent,
       Awaited<ReturnType<ReturnType<typeof FUNCTION_FACTORIES.fanout>>>
-    >('fanout', () => FUNCTION_FACTORIES.fanout(deps));
+    >('fanout', () => FUNCTION_FACTORIES.fanout(depsOf('fanout')));
     const deliverPool = pool<SQSEvent, Awaited<ReturnType<ReturnType<typeof FUNCTION_FACTORIES.deliver>>>>(
       'deliver',
-      () => FUNCTION_FACTORIES.deliver(deps),
+      () => FUNCTION_FACTORIES.deliver(depsOf('deliver')),
     );
-    const exporterPool = pool<unknown, ExporterResult>('exporter', () => FUNCTION_FACTORIES.exporter(deps));
+    const exporterPool = pool<unknown, ExporterResult>('exporter', () =>
+      FUNCTION_FACTORIES.exporter(depsOf('exporter')),
+    );
     const invocable: Record<InvocableFunctionId, { invoke(event: never): Promise<unknown> }> = {
       sweeper: sweeperPool,
       rates: ratesPool,
@@ -487,7 +449,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       host,
       port: options.port,
       functions: httpPools,
-      authorizer: createAuthorizerHandler(deps, {
+      authorizer: createAuthorizerHandler(depsOf('authorizer'), {
         ...(options.callerKeyCacheSeconds === undefined
           ? {}
           : { cacheSeconds: options.callerKeyCacheSeconds }),

@@ -310,7 +310,14 @@ export const confirmEventOperation = (ctx: WebhookContext, deps: ConfirmEventDep
       throw confirmationError(error);
     }
   }, deps.idempotency);
-  const dpopContext = { ...ctx, dpop: deps.dpop, dpopReplays: deps.dpopReplays };
+  const dpopContext = {
+    clock: ctx.clock,
+    get settings() {
+      return ctx.settings;
+    },
+    dpop: deps.dpop,
+    dpopReplays: deps.dpopReplays,
+  };
   return async (request) => {
     const { event, traceId } = request;
     const authorization = authorizationOf(event.headers) ?? '';

@@ -1,38 +1,142 @@
+/**
+ * The AWS composition root, per function: built from exactly the environment the CDK sets on that function
+ * (`environmentOf`, derived from the declaration its grants come from), every function's handler is built, every
+ * member it declares is reachable, every other member is refused by name, and nothing reads a variable that is
+ * not in its environment (besides the settings every function may be tuned with).
+ */
 import { describe, expect, it } from 'vitest';
-import { awsDependencies, queueArnFromUrl } from '../../../functions/composition/aws';
+import { awsDependencies, awsPlatform, queueArnFromUrl } from '../../../functions/composition/aws';
+import type { ServiceDependencies } from '../../../functions/composition/dependencies';
+import { FUNCTION_FACTORIES } from '../../../functions/composition/functions';
+import { composeService } from '../../../functions/composition/service';
 import {
   BUCKETS,
+  environmentOf,
+  FUNCTIONS,
+  type FunctionId,
   KEYS,
   QUEUES,
   SCHEDULER,
-  serviceTables,
   TABLES,
-  type TableDefinition,
 } from '../../../functions/definitions';
 import { METRICS_NAMESPACE_ENV_VAR } from '../../../functions/definitions/objectives';
 
 const ACCOUNT = '123456789012';
 const queueUrl = (id: string) => `https://sqs.eu-west-1.amazonaws.com/${ACCOUNT}/pricing-${id}`;
 
-/** Every variable the deployed functions need, named by the definitions (not by this test). */
-const completeEnvironment = (): Record<string, string> => ({
-  AWS_REGION: 'eu-west-1',
-  ...Object.fromEntries(serviceTables().map((table) => [table.envVar, `pricing-${table.id}`])),
+/** A plausible value for every variable a function can be given, named by the definitions (not by this test). */
+const VALUES: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(Object.values(TABLES).map((table) => [table.envVar, `pricing-${table.id}`])),
   ...Object.fromEntries(Object.values(QUEUES).map((queue) => [queue.envVar, queueUrl(queue.id)])),
   ...Object.fromEntries(Object.values(BUCKETS).map((bucket) => [bucket.envVar, `pricing-${bucket.id}`])),
-  // The data key is used by DynamoDB, SQS and S3 on the functions' behalf, never by a function directly.
   ...Object.fromEntries(
-    Object.values(KEYS)
-      .filter((key) => key.id !== KEYS.data.id)
-      .map((key) => [key.envVar, `alias/pricing-${key.id}`]),
+    Object.values(KEYS).map((key) => [key.envVar, `arn:aws:kms:eu-west-1:${ACCOUNT}:key/${key.id}`]),
   ),
   [SCHEDULER.groupEnvVar]: SCHEDULER.groupName,
   [SCHEDULER.roleEnvVar]: `arn:aws:iam::${ACCOUNT}:role/pricing-scheduler`,
   [METRICS_NAMESPACE_ENV_VAR]: 'Pricing/test',
+  OPERATOR_ROLES: '[]',
+  CALLER_USAGE_PLAN_NAME: 'pricing-api-callers',
+};
+
+/** The environment the CDK gives one function (its required variables), with the region Lambda sets. */
+const environmentOfFunction = (functionId: FunctionId): Record<string, string> => ({
+  AWS_REGION: 'eu-west-1',
+  ...Object.fromEntries(
+    environmentOf(functionId)
+      .filter((variable) => variable.required)
+      .map((variable) => [variable.name, VALUES[variable.name] as string]),
+  ),
 });
 
-const without = (env: Record<string, string>, name: string): Record<string, string> =>
-  Object.fromEntries(Object.entries(env).filter(([key]) => key !== name));
+/** Settings every function may be tuned with (each has a default, so the template sets none). */
+const TUNABLE = /^(CR_MAX_|JOURNAL_SLICE_|IDEMPOTENCY_LEASE_|WEBHOOK_|RECEIPT_EXPORT_|FX_SECRETS_PREFIX$)/;
+
+/** An environment that records every variable read. */
+const recording = (env: Record<string, string>) => {
+  const read = new Set<string>();
+  const proxy = new Proxy(env, {
+    get: (target, name) => {
+      if (typeof name === 'string') read.add(name);
+      return target[name as string];
+    },
+  });
+  return { env: proxy, read };
+};
+
+/** Reaches every member (and every member of the grouped ones): the refusals, by member. */
+const reachEverything = (deps: ServiceDependencies): Record<string, string> => {
+  const refused: Record<string, string> = {};
+  const visit = (object: object, prefix: string) => {
+    for (const key of Object.keys(object)) {
+      try {
+        const value = (object as Record<string, unknown>)[key];
+        if (['webhooks', 'receiptExport'].includes(key) && value && typeof value === 'object')
+          visit(value, `${key}.`);
+      } catch (error) {
+        refused[`${prefix}${key}`] = (error as Error).message;
+      }
+    }
+  };
+  visit(deps, '');
+  return refused;
+};
+
+describe('awsDependencies per function', () => {
+  const functionIds = Object.keys(FUNCTIONS) as FunctionId[];
+
+  it.each(functionIds)(
+    '%s: its handler builds from its own environment, reading nothing else',
+    (functionId) => {
+      const { env, read } = recording(environmentOfFunction(functionId));
+      const deps = composeService(awsPlatform(env), functionId);
+      expect(() => FUNCTION_FACTORIES[functionId](deps)).not.toThrow();
+      const refused = reachEverything(deps);
+      // What it does not declare is refused by name, never for a missing variable.
+      for (const message of Object.values(refused)) {
+        expect(message).toMatch(
+          new RegExp(`^the ${functionId} function (has no access to|does not schedule|does not publish)`),
+        );
+      }
+      const declared = new Set(['AWS_REGION', ...environmentOf(functionId).map((variable) => variable.name)]);
+      expect([...read].filter((name) => !declared.has(name) && !TUNABLE.test(name))).toEqual([]);
+    },
+  );
+
+  it('refuses what a function does not declare: the catalog function has no receipts table', () => {
+    const deps = composeService(awsPlatform(environmentOfFunction('catalog')), 'catalog');
+    expect(() => deps.checkoutRepository).toThrow(
+      'the catalog function has no access to table quotes: declare it in functions/definitions/access.ts',
+    );
+    expect(() => deps.secretsCipher).toThrow('the catalog function has no access to key secrets');
+    expect(() => deps.scheduler).toThrow('the catalog function does not schedule retries');
+  });
+
+  it('names a missing variable when the member that needs it is first built', () => {
+    const env = { ...environmentOfFunction('checkout') };
+    delete env[TABLES.quotes.envVar];
+    const deps = composeService(awsPlatform(env), 'checkout');
+    expect(() => deps.checkoutRepository).toThrow(`missing environment variable ${TABLES.quotes.envVar}`);
+  });
+
+  it('needs AWS_REGION at once, and treats an empty value as missing', () => {
+    expect(() => awsPlatform({})).toThrow('missing environment variable AWS_REGION');
+    expect(() => awsPlatform({ AWS_REGION: '' })).toThrow('missing environment variable AWS_REGION');
+  });
+
+  it('refuses a delivery queue URL that is not an SQS URL when the scheduler is built', () => {
+    const env = {
+      ...environmentOfFunction('deliver'),
+      [QUEUES.delivery.envVar]: 'http://localhost:4566/0/q',
+    };
+    expect(() => composeService(awsPlatform(env), 'deliver').scheduler).toThrow(/not an SQS queue URL/);
+  });
+
+  it('builds each function once per instance', () => {
+    const env = environmentOfFunction('api');
+    expect(awsDependencies('api', env)).toBe(awsDependencies('api', env));
+  });
+});
 
 describe('queueArnFromUrl', () => {
   it('turns an SQS queue URL into its ARN', () => {
@@ -57,54 +161,5 @@ describe('queueArnFromUrl', () => {
     ['local emulator URL', `http://127.0.0.1:4566/${ACCOUNT}/q`],
   ])('refuses a malformed URL (%s), naming it', (_label, url) => {
     expect(() => queueArnFromUrl(url)).toThrow(`not an SQS queue URL: ${url}`);
-  });
-});
-
-describe('awsDependencies: missing settings', () => {
-  it('names the first missing variable when only AWS_REGION is set', () => {
-    const firstTable = serviceTables()[0];
-    expect(firstTable).toBeDefined();
-    expect(() => awsDependencies({ AWS_REGION: 'eu-west-1' })).toThrow(
-      `missing environment variable ${firstTable?.envVar}`,
-    );
-  });
-
-  it.each(Object.keys(completeEnvironment()))('names %s when it alone is missing', (name) => {
-    expect(() => awsDependencies(without(completeEnvironment(), name))).toThrow(
-      new Error(`missing environment variable ${name}`),
-    );
-  });
-
-  it('treats an empty value as missing', () => {
-    expect(() => awsDependencies({ ...completeEnvironment(), AWS_REGION: '' })).toThrow(
-      'missing environment variable AWS_REGION',
-    );
-  });
-
-  it('refuses a queue URL that is not an SQS URL', () => {
-    const env = {
-      ...completeEnvironment(),
-      [QUEUES.delivery.envVar]: 'http://localhost:4566/000000000000/q',
-    };
-    expect(() => awsDependencies(env)).toThrow(/not an SQS queue URL/);
-  });
-});
-
-// Runs last: a successful call is cached for the life of the module.
-describe('awsDependencies: complete settings', () => {
-  it('builds every dependency without the local-only tables', () => {
-    const localTables = Object.values(TABLES)
-      .filter((table: TableDefinition) => table.scope === 'local')
-      .map((table) => table.envVar);
-    const env = completeEnvironment();
-    for (const name of localTables) expect(env[name]).toBeUndefined();
-    const deps = awsDependencies(env);
-    expect(deps.tableNames).toEqual(
-      Object.fromEntries(serviceTables().map((table) => [table.id, `pricing-${table.id}`])),
-    );
-    expect(deps.queueUrls.delivery).toBe(queueUrl(QUEUES.delivery.id));
-    expect(deps.bucketNames.receipts).toBe(`pricing-${BUCKETS.receipts.id}`);
-    expect(deps.healthProbes).toHaveLength(3);
-    expect(awsDependencies({})).toBe(deps);
   });
 });
