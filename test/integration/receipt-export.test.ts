@@ -6,17 +6,10 @@ import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import { DynamoJournalStore } from '../../functions/adapters/aws/journal-store';
 import { S3ObjectStore } from '../../functions/adapters/aws/object-store';
 import { canonicalJson } from '../../functions/domain/money/canonical';
-import {
-  documentKey,
-  exportBytes,
-  type Manifest,
-  manifestKey,
-  merkleRootOfDigests,
-  receiptImageOf,
-  sha256Hex,
-  summaryKey,
-  verifyExportedDay,
-} from '../../functions/domain/receipts/export';
+import { exportBytes, receiptImageOf, sha256Hex } from '../../functions/domain/receipts/export/documents';
+import { documentKey, manifestKey, summaryKey } from '../../functions/domain/receipts/export/keys';
+import { type Manifest, merkleRootOfDigests } from '../../functions/domain/receipts/export/manifest';
+import { verifyExportedDay } from '../../functions/domain/receipts/export/verify';
 import type { JsonObject, Jwk } from '../../functions/domain/receipts/receipt';
 import type { Clock } from '../../functions/ports/clock';
 import { ObjectConflictError } from '../../functions/ports/object-store';

@@ -15,35 +15,43 @@
  *   `ReceiptExportLate` signal) for an operator to look at, as the offline verification would.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { summaryBytes } from '../../domain/receipts/export/csv';
 import {
-  buildManifestPayload,
   closedDays,
   datesBetween,
-  documentsOfChange,
   dueDays,
+  isDayClosed,
+  isExportDate,
+} from '../../domain/receipts/export/dates';
+import {
+  decodeJsonObject,
+  documentsOfChange,
   type ExportDocument,
   exportBytes,
   exportDocumentOf,
-  type FoundObject,
-  isDayClosed,
-  isExportDate,
-  MANIFEST_ENTRY_TYPE,
+  type ReceiptChange,
+  receiptImageOf,
+  sha256Hex,
+  summaryFieldsOf,
+} from '../../domain/receipts/export/documents';
+import {
   MANIFESTS_PREFIX,
-  type Manifest,
-  manifestEntryData,
-  manifestEntryId,
   manifestKey,
   parseDocumentKey,
   parseManifestKey,
   partitionPrefix,
   RECEIPTS_PREFIX,
-  type ReceiptChange,
-  receiptImageOf,
-  sha256Hex,
-  summaryCsv,
-  summaryFieldsOf,
   summaryKey,
-} from '../../domain/receipts/export';
+} from '../../domain/receipts/export/keys';
+import {
+  asManifest,
+  buildManifestPayload,
+  type FoundObject,
+  MANIFEST_ENTRY_TYPE,
+  type Manifest,
+  manifestEntryData,
+  manifestEntryId,
+} from '../../domain/receipts/export/manifest';
 import { canonicalBytes, type JsonObject, receiptHash } from '../../domain/receipts/receipt';
 import type { ReceiptItemSource } from '../../ports/checkout';
 import type { Clock } from '../../ports/clock';
@@ -141,19 +149,10 @@ const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
 /** Objects read at once while building a manifest. */
 const READ_PARALLEL = 16;
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
 const parseObject = (key: string, bytes: Uint8Array): JsonObject => {
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(bytes));
-  } catch {
-    throw new ExportIntegrityError(`${key} is not JSON`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ExportIntegrityError(`${key} is not a JSON object`);
-  }
-  return value as JsonObject;
+  const decoded = decodeJsonObject(bytes);
+  if ('problem' in decoded) throw new ExportIntegrityError(`${key} is ${decoded.problem}`);
+  return decoded.object;
 };
 
 export class ReceiptExport {
@@ -172,13 +171,18 @@ export class ReceiptExport {
 
   /** A document of a closed day whose manifest is already written is missing from that manifest. */
   private async reportIfLate(item: ExportDocument): Promise<void> {
-    const { clock, settings, objects, logger } = this.deps;
+    const { clock, settings, objects } = this.deps;
     if (!isDayClosed(item.date, clock.now(), settings.graceMinutes)) return;
     if (!(await objects.head(manifestKey(item.date)))) return;
-    logger.error('document exported after its day was closed', {
+    this.logLate(item.key, item.date);
+  }
+
+  /** The `ReceiptExportLate` signal: a document of `date` that its manifest does not list. */
+  private logLate(key: string, date: string): void {
+    this.deps.logger.error('document exported after its day was closed', {
       alarm: 'ReceiptExportLate',
-      key: item.key,
-      manifest: manifestKey(item.date),
+      key,
+      manifest: manifestKey(date),
     });
   }
 
@@ -302,11 +306,11 @@ export class ReceiptExport {
   }
 
   private storedManifest(date: string, bytes: Uint8Array): Manifest {
-    const manifest = parseObject(manifestKey(date), bytes) as unknown as Manifest;
-    if (manifest.date !== date || !Array.isArray(manifest.objects)) {
+    const parsed = asManifest(parseObject(manifestKey(date), bytes));
+    if ('problem' in parsed || parsed.manifest.date !== date) {
       throw new ExportIntegrityError(`${manifestKey(date)} is not the manifest of ${date}`);
     }
-    return manifest;
+    return parsed.manifest;
   }
 
   private async create(date: string): Promise<ManifestResult> {
@@ -348,14 +352,8 @@ export class ReceiptExport {
    * manifest yet, so it did not report itself late: the day is listed again once the manifest is written.
    */
   private async reportMissedBy(date: string, inManifest: ReadonlySet<string>): Promise<void> {
-    const { objects, logger } = this.deps;
-    for (const { key } of await objects.list(partitionPrefix(date))) {
-      if (inManifest.has(key)) continue;
-      logger.error('document exported after its day was closed', {
-        alarm: 'ReceiptExportLate',
-        key,
-        manifest: manifestKey(date),
-      });
+    for (const { key } of await this.deps.objects.list(partitionPrefix(date))) {
+      if (!inManifest.has(key)) this.logLate(key, date);
     }
   }
 
@@ -383,7 +381,7 @@ export class ReceiptExport {
         }
         return { item: exportDocumentOf(document), sha256: object.sha256 };
       });
-      await objects.putOnce(summaryKey(date), new TextEncoder().encode(summaryCsv(rows)), CSV_TYPE);
+      await objects.putOnce(summaryKey(date), summaryBytes(rows), CSV_TYPE);
     }
     let journalIndex: number | undefined;
     const entryId = manifestEntryId(date);
@@ -396,19 +394,14 @@ export class ReceiptExport {
         })
       ).index;
     }
-    this.deps.logger.info('receipts manifest', {
-      date,
-      outcome,
-      count: manifest.count,
-      merkle_root: manifest.merkle_root,
-      ...(journalIndex === undefined ? {} : { journal_index: journalIndex }),
-    });
-    return {
+    const result: ManifestResult = {
       date,
       outcome,
       count: manifest.count,
       merkle_root: manifest.merkle_root,
       ...(journalIndex === undefined ? {} : { journal_index: journalIndex }),
     };
+    this.deps.logger.info('receipts manifest', { ...result });
+    return result;
   }
 }

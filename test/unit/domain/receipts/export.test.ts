@@ -3,40 +3,46 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../../functions/domain/money/canonical';
 import {
-  addDays,
-  buildManifestPayload,
-  closedDays,
   csvField,
   csvRecord,
+  SUMMARY_COLUMNS,
+  summaryCsv,
+  summaryRow,
+} from '../../../../functions/domain/receipts/export/csv';
+import {
+  addDays,
+  closedDays,
   datesBetween,
-  documentKey,
-  documentsOfChange,
   dueDays,
-  type ExportedDay,
-  ExportFormatError,
-  exportBytes,
-  exportDocumentOf,
   isDayClosed,
   isExportDate,
-  manifestEntryData,
-  manifestEntryId,
+  partitionDate,
+} from '../../../../functions/domain/receipts/export/dates';
+import {
+  documentsOfChange,
+  exportBytes,
+  exportDocumentOf,
+  receiptImageOf,
+  sha256Hex,
+  summaryFieldsOf,
+} from '../../../../functions/domain/receipts/export/documents';
+import { ExportFormatError } from '../../../../functions/domain/receipts/export/errors';
+import {
+  documentKey,
   manifestKey,
-  merkleRootOfDigests,
   parseDocumentKey,
   parseManifestKey,
-  partitionDate,
   partitionPrefix,
-  receiptImageOf,
-  SUMMARY_COLUMNS,
-  sha256Hex,
-  summaryCsv,
-  summaryFieldsOf,
   summaryKey,
-  summaryRow,
-  sumTotals,
-  totalsOf,
-  verifyExportedDay,
-} from '../../../../functions/domain/receipts/export';
+} from '../../../../functions/domain/receipts/export/keys';
+import {
+  buildManifestPayload,
+  manifestEntryData,
+  manifestEntryId,
+  merkleRootOfDigests,
+} from '../../../../functions/domain/receipts/export/manifest';
+import { sumTotals, totalsOf } from '../../../../functions/domain/receipts/export/totals';
+import { type ExportedDay, verifyExportedDay } from '../../../../functions/domain/receipts/export/verify';
 import type { JsonObject, Jwk } from '../../../../functions/domain/receipts/receipt';
 import {
   receiptItem,
