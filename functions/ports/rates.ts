@@ -1,8 +1,12 @@
 import type { z } from 'zod';
 import type { Tick } from '../domain/rates/aggregate';
+import type { HeldTick } from '../domain/rates/decision';
 import type { BreakerState } from '../domain/rates/protection';
 import type { fxRateSchema } from '../schemas/catalog-document';
 import type { RatePolicy } from '../schemas/rate-policy';
+
+/** A tick beyond the per-tick cap, waiting for people to decide (the rate domain's, as stored). */
+export type { HeldTick };
 
 /** A published rate as the catalog's fx part holds it (`pair` written `EUR→USD`). */
 export type FxRate = z.infer<typeof fxRateSchema>;
@@ -34,20 +38,6 @@ export interface PublishedRate {
   readonly effective_from: string;
   readonly observed_at: string;
   readonly fx_version: string;
-}
-
-/** A tick beyond the per-tick cap, waiting for people to decide in a change request. */
-export interface HeldTick {
-  readonly rate: string;
-  /** The published rate it was compared with. */
-  readonly last_rate: string;
-  readonly move_bps: string;
-  readonly source: string;
-  readonly observed_at: string;
-  /** The slot (epoch seconds) in which it was held. */
-  readonly slot: number;
-  /** Set once the change request is open. */
-  readonly cr_id?: string;
 }
 
 /** A journal entry (the `JournalAppender` input) waiting to be appended. */

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ECB_CURRENCIES, ECB_DAILY_URL } from '../domain/rates/ecb';
+import { canonicalPair } from '../domain/rates/pairs';
 import { isSecretRef, SECRET_REF_PATTERN } from '../ports/secrets';
 
 export const DEFAULT_SOURCE_TIMEOUT_MS = 5000;
@@ -20,8 +21,8 @@ export const MIN_MEDIAN_SOURCE_COUNT = 3;
 const sourceId = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'letters, digits and _ . : - (1–64)');
 const pairCode = z.string().regex(/^[A-Z]{3,5}(→|->)[A-Z]{3,5}$/, 'a pair such as "EUR→USD"');
 
-/** `EUR->USD` and `EUR→USD` are the same pair; rates are published as `EUR→USD`. */
-export const canonicalPair = (pair: string): string => pair.replace('->', '→');
+/** The rate domain's pair spelling rule, for the schema's users. */
+export { canonicalPair };
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;
 const placeholdersOf = (text: string): string[] =>

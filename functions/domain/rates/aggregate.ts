@@ -1,4 +1,5 @@
 import { DECIMAL_STRING, Decimal, dec, sum, ZERO } from '../money/decimal';
+import { instantOf } from './time';
 
 /**
  * Aggregation methods of an FX pair (spec rule 9): `provider` (the first source of the fallback order that
@@ -88,11 +89,7 @@ export interface TwapWindow {
   readonly seconds: number;
 }
 
-const timeOf = (tick: Tick): number => {
-  const time = Date.parse(tick.observed_at);
-  if (Number.isNaN(time)) throw new RangeError(`not a time: ${JSON.stringify(tick.observed_at)}`);
-  return time;
-};
+const timeOf = (tick: Tick): number => instantOf(tick.observed_at);
 
 /** Ticks observed at or before `end`, in time order; of ticks at one instant, the one listed last wins. */
 const inForceOrder = (ticks: readonly Tick[], end: number): { tick: Tick; at: number }[] => {

@@ -1,3 +1,5 @@
+import { instantOf } from './time';
+
 /**
  * How old a published rate is against its pair's rate policy: `stale` past `stale_after_seconds` (a read may
  * still use it, flagged), `refuse` past `max_age_seconds` (a quote must not use it). Pairs without a policy
@@ -21,9 +23,7 @@ export const rateFreshness = (
   rateEffectiveFrom: string | Date,
   now: Date,
 ): RateFreshness => {
-  const from =
-    typeof rateEffectiveFrom === 'string' ? Date.parse(rateEffectiveFrom) : rateEffectiveFrom.getTime();
-  if (Number.isNaN(from)) throw new RangeError(`not a time: ${String(rateEffectiveFrom)}`);
+  const from = instantOf(rateEffectiveFrom);
   const age_seconds = Math.max(0, Math.floor((now.getTime() - from) / 1000));
   if (!policy) return { stale: false, age_seconds, refuse: false };
   return {

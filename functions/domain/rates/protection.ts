@@ -1,5 +1,6 @@
 import { Decimal } from '../money/decimal';
 import { parseRate } from './aggregate';
+import { instantOf } from './time';
 
 /**
  * Rate protection (spec rule 10, C23): a cap on the move of one tick against the last published rate, and a
@@ -94,18 +95,12 @@ const checkPolicy = (policy: BreakerPolicy): void => {
       throw new RangeError(`breaker ${name} must be a positive integer: ${value}`);
 };
 
-const timeOf = (iso: string): number => {
-  const time = Date.parse(iso);
-  if (Number.isNaN(time)) throw new RangeError(`not a time: ${JSON.stringify(iso)}`);
-  return time;
-};
-
 /** Asked before a tick: an open breaker whose time is up becomes half-open and lets one probe through. */
 export const breakerGate = (state: BreakerState, policy: BreakerPolicy, now: Date): BreakerGate => {
   checkPolicy(policy);
   if (state.status === 'closed') return { state, allowed: true, probe: false, transitions: [] };
   if (state.status === 'half_open') return { state, allowed: true, probe: true, transitions: [] };
-  const reopensAt = timeOf(state.opened_at) + policy.open_seconds * 1000;
+  const reopensAt = instantOf(state.opened_at) + policy.open_seconds * 1000;
   if (now.getTime() < reopensAt)
     return {
       state,
@@ -150,7 +145,7 @@ export const breakerRecord = (
     };
   }
   const since = now.getTime() - policy.window_seconds * 1000;
-  const recent = state.failures.filter((time) => timeOf(time) > since);
+  const recent = state.failures.filter((time) => instantOf(time) > since);
   if (outcome === 'success') return { state: { status: 'closed', failures: recent }, transitions: [] };
   const failures = [...recent, at];
   if (failures.length < policy.failure_threshold)

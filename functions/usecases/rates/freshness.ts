@@ -1,5 +1,5 @@
 import { type RateFreshness, rateFreshness } from '../../domain/rates/freshness';
-import { canonicalPair } from '../../schemas/rate-policy';
+import { canonicalPair, rateOfPair } from '../../domain/rates/pairs';
 import type { CatalogRelease } from '../catalog/release';
 
 export interface QuoteRateFreshness extends RateFreshness {
@@ -31,7 +31,7 @@ export const quoteRateFreshness = (
     (override) => candidates.includes(canonicalPair(override.pair)) && override.expires_at > instant,
   );
   if (overridden) return undefined;
-  const published = rates.rates.find((rate) => canonicalPair(rate.pair) === pair);
+  const published = rateOfPair(rates.rates, pair);
   if (!published) return undefined;
   const freshness = rateFreshness(governed, published.effective_from ?? release.fx.effective_from, now);
   return { ...freshness, pair, max_age_seconds: governed.max_age_seconds };

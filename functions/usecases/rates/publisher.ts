@@ -4,10 +4,10 @@
  * (new `fx_version`, `catalog.FXRatePublished` event in the same transaction); nothing else about the catalog
  * changes, and a tick of one pair never touches another pair's rate.
  */
+import { canonicalPair, rateOfPair, ratesByPair } from '../../domain/rates/pairs';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
 import type { CurrentRates, FxRate, HeldTickInput, HeldTickOpener, RatePublisher } from '../../ports/rates';
-import { canonicalPair } from '../../schemas/rate-policy';
 import { currentCatalog, publishCatalogChange } from '../catalog/import';
 import { type FxPart, fxVersionName } from '../catalog/release';
 import { type ChangeRequestDependencies, createChangeRequest } from '../change-requests/change-requests';
@@ -17,9 +17,16 @@ export const RATE_INGESTION_AUTHOR = 'system:fx-ingestion';
 
 const fxPartOf = (content: unknown): FxPart => content as FxPart;
 
+/** The newest publication and its fx part. */
+const fxPartInForce = async (repository: CatalogRepository) => {
+  const current = await currentCatalog(repository);
+  if (!current) throw new Error('no catalog is published yet');
+  return { publication: current.publication, part: fxPartOf(current.parts.fx.content) };
+};
+
 /** The fx part with `rates` replacing the published rates of their pairs (new pairs are added). */
 export const withRates = (part: FxPart, rates: readonly FxRate[]): FxPart => {
-  const replacing = new Map(rates.map((rate) => [canonicalPair(rate.pair), rate]));
+  const replacing = ratesByPair(rates);
   const kept = part.fx_rates.rates.map((rate) => {
     const replacement = replacing.get(canonicalPair(rate.pair));
     if (replacement) replacing.delete(canonicalPair(rate.pair));
@@ -69,11 +76,9 @@ export class CatalogCurrentRates implements CurrentRates {
   constructor(private readonly repository: CatalogRepository) {}
 
   async current() {
-    const current = await currentCatalog(this.repository);
-    if (!current) throw new Error('no catalog is published yet');
-    const part = fxPartOf(current.parts.fx.content);
+    const { publication, part } = await fxPartInForce(this.repository);
     return {
-      fx_version: fxVersionName(current.publication.versions.fx),
+      fx_version: fxVersionName(publication.versions.fx),
       base_currency: part.fx_rates.base_currency,
       rates: part.fx_rates.rates,
       ...(part.rate_policy ? { policy: part.rate_policy } : {}),
@@ -89,12 +94,8 @@ export class ChangeRequestHeldTicks implements HeldTickOpener {
   constructor(private readonly deps: ChangeRequestDependencies) {}
 
   async open(input: HeldTickInput): Promise<{ cr_id: string }> {
-    const current = await currentCatalog(this.deps.repository);
-    if (!current) throw new Error('no catalog is published yet');
-    const part = fxPartOf(current.parts.fx.content);
-    const published = part.fx_rates.rates.find(
-      (rate) => canonicalPair(rate.pair) === canonicalPair(input.pair),
-    );
+    const { part } = await fxPartInForce(this.deps.repository);
+    const published = rateOfPair(part.fx_rates.rates, input.pair);
     const proposed: FxRate = {
       pair: published?.pair ?? input.pair,
       rate: input.proposed_rate,
