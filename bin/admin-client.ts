@@ -21,31 +21,15 @@ import path from 'node:path';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { type Cli, type CliIo, DescribedError, runCli, UsageError } from './cli';
+
+export { type CliIo, UsageError } from './cli';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
 export const DEFAULT_DATA_DIR = '.local/data';
 
-/** What the CLIs need from the outside world; tests give fakes. */
-export interface CliIo {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly fetch: (url: string, init: RequestInit) => Promise<Response>;
-  readonly readFile: (file: string) => Promise<string>;
-  readonly writeFile: (file: string, content: string) => Promise<void>;
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-}
-
 /** The part of the CLI's world the admin client uses. */
 export type AdminIo = Pick<CliIo, 'env' | 'cwd' | 'fetch' | 'readFile'>;
-
-/** A wrong command line. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
 
 /** A setting of the environment that keeps the client from talking to the API (URL, token, region, mode). */
 export class AdminConfigurationError extends Error {
@@ -111,7 +95,7 @@ export const describeFailure = (status: number, body: unknown): string => {
 };
 
 /** A non-2xx answer of the API, with its C6 body for the CLI to print (`describe()`). */
-export class AdminApiError extends Error {
+export class AdminApiError extends DescribedError {
   readonly status: number;
   /** The parsed body (a C6 object, or the raw text of another answer). */
   readonly body: unknown;
@@ -134,7 +118,7 @@ export class AdminApiError extends Error {
   }
 
   /** Every line of the refusal, as the CLIs print it on stderr. */
-  describe(): string {
+  override describe(): string {
     return describeFailure(this.status, this.body);
   }
 }
@@ -351,6 +335,9 @@ export interface AdminClientOptions {
   readonly idempotencyKey?: () => string;
 }
 
+/** What a CLI's caller (a test) may set of the client: the command line says SigV4 and the operator. */
+export type ConnectOptions = Omit<AdminClientOptions, 'sigv4' | 'identity'>;
+
 export type AdminMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** Query values; `undefined` ones are left out. */
@@ -558,3 +545,63 @@ export class AdminClient {
     return this.request({ method: 'DELETE', path });
   }
 }
+
+/** A `--limit` of a paginated admin listing: 1 to 200 (undefined when not given). */
+export const pageLimit = (value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 200)
+    throw new UsageError('--limit must be an integer from 1 to 200');
+  return Number(value);
+};
+
+/** The end of an admin CLI's usage: the environment it reads. */
+export const ADMIN_CLI_ENVIRONMENT = `environment:
+  API_URL      the API (default ${DEFAULT_API_URL})
+  ADMIN_TOKEN  the local admin token (default: admin_token in $DATA_DIR/credentials.json)
+  DATA_DIR     the local stack's data directory (default ${DEFAULT_DATA_DIR})
+  API_AUTH     sigv4 to sign requests with IAM SigV4 like --sigv4 (AWS credentials from the default
+               provider chain; region from the execute-api host, else AWS_REGION / AWS_DEFAULT_REGION)`;
+
+/** A command of an admin CLI (`--sigv4`: signed with IAM SigV4). */
+export type AdminCommand = { readonly sigv4?: true };
+
+/** An admin CLI: a tool whose commands run with a client connected to the admin routes. */
+export interface AdminCli<Command extends AdminCommand, Io extends CliIo>
+  extends Omit<Cli<Command, Io>, 'execute'> {
+  /** Runs a command; an exit code to end with, else 0. */
+  readonly execute: (
+    command: Command,
+    client: AdminClient,
+    io: Io,
+  ) => Promise<number | undefined> | Promise<void>;
+  /** The local operator a command acts as (`--as`), if the CLI has operators. */
+  readonly identity?: (command: Command, io: Io) => string | undefined;
+}
+
+/**
+ * Runs one command of an admin CLI ({@link runCli}): the command runs with a client connected as it asks
+ * (SigV4 with `--sigv4`, the operator's token with `--as`); a refusal prints every line of it (exit 1).
+ */
+export const runAdminCli = <Command extends AdminCommand, Io extends CliIo>(
+  cli: AdminCli<Command, Io>,
+  argv: readonly string[],
+  io: Io,
+  options: ConnectOptions,
+): Promise<number> =>
+  runCli(
+    {
+      ...cli,
+      execute: async (command, commandIo) => {
+        const identity = cli.identity?.(command, commandIo);
+        const client = await AdminClient.connect(commandIo, {
+          ...options,
+          sigv4: command.sigv4 === true,
+          ...(identity === undefined ? {} : { identity }),
+        });
+        const code: unknown = await cli.execute(command, client, commandIo);
+        return typeof code === 'number' ? code : undefined;
+      },
+    },
+    argv,
+    io,
+  );

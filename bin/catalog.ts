@@ -20,29 +20,37 @@
  *
  * Prints the result JSON on stdout; for a change request, a short summary on stderr (counts, guardrails, the
  * next step). A refusal prints the error with its description, details and, for 400, every problem with its
- * path, on stderr (with a hint for a refused approval); any failure exits 1.
+ * path, on stderr (with a hint for a refused approval). Exit codes as every tool in bin/ (bin/cli.ts): 0 done, 1
+ * refused or failed, 2 a wrong command line (the message and the usage on stderr).
  */
 import path from 'node:path';
 import { type ChangeRequestStatus, REQUIRED_APPROVALS } from '../functions/domain/change-control/approvals';
 import { GUARDRAIL_CODES, type GuardrailCode } from '../functions/domain/change-control/guardrails';
 import { CHANGE_KINDS, type ChangeKind } from '../functions/ports/change-requests';
 import {
+  ADMIN_CLI_ENVIRONMENT,
   AdminApiError,
   type AdminClient,
-  type AdminClientOptions,
-  type CliIo,
+  type ConnectOptions,
   localOperators,
   OPERATOR_NAME,
   operatorIdentity,
-  UsageError,
+  pageLimit,
+  runAdminCli,
 } from './admin-client';
 import {
-  ADMIN_CLI_ENVIRONMENT,
-  adminCliRunner,
-  type Flags,
-  isMainModule,
-  parseFlags,
-  processIo,
+  atMost,
+  type CliIo,
+  type CliOptions,
+  type CommandParser,
+  commaList,
+  type Help,
+  isHelp,
+  oneOf,
+  parseCommandLine,
+  parseLine,
+  runMain,
+  UsageError,
 } from './cli';
 
 // What the other CLIs (bin/verify-receipt.ts) and the tests import from here.
@@ -73,7 +81,6 @@ export const CHANGE_REQUEST_STATUSES = Object.keys(STATUS_SET) as readonly Chang
 const MAX_TEXT = 2000;
 
 export type Command = (
-  | { readonly kind: 'help' }
   | { readonly kind: 'import'; readonly file: string }
   | { readonly kind: 'export'; readonly revision?: number; readonly out?: string }
   | {
@@ -146,15 +153,16 @@ ${ADMIN_CLI_ENVIRONMENT}
 // ---------------------------------------------------------------------------------------------------------
 // Arguments
 
-const noMore = (extra: readonly string[]): void => {
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-};
+/** `--as` and `--sigv4`, anywhere on the line. */
+const GLOBAL_OPTIONS = {
+  as: { type: 'string', value: 'an operator name (admin, alice, bob, …)' },
+  sigv4: { type: 'boolean' },
+} as const satisfies CliOptions;
 
 /** The one change request id of `<verb> <cr_id>`. */
-const crIdOf = (flags: Flags, verb: string): string => {
-  const [crId, ...extra] = flags.positionals;
+const crIdOf = (positionals: readonly string[], verb: string): string => {
+  const [crId] = atMost(positionals, 1);
   if (crId === undefined) throw new UsageError(`${verb} needs a change request id (cr_…)`);
-  noMore(extra);
   if (!CR_ID.test(crId))
     throw new UsageError(`${crId} is not a change request id (cr_ and 26 characters of Crockford base 32)`);
   return crId;
@@ -185,31 +193,9 @@ const isoTime = (value: string | undefined, option: string): string | undefined 
   return new Date(millis).toISOString();
 };
 
-/** The value when it is one of `known` (undefined when not given); a UsageError naming them otherwise. */
-const oneOf = <T extends string>(
-  value: string | undefined,
-  known: readonly T[],
-  what: string,
-): T | undefined => {
-  if (value === undefined) return undefined;
-  const found = known.find((candidate) => candidate === value);
-  if (found === undefined) throw new UsageError(`${what} must be one of ${known.join(', ')}, not ${value}`);
-  return found;
-};
-
-const limitOf = (value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 200)
-    throw new UsageError('--limit must be an integer from 1 to 200');
-  return Number(value);
-};
-
 const acknowledgeOf = (value: string | undefined): GuardrailCode[] | undefined => {
   if (value === undefined) return undefined;
-  const given = value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
+  const given = commaList(value);
   if (given.length === 0) throw new UsageError('--acknowledge needs guardrail codes (code,code)');
   const unknown = given.filter((code) => !GUARDRAIL_CODES.some((known) => known === code));
   if (unknown.length > 0)
@@ -222,120 +208,107 @@ const acknowledgeOf = (value: string | undefined): GuardrailCode[] | undefined =
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 
-const parseCommand = (argv: readonly string[]): Command => {
-  const [verb, ...rest] = argv;
-  if (verb === undefined || verb === 'help' || verb === '--help' || verb === '-h') return { kind: 'help' };
-  switch (verb) {
-    case 'import': {
-      const [file, ...extra] = parseFlags(rest, 'import', []).positionals;
-      if (file === undefined) throw new UsageError('import needs a file');
-      noMore(extra);
-      return { kind: 'import', file };
-    }
-    case 'export': {
-      const flags = parseFlags(rest, 'export', ['--revision', '--out']);
-      noMore(flags.positionals);
-      const revisionText = flags.values.get('--revision');
-      if (revisionText !== undefined && !/^[1-9]\d{0,9}$/.test(revisionText))
-        throw new UsageError('--revision must be a positive integer');
-      return {
-        kind: 'export',
-        ...optional('revision', revisionText === undefined ? undefined : Number(revisionText)),
-        ...optional('out', flags.values.get('--out')),
-      };
-    }
-    case 'request':
-    case 'patch': {
-      const flags = parseFlags(rest, verb, ['--effective-from', '--note']);
-      // `patch <operations.json>` is `request patch <operations.json>`.
-      const [kind, file, ...extra] = verb === 'patch' ? ['patch', ...flags.positionals] : flags.positionals;
-      if (verb === 'patch' && file === undefined)
-        throw new UsageError('patch needs an operations file: patch <operations.json>');
-      if (kind === undefined || file === undefined)
-        throw new UsageError('request needs a kind and a payload file: request <kind> <payload.json>');
-      noMore(extra);
-      const change = CHANGE_KINDS.find((known) => known === kind);
-      if (change === undefined)
-        throw new UsageError(`request: unknown kind ${kind} (kinds: ${CHANGE_KINDS.join(', ')})`);
-      return {
-        kind: 'request',
-        change,
-        file,
-        ...optional('effectiveFrom', isoTime(flags.values.get('--effective-from'), '--effective-from')),
-        ...optional('note', textOf(flags.values.get('--note'), '--note')),
-      };
-    }
-    case 'change-requests':
-    case 'list': {
-      const flags = parseFlags(rest, verb, ['--status', '--limit', '--cursor']);
-      noMore(flags.positionals);
-      const cursor = flags.values.get('--cursor');
-      if (cursor?.length === 0) throw new UsageError('--cursor must not be empty');
-      return {
-        kind: 'change-requests',
-        ...optional('status', oneOf(flags.values.get('--status'), CHANGE_REQUEST_STATUSES, '--status')),
-        ...optional('limit', limitOf(flags.values.get('--limit'))),
-        ...optional('cursor', cursor),
-      };
-    }
-    case 'show':
-      return { kind: 'show', crId: crIdOf(parseFlags(rest, 'show', []), 'show') };
-    case 'approve': {
-      const flags = parseFlags(rest, 'approve', ['--comment', '--acknowledge']);
-      return {
-        kind: 'approve',
-        crId: crIdOf(flags, 'approve'),
-        ...optional('comment', textOf(flags.values.get('--comment'), '--comment')),
-        ...optional('acknowledge', acknowledgeOf(flags.values.get('--acknowledge'))),
-      };
-    }
-    case 'reject': {
-      const flags = parseFlags(rest, 'reject', ['--comment']);
-      const crId = crIdOf(flags, 'reject');
-      const comment = textOf(flags.values.get('--comment'), '--comment');
-      if (comment === undefined) throw new UsageError('reject needs --comment (why the change is rejected)');
-      return { kind: 'reject', crId, comment };
-    }
-    case 'release': {
-      const flags = parseFlags(rest, 'release', ['--out']);
-      return {
-        kind: 'release',
-        crId: crIdOf(flags, 'release'),
-        ...optional('out', flags.values.get('--out')),
-      };
-    }
-    default:
-      throw new UsageError(`unknown command ${verb}`);
-  }
+/** `request <kind> <payload.json>`, or `patch <operations.json>` (which is `request patch <operations.json>`). */
+const parseRequest = (args: readonly string[], verb: 'request' | 'patch'): Command => {
+  const { values, positionals } = parseLine(
+    args,
+    { 'effective-from': { type: 'string' }, note: { type: 'string' } },
+    verb,
+  );
+  const [kind, file] = atMost(verb === 'patch' ? ['patch', ...positionals] : positionals, 2);
+  if (verb === 'patch' && file === undefined)
+    throw new UsageError('patch needs an operations file: patch <operations.json>');
+  if (kind === undefined || file === undefined)
+    throw new UsageError('request needs a kind and a payload file: request <kind> <payload.json>');
+  const change = CHANGE_KINDS.find((known) => known === kind);
+  if (change === undefined)
+    throw new UsageError(`request: unknown kind ${kind} (kinds: ${CHANGE_KINDS.join(', ')})`);
+  return {
+    kind: 'request',
+    change,
+    file,
+    ...optional('effectiveFrom', isoTime(values['effective-from'], '--effective-from')),
+    ...optional('note', textOf(values.note, '--note')),
+  };
 };
 
-/** The command line (after `npm run catalog --`) as a command, or a UsageError naming what is wrong. */
-export const parseArgs = (argv: readonly string[]): Command => {
-  let sigv4 = false;
-  let as: string | undefined;
-  const rest: string[] = [];
-  for (let index = 0; index < argv.length; index += 1) {
-    const arg = argv[index] as string;
-    if (arg === '--sigv4') {
-      sigv4 = true;
-    } else if (arg === '--as' || arg.startsWith('--as=')) {
-      let name = arg === '--as' ? undefined : arg.slice('--as='.length);
-      if (name === undefined) {
-        index += 1;
-        name = argv[index];
-      }
-      if (name === undefined || name.startsWith('-') || name.length === 0)
-        throw new UsageError('--as needs an operator name (admin, alice, bob, …)');
-      if (as !== undefined) throw new UsageError('--as is given twice');
-      if (!OPERATOR_NAME.test(name))
-        throw new UsageError(`--as: ${name} is not an operator name (letters, digits, _ . -, at most 64)`);
-      as = name;
-    } else {
-      rest.push(arg);
-    }
-  }
-  const command = parseCommand(rest);
-  if (command.kind === 'help') return command;
+const parseChangeRequests = (args: readonly string[], verb: string): Command => {
+  const { values, positionals } = parseLine(
+    args,
+    { status: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } },
+    verb,
+  );
+  atMost(positionals, 0);
+  if (values.cursor?.length === 0) throw new UsageError('--cursor must not be empty');
+  return {
+    kind: 'change-requests',
+    ...optional('status', oneOf(values.status, CHANGE_REQUEST_STATUSES, '--status')),
+    ...optional('limit', pageLimit(values.limit)),
+    ...optional('cursor', values.cursor),
+  };
+};
+
+/** Each command's own arguments (after its name and the global options) as the command. */
+const COMMANDS = {
+  import: (args) => {
+    const [file] = atMost(parseLine(args, {}, 'import').positionals, 1);
+    if (file === undefined) throw new UsageError('import needs a file');
+    return { kind: 'import', file };
+  },
+  export: (args) => {
+    const { values, positionals } = parseLine(
+      args,
+      { revision: { type: 'string' }, out: { type: 'string' } },
+      'export',
+    );
+    atMost(positionals, 0);
+    if (values.revision !== undefined && !/^[1-9]\d{0,9}$/.test(values.revision))
+      throw new UsageError('--revision must be a positive integer');
+    return {
+      kind: 'export',
+      ...optional('revision', values.revision === undefined ? undefined : Number(values.revision)),
+      ...optional('out', values.out),
+    };
+  },
+  request: (args) => parseRequest(args, 'request'),
+  patch: (args) => parseRequest(args, 'patch'),
+  'change-requests': parseChangeRequests,
+  list: parseChangeRequests,
+  show: (args) => ({ kind: 'show', crId: crIdOf(parseLine(args, {}, 'show').positionals, 'show') }),
+  approve: (args) => {
+    const { values, positionals } = parseLine(
+      args,
+      { comment: { type: 'string' }, acknowledge: { type: 'string' } },
+      'approve',
+    );
+    return {
+      kind: 'approve',
+      crId: crIdOf(positionals, 'approve'),
+      ...optional('comment', textOf(values.comment, '--comment')),
+      ...optional('acknowledge', acknowledgeOf(values.acknowledge)),
+    };
+  },
+  reject: (args) => {
+    const { values, positionals } = parseLine(args, { comment: { type: 'string' } }, 'reject');
+    const crId = crIdOf(positionals, 'reject');
+    const comment = textOf(values.comment, '--comment');
+    if (comment === undefined) throw new UsageError('reject needs --comment (why the change is rejected)');
+    return { kind: 'reject', crId, comment };
+  },
+  release: (args) => {
+    const { values, positionals } = parseLine(args, { out: { type: 'string' } }, 'release');
+    return { kind: 'release', crId: crIdOf(positionals, 'release'), ...optional('out', values.out) };
+  },
+} satisfies Readonly<Record<string, CommandParser<Command>>>;
+
+/** The command line (after `npm run catalog --`) as a command, HELP, or a UsageError naming what is wrong. */
+export const parseArgs = (argv: readonly string[]): Command | Help => {
+  const line = parseCommandLine(argv, GLOBAL_OPTIONS, COMMANDS);
+  if (isHelp(line)) return line;
+  const { command, global } = line;
+  const { as, sigv4 } = global;
+  if (as !== undefined && !OPERATOR_NAME.test(as))
+    throw new UsageError(`--as: ${as} is not an operator name (letters, digits, _ . -, at most 64)`);
   if (sigv4 && as !== undefined)
     throw new UsageError(
       "--as picks a local operator's token; with --sigv4 the operator is the IAM principal of your AWS " +
@@ -518,8 +491,6 @@ const listLines = (body: unknown): string => {
 // ---------------------------------------------------------------------------------------------------------
 // Running
 
-type Runnable = Exclude<Command, { readonly kind: 'help' }>;
-
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /** The JSON of a file, or undefined after saying why it cannot be read. */
@@ -533,7 +504,7 @@ const readJson = async (io: CliIo, file: string): Promise<{ readonly value: unkn
 };
 
 /** A refused approval or rejection: the refusal, then what to do about it. */
-const refusalHint = (error: AdminApiError, command: Runnable, acting: string): string | undefined => {
+const refusalHint = (error: AdminApiError, command: Command, acting: string): string | undefined => {
   if (command.kind !== 'approve' && command.kind !== 'reject') return undefined;
   if (error.status === 403 && error.error === 'forbidden') {
     return command.kind === 'approve'
@@ -565,7 +536,7 @@ const operationsOf = (value: unknown): unknown =>
 
 /** The answer of one command (a change request, a page, a release or an export), sent. */
 const send = async (
-  command: Runnable,
+  command: Command,
   client: AdminClient,
   io: CliIo,
 ): Promise<{ readonly body: unknown; readonly revision?: number } | undefined> => {
@@ -619,7 +590,7 @@ const send = async (
   }
 };
 
-const execute = async (command: Runnable, client: AdminClient, io: CliIo): Promise<number> => {
+const execute = async (command: Command, client: AdminClient, io: CliIo): Promise<number> => {
   const identity = operatorIdentity(command.as, io.env);
   let answer: Awaited<ReturnType<typeof send>>;
   try {
@@ -665,27 +636,21 @@ const execute = async (command: Runnable, client: AdminClient, io: CliIo): Promi
   return 0;
 };
 
-const runCli = adminCliRunner<Command, CliIo>({ usage: USAGE, parse: parseArgs, execute });
-
 /**
- * Runs one command; the exit code is 0 on success, 1 on any failure (usage errors included). The operator is
+ * Runs one command: 0 on success, 1 when it failed, 2 for a wrong command line (bin/cli.ts). The operator is
  * `--as` (else `ADMIN_AS`) when given: the client connects with that operator's token.
  */
-export const run = (
-  argv: readonly string[],
-  io: CliIo,
-  options: Omit<AdminClientOptions, 'sigv4' | 'identity'> = {},
-): Promise<number> => {
-  let identity: string | undefined;
-  try {
-    const command = parseArgs(argv);
-    identity = command.kind === 'help' ? undefined : operatorIdentity(command.as, io.env);
-  } catch {
-    // A wrong command line: runCli prints it with the usage.
-  }
-  return runCli(argv, io, { ...options, ...optional('identity', identity) });
-};
+export const run = (argv: readonly string[], io: CliIo, options: ConnectOptions = {}): Promise<number> =>
+  runAdminCli(
+    {
+      usage: USAGE,
+      parse: parseArgs,
+      execute,
+      identity: (command, commandIo) => operatorIdentity(command.as, commandIo.env),
+    },
+    argv,
+    io,
+    options,
+  );
 
-if (isMainModule(import.meta.url)) {
-  process.exitCode = await run(process.argv.slice(2), processIo());
-}
+await runMain(import.meta.url, run);

@@ -7,8 +7,8 @@
  * `--sigv4` or `API_AUTH=sigv4`.
  *
  * Output: the answer as pretty JSON on stdout (`dlq` prints one line per dead delivery, JSON with `--json`);
- * notes, refusals (with every problem and the trace id) and usage errors on stderr. Exit codes follow
- * `npm run catalog`: 0 on success, 1 on any failure, usage errors included.
+ * notes, refusals (with every problem and the trace id) and usage errors on stderr. Exit codes as every tool in
+ * bin/ (bin/cli.ts): 0 on success, 1 when the command failed, 2 for a wrong command line.
  */
 import {
   DELIVERY_STATUSES,
@@ -24,18 +24,28 @@ import {
   topicName,
   type UpdateEndpointRequest,
 } from '../functions/schemas/webhooks';
-import { type AdminClient, type CliIo, UsageError } from './admin-client';
 import {
   ADMIN_CLI_ENVIRONMENT,
-  adminCliRunner,
-  type Flags,
-  isMainModule,
-  parseFlags,
-  processIo,
+  type AdminClient,
+  type CliIo,
+  type ConnectOptions,
+  pageLimit,
+  runAdminCli,
+  UsageError,
+} from './admin-client';
+import {
+  atMost,
+  type CliOptions,
+  type CommandParser,
+  commaList,
+  type Help,
+  isHelp,
+  type OptionValues,
+  oneOf,
+  parseCommandLine,
+  parseLine,
+  runMain,
 } from './cli';
-
-/** Exit code of a wrong command line: 1, as `npm run catalog` (which exits 1 on any failure). */
-export { EXIT_FAILURE, EXIT_USAGE } from './cli';
 
 /** `dlq` looks this far back by default. */
 export const DLQ_DEFAULT_WINDOW_MS = 7 * 86_400_000;
@@ -61,7 +71,6 @@ export interface EventsQuery {
 }
 
 export type OpsCommand = (
-  | { readonly kind: 'help' }
   | { readonly kind: 'replay'; readonly request: ReplayRequest; readonly wait: boolean }
   | { readonly kind: 'replay-show'; readonly replayId: string; readonly wait: boolean }
   | { readonly kind: 'events'; readonly query: EventsQuery; readonly all: boolean }
@@ -126,21 +135,18 @@ ${ADMIN_CLI_ENVIRONMENT}`;
 // ---------------------------------------------------------------------------------------------------------
 // Arguments
 
-const noPositionals = (flags: Flags): void => {
-  if (flags.positionals.length > 0)
-    throw new UsageError(`unexpected arguments: ${flags.positionals.join(' ')}`);
-};
+/** `--sigv4`, anywhere on the line. */
+const GLOBAL_OPTIONS = { sigv4: { type: 'boolean' } } as const satisfies CliOptions;
 
 /** The one positional id of `<command> <id>`, checked with its schema. */
 const onePositionalId = (
-  flags: Flags,
+  positionals: readonly string[],
   context: string,
   what: string,
   schema: { safeParse(value: unknown): { success: boolean } },
 ): string => {
-  const [id, ...extra] = flags.positionals;
+  const [id] = atMost(positionals, 1);
   if (id === undefined) throw new UsageError(`${context} needs ${what}`);
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
   if (!schema.safeParse(id).success) throw new UsageError(`${id} is not ${what}`);
   return id;
 };
@@ -156,6 +162,9 @@ const checkedId = (
   return value;
 };
 
+const endpointOf = (value: string | undefined) =>
+  checkedId(value, '--endpoint', 'an ep_ id', endpointIdSchema);
+
 /** An ISO 8601 time as the API takes it (UTC with milliseconds). */
 const isoTime = (value: string | undefined, option: string): string | undefined => {
   if (value === undefined) return undefined;
@@ -166,49 +175,23 @@ const isoTime = (value: string | undefined, option: string): string | undefined 
   return new Date(millis).toISOString();
 };
 
-const windowOf = (flags: Flags): Window => {
-  const from = isoTime(flags.values.get('--from'), '--from');
-  const to = isoTime(flags.values.get('--to'), '--to');
+const WINDOW_OPTIONS = { from: { type: 'string' }, to: { type: 'string' } } as const satisfies CliOptions;
+
+const windowOf = (values: OptionValues<typeof WINDOW_OPTIONS>): Window => {
+  const from = isoTime(values.from, '--from');
+  const to = isoTime(values.to, '--to');
   if (from !== undefined && to !== undefined && from > to) throw new UsageError('--from is after --to');
   return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
 };
 
-/** The value of `flag` when it is one of `known` (undefined when not given); a UsageError otherwise. */
-const oneOf =
-  <T extends string>(flag: string, known: readonly T[]) =>
-  (value: string | undefined): T | undefined => {
-    if (value === undefined) return undefined;
-    const found = known.find((candidate) => candidate === value);
-    if (found === undefined) throw new UsageError(`${flag} must be one of ${known.join(', ')}, not ${value}`);
-    return found;
-  };
-
-const statusOf = oneOf('--status', DELIVERY_STATUSES);
-
-const limitOf = (value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 200)
-    throw new UsageError('--limit must be an integer from 1 to 200');
-  return Number(value);
-};
-
-/** A comma-separated list; empty entries dropped. */
-const listOf = (value: string): string[] =>
-  value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
-
 const topicsOf = (value: string | undefined): string[] | undefined => {
   if (value === undefined) return undefined;
-  const topics = listOf(value);
+  const topics = commaList(value);
   const bad = topics.filter((topic) => !topicName.safeParse(topic).success);
   if (bad.length > 0)
     throw new UsageError(`--topics: not topic names (lower-case, digits, _): ${bad.join(', ')}`);
   return topics;
 };
-
-const versionOf = oneOf('--version', ENVELOPE_VERSIONS);
 
 const urlOf = (value: string | undefined): string | undefined => {
   if (value === undefined) return undefined;
@@ -223,40 +206,46 @@ const urlOf = (value: string | undefined): string | undefined => {
 };
 
 const parseReplay = (args: readonly string[]): OpsCommand => {
-  const flags = parseFlags(
+  const { values, positionals } = parseLine(
     args,
+    {
+      'event-ids': { type: 'string' },
+      ...WINDOW_OPTIONS,
+      status: { type: 'string' },
+      endpoint: { type: 'string' },
+      show: { type: 'string' },
+      force: { type: 'boolean' },
+      wait: { type: 'boolean' },
+    },
     'replay',
-    ['--event-ids', '--from', '--to', '--status', '--endpoint', '--show'],
-    ['--force', '--wait'],
   );
-  noPositionals(flags);
-  const wait = flags.switches.has('--wait');
-  const show = flags.values.get('--show');
-  if (show !== undefined) {
-    const others = [...flags.values.keys(), ...flags.switches].filter(
-      (name) => name !== '--show' && name !== '--wait',
-    );
+  atMost(positionals, 0);
+  const wait = values.wait === true;
+  if (values.show !== undefined) {
+    const others = Object.keys(values).filter((name) => name !== 'show' && name !== 'wait');
     if (others.length > 0)
-      throw new UsageError(`--show takes no other option than --wait (got ${others.join(', ')})`);
+      throw new UsageError(
+        `--show takes no other option than --wait (got ${others.map((name) => `--${name}`).join(', ')})`,
+      );
     return {
       kind: 'replay-show',
-      replayId: checkedId(show, '--show', 'an rpl_ id', replayIdSchema) as string,
+      replayId: checkedId(values.show, '--show', 'an rpl_ id', replayIdSchema) as string,
       wait,
     };
   }
-  const eventIds = flags.values.get('--event-ids');
-  const hasWindow = flags.values.has('--from') || flags.values.has('--to');
+  const eventIds = values['event-ids'];
+  const hasWindow = values.from !== undefined || values.to !== undefined;
   if (eventIds !== undefined && hasWindow)
     throw new UsageError('give either --event-ids or --from/--to, not both');
-  const status = statusOf(flags.values.get('--status'));
-  const endpointId = checkedId(flags.values.get('--endpoint'), '--endpoint', 'an ep_ id', endpointIdSchema);
+  const status = oneOf(values.status, DELIVERY_STATUSES, '--status');
+  const endpointId = endpointOf(values.endpoint);
   const common = {
     ...(endpointId === undefined ? {} : { endpoint_id: endpointId }),
     ...(status === undefined ? {} : { status }),
-    ...(flags.switches.has('--force') ? { force: true } : {}),
+    ...(values.force ? { force: true } : {}),
   };
   if (eventIds !== undefined) {
-    const ids = listOf(eventIds);
+    const ids = commaList(eventIds);
     if (ids.length === 0) throw new UsageError('--event-ids needs at least one event id');
     if (ids.length > 1000) throw new UsageError('--event-ids takes at most 1000 ids');
     const bad = ids.filter((id) => !eventIdSchema.safeParse(id).success);
@@ -264,172 +253,161 @@ const parseReplay = (args: readonly string[]): OpsCommand => {
     return { kind: 'replay', request: { event_ids: [...new Set(ids)], ...common }, wait };
   }
   if (!hasWindow) throw new UsageError('replay needs --event-ids, a --from/--to window or --show');
-  const window = windowOf(flags);
+  const window = windowOf(values);
   if (window.from === undefined || window.to === undefined)
     throw new UsageError('a replay window needs both --from and --to');
   return { kind: 'replay', request: { from: window.from, to: window.to, ...common }, wait };
 };
 
 const parseEvents = (args: readonly string[]): OpsCommand => {
-  if (args[0] === 'show') {
-    const flags = parseFlags(args.slice(1), 'events show', []);
-    return {
-      kind: 'events-show',
-      eventId: onePositionalId(flags, 'events show', 'an event id', eventIdSchema),
-    };
-  }
-  const flags = parseFlags(
+  const { values, positionals } = parseLine(
     args,
+    {
+      status: { type: 'string' },
+      endpoint: { type: 'string' },
+      ...WINDOW_OPTIONS,
+      limit: { type: 'string' },
+      all: { type: 'boolean' },
+    },
     'events',
-    ['--status', '--endpoint', '--from', '--to', '--limit'],
-    ['--all'],
   );
-  noPositionals(flags);
-  const status = statusOf(flags.values.get('--status'));
-  const endpointId = checkedId(flags.values.get('--endpoint'), '--endpoint', 'an ep_ id', endpointIdSchema);
-  const limit = limitOf(flags.values.get('--limit'));
+  atMost(positionals, 0);
+  const status = oneOf(values.status, DELIVERY_STATUSES, '--status');
+  const endpointId = endpointOf(values.endpoint);
+  const limit = pageLimit(values.limit);
   return {
     kind: 'events',
     query: {
       ...(status === undefined ? {} : { status }),
       ...(endpointId === undefined ? {} : { endpoint_id: endpointId }),
-      ...windowOf(flags),
+      ...windowOf(values),
       ...(limit === undefined ? {} : { limit }),
     },
-    all: flags.switches.has('--all'),
+    all: values.all === true,
   };
 };
 
-const parseDlq = (args: readonly string[]): OpsCommand => {
-  const replay = args[0] === 'replay';
-  const flags = replay
-    ? parseFlags(args.slice(1), 'dlq replay', ['--from', '--to', '--endpoint'], ['--force', '--wait'])
-    : parseFlags(args, 'dlq', ['--from', '--to', '--endpoint'], ['--json']);
-  noPositionals(flags);
-  const endpointId = checkedId(flags.values.get('--endpoint'), '--endpoint', 'an ep_ id', endpointIdSchema);
-  const common = { window: windowOf(flags), ...(endpointId === undefined ? {} : { endpointId }) };
-  return replay
-    ? {
-        kind: 'dlq-replay',
-        ...common,
-        force: flags.switches.has('--force'),
-        wait: flags.switches.has('--wait'),
-      }
-    : { kind: 'dlq', ...common, json: flags.switches.has('--json') };
+const DLQ_OPTIONS = { ...WINDOW_OPTIONS, endpoint: { type: 'string' } } as const satisfies CliOptions;
+
+/** The window and the endpoint of `dlq` and `dlq replay`. */
+const dlqScope = (values: OptionValues<typeof DLQ_OPTIONS>) => {
+  const endpointId = endpointOf(values.endpoint);
+  return { window: windowOf(values), ...(endpointId === undefined ? {} : { endpointId }) };
 };
 
-const parseEndpoints = (args: readonly string[]): OpsCommand => {
-  const [verb, ...rest] = args;
-  const context = `endpoints ${verb ?? ''}`.trim();
-  switch (verb) {
-    case 'list': {
-      const flags = parseFlags(rest, context, ['--limit'], ['--all']);
-      noPositionals(flags);
-      const limit = limitOf(flags.values.get('--limit'));
-      return {
-        kind: 'endpoints-list',
-        ...(limit === undefined ? {} : { limit }),
-        all: flags.switches.has('--all'),
-      };
-    }
-    case 'show':
-    case 'delete':
-    case 'rotate-secret': {
-      const endpointId = onePositionalId(
-        parseFlags(rest, context, []),
-        context,
-        'an ep_ id',
-        endpointIdSchema,
-      );
-      return { kind: `endpoints-${verb}`, endpointId };
-    }
-    case 'create': {
-      const flags = parseFlags(rest, context, [
-        '--url',
-        '--topics',
-        '--description',
-        '--tenant',
-        '--version',
-      ]);
-      noPositionals(flags);
-      const url = urlOf(flags.values.get('--url'));
-      if (url === undefined) throw new UsageError('endpoints create needs --url');
-      const topics = topicsOf(flags.values.get('--topics'));
-      const description = flags.values.get('--description');
-      const tenant = flags.values.get('--tenant');
-      const version = versionOf(flags.values.get('--version'));
-      return {
-        kind: 'endpoints-create',
-        body: {
-          url,
-          ...(topics === undefined ? {} : { topics }),
-          ...(description === undefined ? {} : { description }),
-          ...(tenant === undefined ? {} : { tenant }),
-          ...(version === undefined ? {} : { version }),
-        },
-      };
-    }
-    case 'update': {
-      const flags = parseFlags(
-        rest,
-        context,
-        ['--url', '--topics', '--description', '--version'],
-        ['--enable', '--disable'],
-      );
-      const endpointId = onePositionalId(flags, context, 'an ep_ id', endpointIdSchema);
-      if (flags.switches.has('--enable') && flags.switches.has('--disable'))
-        throw new UsageError('give --enable or --disable, not both');
-      const url = urlOf(flags.values.get('--url'));
-      const topics = topicsOf(flags.values.get('--topics'));
-      const description = flags.values.get('--description');
-      const version = versionOf(flags.values.get('--version'));
-      const body: UpdateEndpointRequest = {
-        ...(url === undefined ? {} : { url }),
-        ...(topics === undefined ? {} : { topics }),
-        ...(description === undefined ? {} : { description }),
-        ...(version === undefined ? {} : { version }),
-        ...(flags.switches.has('--enable') ? { status: 'enabled' as const } : {}),
-        ...(flags.switches.has('--disable') ? { status: 'disabled' as const } : {}),
-      };
-      if (Object.keys(body).length === 0)
-        throw new UsageError(
-          'endpoints update needs something to change: --url, --topics, --description, --version, --enable or --disable',
-        );
-      return { kind: 'endpoints-update', endpointId, body };
-    }
-    case undefined:
-      throw new UsageError('endpoints needs a command: list, show, create, update, delete or rotate-secret');
-    default:
-      throw new UsageError(`unknown command endpoints ${verb}`);
-  }
+/** `endpoints show|delete|rotate-secret <ep_…>`. */
+const parseEndpointId =
+  (verb: 'show' | 'delete' | 'rotate-secret') =>
+  (args: readonly string[], context: string): OpsCommand => ({
+    kind: `endpoints-${verb}`,
+    endpointId: onePositionalId(
+      parseLine(args, {}, context).positionals,
+      context,
+      'an ep_ id',
+      endpointIdSchema,
+    ),
+  });
+
+const ENDPOINT_OPTIONS = {
+  url: { type: 'string' },
+  topics: { type: 'string' },
+  description: { type: 'string' },
+  version: { type: 'string' },
+} as const satisfies CliOptions;
+
+/** The fields of `endpoints create` and `update` that were given. */
+const endpointFields = (values: OptionValues<typeof ENDPOINT_OPTIONS>) => {
+  const url = urlOf(values.url);
+  const topics = topicsOf(values.topics);
+  const version = oneOf(values.version, ENVELOPE_VERSIONS, '--version');
+  return {
+    ...(url === undefined ? {} : { url }),
+    ...(topics === undefined ? {} : { topics }),
+    ...(values.description === undefined ? {} : { description: values.description }),
+    ...(version === undefined ? {} : { version }),
+  };
 };
 
-/** The command line (after `npm run ops --`) as a command, or a UsageError naming what is wrong. Pure. */
-export const parseArgs = (argv: readonly string[]): OpsCommand => {
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
-  const sigv4 = argv.includes('--sigv4');
-  const [verb, ...rest] = argv.filter((arg) => arg !== '--sigv4');
-  let command: OpsCommand;
-  switch (verb) {
-    case undefined:
-    case 'help':
-      return { kind: 'help' };
-    case 'replay':
-      command = parseReplay(rest);
-      break;
-    case 'events':
-      command = parseEvents(rest);
-      break;
-    case 'dlq':
-      command = parseDlq(rest);
-      break;
-    case 'endpoints':
-      command = parseEndpoints(rest);
-      break;
-    default:
-      throw new UsageError(`unknown command ${verb}`);
-  }
-  return sigv4 ? { ...command, sigv4: true } : command;
+/** Each command's own arguments (after its words and `--sigv4`) as the command. */
+const COMMANDS = {
+  replay: parseReplay,
+  events: parseEvents,
+  'events show': (args, context) => ({
+    kind: 'events-show',
+    eventId: onePositionalId(parseLine(args, {}, context).positionals, context, 'an event id', eventIdSchema),
+  }),
+  dlq: (args, context) => {
+    const { values, positionals } = parseLine(args, { ...DLQ_OPTIONS, json: { type: 'boolean' } }, context);
+    atMost(positionals, 0);
+    return { kind: 'dlq', ...dlqScope(values), json: values.json === true };
+  },
+  'dlq replay': (args, context) => {
+    const { values, positionals } = parseLine(
+      args,
+      { ...DLQ_OPTIONS, force: { type: 'boolean' }, wait: { type: 'boolean' } },
+      context,
+    );
+    atMost(positionals, 0);
+    return {
+      kind: 'dlq-replay',
+      ...dlqScope(values),
+      force: values.force === true,
+      wait: values.wait === true,
+    };
+  },
+  'endpoints list': (args, context) => {
+    const { values, positionals } = parseLine(
+      args,
+      { limit: { type: 'string' }, all: { type: 'boolean' } },
+      context,
+    );
+    atMost(positionals, 0);
+    const limit = pageLimit(values.limit);
+    return { kind: 'endpoints-list', ...(limit === undefined ? {} : { limit }), all: values.all === true };
+  },
+  'endpoints show': parseEndpointId('show'),
+  'endpoints create': (args, context) => {
+    const { values, positionals } = parseLine(
+      args,
+      { ...ENDPOINT_OPTIONS, tenant: { type: 'string' } },
+      context,
+    );
+    atMost(positionals, 0);
+    const { url, ...fields } = endpointFields(values);
+    if (url === undefined) throw new UsageError('endpoints create needs --url');
+    return {
+      kind: 'endpoints-create',
+      body: { url, ...fields, ...(values.tenant === undefined ? {} : { tenant: values.tenant }) },
+    };
+  },
+  'endpoints update': (args, context) => {
+    const { values, positionals } = parseLine(
+      args,
+      { ...ENDPOINT_OPTIONS, enable: { type: 'boolean' }, disable: { type: 'boolean' } },
+      context,
+    );
+    const endpointId = onePositionalId(positionals, context, 'an ep_ id', endpointIdSchema);
+    if (values.enable && values.disable) throw new UsageError('give --enable or --disable, not both');
+    const body: UpdateEndpointRequest = {
+      ...endpointFields(values),
+      ...(values.enable ? { status: 'enabled' as const } : {}),
+      ...(values.disable ? { status: 'disabled' as const } : {}),
+    };
+    if (Object.keys(body).length === 0)
+      throw new UsageError(
+        'endpoints update needs something to change: --url, --topics, --description, --version, --enable or --disable',
+      );
+    return { kind: 'endpoints-update', endpointId, body };
+  },
+  'endpoints delete': parseEndpointId('delete'),
+  'endpoints rotate-secret': parseEndpointId('rotate-secret'),
+} satisfies Readonly<Record<string, CommandParser<OpsCommand>>>;
+
+/** The command line (after `npm run ops --`) as a command, HELP, or a UsageError naming what is wrong. Pure. */
+export const parseArgs = (argv: readonly string[]): OpsCommand | Help => {
+  const line = parseCommandLine(argv, GLOBAL_OPTIONS, COMMANDS);
+  if (isHelp(line)) return line;
+  return line.global.sigv4 ? { ...line.command, sigv4: true } : line.command;
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -582,7 +560,7 @@ const startReplay = async (
 
 const endpointPath = (endpointId: string) => `/webhooks/endpoints/${encodeURIComponent(endpointId)}`;
 
-const execute = async (command: Exclude<OpsCommand, { kind: 'help' }>, client: AdminClient, io: OpsIo) => {
+const execute = async (command: OpsCommand, client: AdminClient, io: OpsIo) => {
   switch (command.kind) {
     case 'replay':
       return startReplay(client, io, command.request, command.wait);
@@ -678,9 +656,8 @@ const execute = async (command: Exclude<OpsCommand, { kind: 'help' }>, client: A
   }
 };
 
-/** Runs one command; the exit code is 0 on success, 1 on any failure (usage errors included, as catalog). */
-export const run = adminCliRunner<OpsCommand, OpsIo>({ usage: USAGE, parse: parseArgs, execute });
+/** Runs one command: 0 on success, 1 when it failed, 2 for a wrong command line (bin/cli.ts). */
+export const run = (argv: readonly string[], io: OpsIo, options: ConnectOptions = {}): Promise<number> =>
+  runAdminCli({ usage: USAGE, parse: parseArgs, execute }, argv, io, options);
 
-if (isMainModule(import.meta.url)) {
-  process.exitCode = await run(process.argv.slice(2), processIo());
-}
+await runMain(import.meta.url, run);

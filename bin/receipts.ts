@@ -5,8 +5,8 @@
  * object, same key layout under `--out`) and verifies it offline: each object's SHA-256 against its day's
  * manifest, each document's hash and signature with the JWKS, each manifest's signature, count and Merkle root,
  * its totals and its summary, and that the bucket and the manifest list the same objects. Prints the totals per
- * currency (receipts gross, refunds, chargebacks, net) and `<out>/export-report.json`; exits 1 naming every
- * problem, 2 for a wrong command line.
+ * currency (receipts gross, refunds, chargebacks, net) and `<out>/export-report.json`; exits 0 when everything
+ * verifies, 1 naming every problem, 2 for a wrong command line (bin/cli.ts).
  *
  * Where the bucket is: the local stack's (`<DATA_DIR>/runtime.json`, written by `npm start`) by default; a
  * deployed one with `--bucket <name>` (AWS credentials and region from the default provider chain, or
@@ -19,24 +19,25 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../functions/adapters/aws/object-store';
 import { LOCAL_CREDENTIALS } from '../functions/adapters/local/local-aws';
 import { readLocalRuntime, runtimeFile } from '../functions/adapters/local/runtime-file';
-import {
-  type CurrencyTotals,
-  type DayVerification,
-  datesBetween,
-  isDayClosed,
-  isExportDate,
-  manifestKey,
-  partitionPrefix,
-  summaryKey,
-  sumTotals,
-  verifyExportedDay,
-} from '../functions/domain/receipts/export';
+import { datesBetween, isDayClosed, isExportDate } from '../functions/domain/receipts/export/dates';
+import { manifestKey, partitionPrefix, summaryKey } from '../functions/domain/receipts/export/keys';
+import { type CurrencyTotals, sumTotals } from '../functions/domain/receipts/export/totals';
+import { type DayVerification, verifyExportedDay } from '../functions/domain/receipts/export/verify';
 import type { Jwk } from '../functions/domain/receipts/receipt';
 import type { ObjectStore } from '../functions/ports/object-store';
 import { mapConcurrently } from '../functions/shared/concurrency';
 import { DEFAULT_RECEIPT_EXPORT_SETTINGS } from '../functions/usecases/receipts/export';
-import { type CliIo, DEFAULT_DATA_DIR, UsageError } from './admin-client';
-import { isMainModule, parseFlags, processIo } from './cli';
+import { DEFAULT_DATA_DIR } from './admin-client';
+import {
+  atMost,
+  type CliIo,
+  type Help,
+  isHelp,
+  parseCommandLine,
+  parseLine,
+  runMain,
+  UsageError,
+} from './cli';
 import { defaultKeysSource, loadKeys, runVerifier } from './keys';
 
 export const USAGE = `usage:
@@ -60,23 +61,29 @@ export interface ExportOptions {
   readonly jwks?: string;
 }
 
-export const parseOptions = (argv: readonly string[]): ExportOptions => {
-  const [command, ...rest] = argv;
-  if (command !== 'export') throw new UsageError(command ? `unknown command ${command}` : 'give a command');
-  const flags = parseFlags(rest, 'export', [
-    '--from',
-    '--to',
-    '--out',
-    '--bucket',
-    '--region',
-    '--endpoint',
-    '--jwks',
-  ]);
-  if (flags.positionals.length > 0) throw new UsageError(`unexpected ${flags.positionals.join(' ')}`);
-  const value = (name: string) => flags.values.get(name);
-  const from = value('--from');
-  const to = value('--to');
-  const out = value('--out');
+const EXPORT_OPTIONS = {
+  from: { type: 'string' },
+  to: { type: 'string' },
+  out: { type: 'string' },
+  bucket: { type: 'string' },
+  region: { type: 'string' },
+  endpoint: { type: 'string' },
+  jwks: { type: 'string' },
+} as const;
+
+/** `export --from … --to … --out …` (the one command) as its options, HELP, or a UsageError. */
+export const parseOptions = (argv: readonly string[]): ExportOptions | Help => {
+  const line = parseCommandLine(
+    argv,
+    {},
+    {
+      export: (args, command) => parseLine(args, EXPORT_OPTIONS, command),
+    },
+  );
+  if (isHelp(line)) return line;
+  const { values, positionals } = line.command;
+  atMost(positionals, 0);
+  const { from, to, out, bucket, region, endpoint, jwks } = values;
   if (from === undefined || to === undefined || out === undefined) {
     throw new UsageError('export needs --from, --to and --out');
   }
@@ -88,23 +95,18 @@ export const parseOptions = (argv: readonly string[]): ExportOptions => {
   }
   if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
   datesBetween(from, to, MAX_DAYS);
-  if (value('--bucket') === undefined) {
-    for (const name of ['--region', '--endpoint']) {
-      if (value(name) !== undefined) throw new UsageError(`${name} goes with --bucket`);
-    }
+  if (bucket === undefined) {
+    if (region !== undefined) throw new UsageError('--region goes with --bucket');
+    if (endpoint !== undefined) throw new UsageError('--endpoint goes with --bucket');
   }
-  const optional = (name: string, key: keyof ExportOptions) => {
-    const given = value(name);
-    return given === undefined ? {} : { [key]: given };
-  };
   return {
     from,
     to,
     out,
-    ...optional('--bucket', 'bucket'),
-    ...optional('--region', 'region'),
-    ...optional('--endpoint', 'endpoint'),
-    ...optional('--jwks', 'jwks'),
+    ...(bucket === undefined ? {} : { bucket }),
+    ...(region === undefined ? {} : { region }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(jwks === undefined ? {} : { jwks }),
   };
 };
 
@@ -236,7 +238,7 @@ export const run = (
   runVerifier(argv, io, {
     usage: USAGE,
     parse: parseOptions,
-    verify: async (options) => {
+    execute: async (options) => {
       const out = path.resolve(io.cwd, options.out);
       const source = await openSource(io, options);
       try {
@@ -291,6 +293,4 @@ export const run = (
     },
   });
 
-if (isMainModule(import.meta.url)) {
-  run(process.argv.slice(2), processIo()).then((code) => process.exit(code));
-}
+await runMain(import.meta.url, run);

@@ -9,7 +9,8 @@
  * - `RECEIVER_TABLE_NAME` (default `webhook-receiver`), `HANDLER_VERSION` (default `reference-1`),
  *   `DEDUP_DAYS` (default 7).
  *
- * Ctrl-C stops the HTTP server and DynamoDB Local (Java) before exiting.
+ * Ctrl-C stops the HTTP server and DynamoDB Local (Java) before exiting. It takes no arguments: `--help` prints the
+ * usage (exit 0), anything else is a usage error (exit 2); it exits 1 when it cannot start.
  */
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -38,12 +39,28 @@ import {
 import { signedPathOf } from '../functions/receiver/reference/receiver';
 import { SecretsConfigurationError } from '../functions/receiver/reference/secrets';
 import { ensureReceiverTable } from '../functions/receiver/reference/table';
-import { isMainModule } from './cli';
+import { atMost, type Help, isHelp, parseToolLine, startMain } from './cli';
 import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 
 export const DEFAULT_RECEIVER_PORT = 4000;
 export const DEFAULT_RECEIVER_DATA_DIR = '.local/receiver';
 export const DEFAULT_RECEIVER_TABLE = 'webhook-receiver';
+
+export const USAGE = `usage: WEBHOOK_SECRETS=whsec_…[,whsec_…] npm run receiver
+the reference webhook receiver on http://$HOST:$PORT/webhooks/v1, with DynamoDB Local; it takes no arguments
+environment:
+  WEBHOOK_SECRETS      the endpoint's signing secret(s), whsec_…, comma-separated (required)
+  PORT, HOST           default ${DEFAULT_RECEIVER_PORT}, 127.0.0.1
+  DATA_DIR             DynamoDB Local's data (default ${DEFAULT_RECEIVER_DATA_DIR}); IN_MEMORY=true keeps nothing
+  RECEIVER_TABLE_NAME  default ${DEFAULT_RECEIVER_TABLE}; HANDLER_VERSION (default reference-1), DEDUP_DAYS (7)`;
+
+/** The command line: nothing but `--help`. */
+export const parseArgs = (argv: readonly string[]): Record<string, never> | Help => {
+  const line = parseToolLine(argv, {});
+  if (isHelp(line)) return line;
+  atMost(line.positionals, 0);
+  return {};
+};
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -171,7 +188,7 @@ const main = async (): Promise<void> => {
   ]);
 };
 
-if (isMainModule(import.meta.url)) {
+startMain(import.meta.url, { usage: USAGE, parse: parseArgs }, () =>
   main().catch(
     exitOnStartFailure(say, [
       ReceiverConfigurationError,
@@ -179,5 +196,5 @@ if (isMainModule(import.meta.url)) {
       JavaMissingError,
       PortInUseError,
     ]),
-  );
-}
+  ),
+);

@@ -2,9 +2,10 @@
  * Writes the authorization matrix into `docs/security.md` (between its markers) from the route table
  * (`npm run security-matrix`). `--check`: write nothing; exit 1 when the document's matrix is stale.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { MATRIX_BEGIN, MATRIX_END, renderAuthorizationMatrix } from '../functions/definitions/authorization';
+import { type CliIo, runMain } from './cli';
+import { runGenerator } from './generated-file';
 
 const SECURITY_FILE = resolve(import.meta.dirname, '..', 'docs', 'security.md');
 
@@ -16,25 +17,24 @@ export const withMatrix = (document: string, matrix: string = renderAuthorizatio
   return `${document.slice(0, start)}${matrix}${document.slice(end + MATRIX_END.length)}`;
 };
 
-const main = async (args: readonly string[]): Promise<number> => {
-  const shown = relative(process.cwd(), SECURITY_FILE);
-  const current = await readFile(SECURITY_FILE, 'utf8');
-  const updated = withMatrix(current);
-  if (args.includes('--check')) {
-    if (updated === current) {
-      console.log(`${shown}: the authorization matrix is up to date`);
-      return 0;
-    }
-    console.error(
-      `${shown}: the authorization matrix is stale: run \`npm run security-matrix\` and commit it`,
-    );
-    return 1;
-  }
-  await writeFile(SECURITY_FILE, updated);
-  console.log(`wrote the authorization matrix into ${shown}`);
-  return 0;
-};
+export const USAGE = `usage: npm run security-matrix [-- --check]
+writes the authorization matrix into docs/security.md (between its markers) from the route table; --check
+writes nothing and exits 1 when the document's matrix is stale`;
 
-if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  process.exitCode = await main(process.argv.slice(2));
-}
+export const run = (argv: readonly string[], io: CliIo): Promise<number> =>
+  runGenerator(
+    {
+      usage: USAGE,
+      file: SECURITY_FILE,
+      // A missing document has no markers: withMatrix says so (exit 1).
+      generate: (current) => withMatrix(current ?? ''),
+      upToDate: (shown) => `${shown}: the authorization matrix is up to date`,
+      stale: (shown) =>
+        `${shown}: the authorization matrix is stale: run \`npm run security-matrix\` and commit it`,
+      wrote: (shown) => `wrote the authorization matrix into ${shown}`,
+    },
+    argv,
+    io,
+  );
+
+await runMain(import.meta.url, run);

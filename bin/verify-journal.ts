@@ -1,18 +1,21 @@
+/**
+ * `npm run verify-journal -- <export.json> | --from-api <base-url> …`: the audit journal (RFC 9162) verified
+ * offline against the service's public keys — every signed head, inclusion and consistency proofs. Exit code 0
+ * when it verifies, 1 when it does not (every problem listed) or cannot be read, 2 for a wrong command line.
+ */
 import {
   type JournalProblem,
   type JournalVerificationReport,
   verifyJournalExport,
 } from '../functions/domain/audit/journal-verify';
-import { AdminClient, type AdminClientOptions, type CliIo, UsageError } from './admin-client';
-import { isMainModule, processIo } from './cli';
-import { defaultKeysSource, loadJson, loadKeys, parseVerifierArgs, runVerifier } from './keys';
+import { AdminClient, type AdminClientOptions } from './admin-client';
+import { type CliIo, type Help, isHelp, parseToolLine, runMain, UsageError } from './cli';
+import { defaultKeysSource, loadJson, loadKeys, runVerifier, VERIFIER_OPTIONS, verifierFile } from './keys';
 
 export const USAGE = `usage:
   npm run verify-journal -- <export.json> [--keys <url-or-file>] [--proof-sample N]
   npm run verify-journal -- --from-api <base-url> [--out <file>] [--keys <url-or-file>] [--sigv4] [--proof-sample N]
 keys default to <base-url>/keys (without --from-api: $API_URL/keys, the local stack by default)`;
-
-export { EXIT_USAGE } from './keys';
 
 export interface Options {
   readonly file?: string;
@@ -23,22 +26,29 @@ export interface Options {
   readonly sigv4?: true;
 }
 
-export const parseOptions = (argv: readonly string[]): Options => {
-  const { file, values, sigv4 } = parseVerifierArgs(argv, {
-    valueFlags: ['--keys', '--from-api', '--out', '--proof-sample'],
-    remoteFlag: '--from-api',
-    remoteValue: '<base-url>',
-    words: { file: 'an export file', fetched: 'an export' },
+export const parseOptions = (argv: readonly string[]): Options | Help => {
+  const line = parseToolLine(argv, {
+    ...VERIFIER_OPTIONS,
+    'from-api': { type: 'string', value: 'a base URL' },
+    'proof-sample': { type: 'string', value: 'a positive integer' },
   });
-  const sample = values['--proof-sample'];
+  if (isHelp(line)) return line;
+  const { 'from-api': fromApi, 'proof-sample': sample, out, keys, sigv4 } = line.values;
+  const file = verifierFile(line, {
+    option: '--from-api',
+    given: fromApi,
+    value: '<base-url>',
+    file: 'an export file',
+    fetched: 'an export',
+  });
   if (sample !== undefined && !/^[1-9]\d{0,8}$/.test(sample)) {
     throw new UsageError('--proof-sample needs a positive integer');
   }
   return {
     ...(file === undefined ? {} : { file }),
-    ...(values['--from-api'] === undefined ? {} : { fromApi: values['--from-api'] }),
-    ...(values['--out'] === undefined ? {} : { out: values['--out'] }),
-    ...(values['--keys'] === undefined ? {} : { keys: values['--keys'] }),
+    ...(fromApi === undefined ? {} : { fromApi }),
+    ...(out === undefined ? {} : { out }),
+    ...(keys === undefined ? {} : { keys }),
     ...(sample === undefined ? {} : { proofSample: Number(sample) }),
     ...(sigv4 ? { sigv4: true as const } : {}),
   };
@@ -101,7 +111,7 @@ export const run = (
   runVerifier(argv, io, {
     usage: USAGE,
     parse: parseOptions,
-    verify: async (options) => {
+    execute: async (options) => {
       const document =
         options.fromApi === undefined
           ? await loadJson(io, options.file as string)
@@ -117,6 +127,4 @@ export const run = (
     },
   });
 
-if (isMainModule(import.meta.url)) {
-  run(process.argv.slice(2), processIo()).then((code) => process.exit(code));
-}
+await runMain(import.meta.url, run);

@@ -5,7 +5,8 @@
  * signature with the key `key_id` from a JWKS (`GET /keys`, a URL or a saved file). Then recomputes its totals
  * from the versions it pins: the catalog parts come from `--catalog` (an export of exactly those versions) or
  * from `GET /admin/catalog/export?pricelist_version=…&fx_version=…&tax_rule_version=…` of the local stack
- * (`API_URL`, admin token as for `npm run catalog`). Exit code 0 only when everything checks out.
+ * (`API_URL`, admin token as for `npm run catalog`). Exit code 0 only when everything checks out, 1 when
+ * something does not (or cannot be read), 2 for a wrong command line (bin/cli.ts).
  */
 import { canonicalJson, type Json } from '../functions/domain/money/canonical';
 import { priceBasket } from '../functions/domain/pricing/basket';
@@ -19,12 +20,13 @@ import {
   splitDocument,
   toPricingCatalog,
 } from '../functions/usecases/catalog/release';
-import { adminToken, type CliIo, DEFAULT_API_URL } from './catalog';
-import { isMainModule, processIo } from './cli';
-import { defaultKeysSource, loadJson } from './keys';
+import { adminToken, DEFAULT_API_URL } from './admin-client';
+import { atMost, type CliIo, type Help, isHelp, parseToolLine, runMain, UsageError } from './cli';
+import { defaultKeysSource, loadJson, runVerifier } from './keys';
 
-const USAGE =
-  'usage: npm run verify-receipt -- <receipt.json> [--keys <url-or-file>] [--catalog <file>] [--no-recompute]';
+export const USAGE = `usage: npm run verify-receipt -- <receipt.json> [--keys <url-or-file>] [--catalog <file>] [--no-recompute]
+keys default to $API_URL/keys (the local stack by default); without --catalog, the pinned versions come from the
+local stack's GET /admin/catalog/export (ADMIN_TOKEN, else admin_token in $DATA_DIR/credentials.json)`;
 
 interface Options {
   readonly file: string;
@@ -33,21 +35,22 @@ interface Options {
   readonly recompute: boolean;
 }
 
-export const parseOptions = (argv: readonly string[]): Options => {
-  let file: string | undefined;
-  let keys: string | undefined;
-  let catalog: string | undefined;
-  let recompute = true;
-  for (let index = 0; index < argv.length; index += 1) {
-    const arg = argv[index] as string;
-    if (arg === '--keys') keys = argv[++index];
-    else if (arg === '--catalog') catalog = argv[++index];
-    else if (arg === '--no-recompute') recompute = false;
-    else if (arg.startsWith('--') || file) throw new Error(USAGE);
-    else file = arg;
-  }
-  if (!file) throw new Error(USAGE);
-  return { file, recompute, ...(keys ? { keys } : {}), ...(catalog ? { catalog } : {}) };
+export const parseOptions = (argv: readonly string[]): Options | Help => {
+  const line = parseToolLine(argv, {
+    keys: { type: 'string' },
+    catalog: { type: 'string' },
+    'no-recompute': { type: 'boolean' },
+  });
+  if (isHelp(line)) return line;
+  const [file] = atMost(line.positionals, 1);
+  if (file === undefined) throw new UsageError('give a receipt file');
+  const { keys, catalog } = line.values;
+  return {
+    file,
+    recompute: line.values['no-recompute'] !== true,
+    ...(keys === undefined ? {} : { keys }),
+    ...(catalog === undefined ? {} : { catalog }),
+  };
 };
 
 /** The receipt's pinned release, from a file or from the API's export by versions. */
@@ -114,44 +117,45 @@ export const recomputeDifferences = (receipt: JsonObject, release: CatalogReleas
     );
 };
 
-export const run = async (argv: readonly string[], io: CliIo): Promise<number> => {
-  let options: Options;
-  try {
-    options = parseOptions(argv);
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n`);
-    return 2;
-  }
-  try {
-    const receipt = JSON.parse(await io.readFile(options.file)) as JsonObject;
-    const keysSource = options.keys ?? defaultKeysSource(io);
-    const jwks = (await loadJson(io, keysSource)) as { keys?: Jwk[] };
-    const check = verifyReceipt(receipt, jwks.keys ?? []);
-    if (!check.valid) {
-      io.stdout(`receipt ${String(receipt.receipt_id)}: INVALID (${check.reason})\n`);
-      return 1;
-    }
-    io.stdout(
-      `receipt ${String(receipt.receipt_id)}: hash and signature valid (key ${String(receipt.key_id)})\n`,
-    );
-    if (!options.recompute) return 0;
-    const differences = recomputeDifferences(receipt, await pinnedRelease(io, receipt, options.catalog));
-    if (differences.length > 0) {
-      io.stdout(`recomputed totals DIFFER:\n  ${differences.join('\n  ')}\n`);
-      return 1;
-    }
-    io.stdout(
-      `recomputed from pricelist_version ${String(receipt.pricelist_version)}, ${String(receipt.fx_version)}, ` +
-        `tax_rule_version ${String(receipt.tax_rule_version)}: totals match (${String((receipt.computed_totals as JsonObject).total)} ` +
-        `${String((receipt.computed_totals as JsonObject).currency)})\n`,
-    );
-    return 0;
-  } catch (error) {
-    io.stderr(`cannot verify: ${(error as Error).message}\n`);
-    return 1;
-  }
+/**
+ * The receipt's hash and signature checked offline against a JWKS (`GET /keys`, as fetched or saved), with the
+ * line that says so: `receipt rcpt_…: hash and signature valid (key …)` or `receipt rcpt_…: INVALID (reason)`.
+ */
+export const checkReceipt = (
+  receipt: JsonObject,
+  jwks: unknown,
+): { readonly valid: boolean; readonly line: string } => {
+  const keys = typeof jwks === 'object' && jwks !== null && 'keys' in jwks ? jwks.keys : undefined;
+  const check = verifyReceipt(receipt, Array.isArray(keys) ? (keys as Jwk[]) : []);
+  const name = `receipt ${String(receipt.receipt_id)}`;
+  return check.valid
+    ? { valid: true, line: `${name}: hash and signature valid (key ${String(receipt.key_id)})` }
+    : { valid: false, line: `${name}: INVALID (${check.reason})` };
 };
 
-if (isMainModule(import.meta.url)) {
-  run(process.argv.slice(2), processIo()).then((code) => process.exit(code));
-}
+/** Exit code 0 when the receipt verifies (and its totals recompute), 1 when not, 2 for a wrong command line. */
+export const run = (argv: readonly string[], io: CliIo): Promise<number> =>
+  runVerifier(argv, io, {
+    usage: USAGE,
+    parse: parseOptions,
+    execute: async (options) => {
+      const receipt = JSON.parse(await io.readFile(options.file)) as JsonObject;
+      const check = checkReceipt(receipt, await loadJson(io, options.keys ?? defaultKeysSource(io)));
+      io.stdout(`${check.line}\n`);
+      if (!check.valid) return 1;
+      if (!options.recompute) return 0;
+      const differences = recomputeDifferences(receipt, await pinnedRelease(io, receipt, options.catalog));
+      if (differences.length > 0) {
+        io.stdout(`recomputed totals DIFFER:\n  ${differences.join('\n  ')}\n`);
+        return 1;
+      }
+      io.stdout(
+        `recomputed from pricelist_version ${String(receipt.pricelist_version)}, ${String(receipt.fx_version)}, ` +
+          `tax_rule_version ${String(receipt.tax_rule_version)}: totals match (${String((receipt.computed_totals as JsonObject).total)} ` +
+          `${String((receipt.computed_totals as JsonObject).currency)})\n`,
+      );
+      return 0;
+    },
+  });
+
+await runMain(import.meta.url, run);

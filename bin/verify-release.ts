@@ -20,16 +20,14 @@ import {
   verifyEnvelope,
 } from '../functions/domain/audit/dsse';
 import { REQUIRED_APPROVALS } from '../functions/domain/change-control/approvals';
-import { AdminClient, type AdminClientOptions, type CliIo, UsageError } from './admin-client';
-import { isMainModule, processIo } from './cli';
-import { defaultKeysSource, loadJson, loadKeys, parseVerifierArgs, runVerifier } from './keys';
+import { AdminClient, type AdminClientOptions } from './admin-client';
+import { type CliIo, type Help, isHelp, parseToolLine, runMain, UsageError } from './cli';
+import { defaultKeysSource, loadJson, loadKeys, runVerifier, VERIFIER_OPTIONS, verifierFile } from './keys';
 
 export const USAGE = `usage:
   npm run verify-release -- <release.json> [--keys <url-or-file>]
   npm run verify-release -- --cr <cr_id> [--out <file>] [--keys <url-or-file>] [--sigv4]
 keys default to $API_URL/keys (the local stack by default)`;
-
-export { EXIT_USAGE } from './keys';
 
 const CR_ID = /^cr_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -41,20 +39,23 @@ export interface Options {
   readonly sigv4?: true;
 }
 
-export const parseOptions = (argv: readonly string[]): Options => {
-  const { file, values, sigv4 } = parseVerifierArgs(argv, {
-    valueFlags: ['--keys', '--cr', '--out'],
-    remoteFlag: '--cr',
-    remoteValue: '<cr_id>',
-    words: { file: 'a release file', fetched: 'a release' },
+export const parseOptions = (argv: readonly string[]): Options | Help => {
+  const line = parseToolLine(argv, { ...VERIFIER_OPTIONS, cr: { type: 'string', value: 'a cr_… id' } });
+  if (isHelp(line)) return line;
+  const { cr, out, keys, sigv4 } = line.values;
+  const file = verifierFile(line, {
+    option: '--cr',
+    given: cr,
+    value: '<cr_id>',
+    file: 'a release file',
+    fetched: 'a release',
   });
-  const cr = values['--cr'];
   if (cr !== undefined && !CR_ID.test(cr)) throw new UsageError('--cr needs a cr_… id');
   return {
     ...(file === undefined ? {} : { file }),
     ...(cr === undefined ? {} : { cr }),
-    ...(values['--out'] === undefined ? {} : { out: values['--out'] }),
-    ...(values['--keys'] === undefined ? {} : { keys: values['--keys'] }),
+    ...(out === undefined ? {} : { out }),
+    ...(keys === undefined ? {} : { keys }),
     ...(sigv4 ? { sigv4: true as const } : {}),
   };
 };
@@ -128,7 +129,7 @@ export const run = (
   runVerifier(argv, io, {
     usage: USAGE,
     parse: parseOptions,
-    verify: async (options) => {
+    execute: async (options) => {
       let envelope: unknown;
       if (options.cr !== undefined) {
         const client = await AdminClient.connect(io, {
@@ -158,6 +159,4 @@ export const run = (
     },
   });
 
-if (isMainModule(import.meta.url)) {
-  run(process.argv.slice(2), processIo()).then((code) => process.exit(code));
-}
+await runMain(import.meta.url, run);

@@ -4,13 +4,14 @@
  *
  *   node --import tsx bin/webhook-vectors.ts           write the file
  *   node --import tsx bin/webhook-vectors.ts --check   write nothing; exit 1 when the file differs (CI)
+ * (`npm run webhook-vectors`); exit codes as every tool in bin/ (bin/cli.ts).
  */
 import { createHash } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import { relative, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
 import { generateSecret, secretBytes } from '../functions/domain/webhooks/secret';
 import { canonicalString, SIGNATURE_SCHEME, signatureHeader } from '../functions/domain/webhooks/signature';
+import { type CliIo, runMain } from './cli';
+import { runGenerator } from './generated-file';
 
 export const VECTORS_FILE = resolve(import.meta.dirname, '..', 'docs', 'webhook-signature-vectors.json');
 
@@ -193,29 +194,22 @@ export const buildVectors = (): SignatureVectors => ({
 /** The file's exact content. */
 export const renderVectors = (): string => `${JSON.stringify(buildVectors(), null, 2)}\n`;
 
-const readIfPresent = async (file: string): Promise<string | undefined> => {
-  try {
-    return await readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-};
+export const USAGE = `usage: node --import tsx bin/webhook-vectors.ts [--check]   (npm run webhook-vectors)
+writes docs/webhook-signature-vectors.json; --check writes nothing and exits 1 when the file differs (CI)`;
 
-const main = async (args: readonly string[]): Promise<number> => {
-  const generated = renderVectors();
-  const shown = relative(process.cwd(), VECTORS_FILE);
-  if (args.includes('--check')) {
-    if ((await readIfPresent(VECTORS_FILE)) === generated) {
-      console.log(`${shown} is up to date`);
-      return 0;
-    }
-    console.error(`${shown} differs from what bin/webhook-vectors.ts generates: regenerate it and commit it`);
-    return 1;
-  }
-  await writeFile(VECTORS_FILE, generated);
-  console.log(`wrote ${shown}`);
-  return 0;
-};
+export const run = (argv: readonly string[], io: CliIo): Promise<number> =>
+  runGenerator(
+    {
+      usage: USAGE,
+      file: VECTORS_FILE,
+      generate: renderVectors,
+      upToDate: (shown) => `${shown} is up to date`,
+      stale: (shown) =>
+        `${shown} differs from what bin/webhook-vectors.ts generates: regenerate it and commit it`,
+      wrote: (shown) => `wrote ${shown}`,
+    },
+    argv,
+    io,
+  );
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain) process.exitCode = await main(process.argv.slice(2));
+await runMain(import.meta.url, run);

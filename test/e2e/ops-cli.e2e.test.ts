@@ -1,69 +1,30 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import { describe, expect, it } from 'vitest';
 import {
   endpointsPageResponseSchema,
   endpointWithSecretResponseSchema,
   eventHistoryResponseSchema,
   replayProgressResponseSchema,
 } from '../../functions/schemas/webhooks';
-import { startDemoStack } from '../support/demo-stack';
-import { startReceiver, type TestReceiver } from '../support/webhook-receiver';
+import { runScript, type ScriptRun } from '../support/run-script';
+import { demoStackWithReceiver } from '../support/stack-with-receiver';
 
 const API_KEY = 'key_e2e_ops_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_e2e_ops_0123456789abcdef';
-const repoRoot = path.resolve(import.meta.dirname, '../..');
 
-let stack: LocalStack;
-let receiver: TestReceiver;
-
-beforeAll(async () => {
-  [stack, receiver] = await Promise.all([
-    startDemoStack({ apiKey: API_KEY, adminToken: ADMIN_TOKEN }),
-    startReceiver(),
-  ]);
-}, 60_000);
-
-afterAll(async () => {
-  await receiver?.close();
-  await stack?.stop();
-});
-
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+const world = demoStackWithReceiver({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
 
 /** `npm run ops -- <args>` as a user runs it: a child process from the repository root, the stack's URL and token. */
-const ops = (...args: string[]): Promise<CliResult> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/ops.ts', ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, API_URL: stack.url, ADMIN_TOKEN, API_AUTH: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+const ops = (...args: string[]): Promise<ScriptRun> =>
+  runScript('bin/ops.ts', args, { API_URL: world.stack.url, ADMIN_TOKEN, API_AUTH: '' });
 
 /** The CLI succeeded: exit 0 (its stderr in the failure message otherwise). */
-const succeeded = (result: CliResult): CliResult => {
+const succeeded = (result: ScriptRun): ScriptRun => {
   if (result.code !== 0) throw new Error(`ops exited ${result.code}:\n${result.stderr}`);
   return result;
 };
 
 const admin = async (method: string, route: string, body?: unknown) => {
-  const response = await fetch(`${stack.url}${route}`, {
+  const response = await fetch(`${world.stack.url}${route}`, {
     method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -89,7 +50,7 @@ describe('npm run ops against the local stack', () => {
         'endpoints',
         'create',
         '--url',
-        receiver.baseUrl,
+        world.receiver.baseUrl,
         '--topics',
         'payout',
         '--description',
@@ -97,7 +58,7 @@ describe('npm run ops against the local stack', () => {
       ),
     );
     const endpoint = endpointWithSecretResponseSchema.parse(JSON.parse(created.stdout));
-    expect(endpoint).toMatchObject({ url: receiver.baseUrl, topics: ['payout'], status: 'enabled' });
+    expect(endpoint).toMatchObject({ url: world.receiver.baseUrl, topics: ['payout'], status: 'enabled' });
     expect(endpoint.secret).toMatch(/^whsec_/);
     expect(created.stderr).toContain('shown once');
 
@@ -114,7 +75,7 @@ describe('npm run ops against the local stack', () => {
       );
       return history.deliveries[0]?.status === 'delivered' ? history : undefined;
     }, 'the first delivery');
-    expect(receiver.requests.map((request) => request.envelope.attempt)).toEqual([1]);
+    expect(world.receiver.requests.map((request) => request.envelope.attempt)).toEqual([1]);
 
     // events show: the delivery and its attempt.
     const shown = eventHistoryResponseSchema.parse(
@@ -146,12 +107,12 @@ describe('npm run ops against the local stack', () => {
       { event_id: eventId, endpoint_id: endpoint.endpoint_id, status: 'delivered' },
     ]);
     expect(replayed.stderr).toContain(`replay ${progress.replay_id}: matched 1, enqueued 1, skipped 0`);
-    expect(receiver.requests.map((request) => [request.envelope.event_id, request.envelope.attempt])).toEqual(
-      [
-        [eventId, 1],
-        [eventId, 2],
-      ],
-    );
+    expect(
+      world.receiver.requests.map((request) => [request.envelope.event_id, request.envelope.attempt]),
+    ).toEqual([
+      [eventId, 1],
+      [eventId, 2],
+    ]);
 
     // dlq: nothing dead.
     const dlq = succeeded(await ops('dlq'));
@@ -174,9 +135,9 @@ describe('npm run ops against the local stack', () => {
     expect(missing.stderr).toMatch(/^error 404 not_found: .*\ntrace id: \S+\n$/);
   }, 60_000);
 
-  it('refuses a bad command line with the usage and exit 1, sending nothing', async () => {
+  it('refuses a bad command line with the usage and exit 2, sending nothing', async () => {
     const result = await ops('replay', '--event-ids', 'evt_x', '--from', '2026-11-01T00:00:00Z');
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain('give either --event-ids or --from/--to, not both');
     expect(result.stderr).toContain('usage: npm run ops');
     expect(result.stdout).toBe('');

@@ -458,11 +458,11 @@ describe('ops runs', () => {
     ]);
   });
 
-  it('prints nothing on stdout when nothing is dead, and refuses a --from after now', async () => {
+  it('prints nothing on stdout when nothing is dead, and refuses a --from after now (a usage error)', async () => {
     const api = fakeApi(() => Response.json({ items: [] }));
     expect(await run(['dlq'], api.io)).toBe(0);
     expect(api.stdout()).toBe('');
-    expect(await run(['dlq', '--from', '2027-01-01'], api.io)).toBe(1);
+    expect(await run(['dlq', '--from', '2027-01-01'], api.io)).toBe(2);
     expect(api.stderr()).toContain('--from is after the end of the window');
     expect(api.requests).toHaveLength(1);
   });
@@ -558,9 +558,9 @@ describe('ops runs', () => {
     );
   });
 
-  it('exits 1 with the usage for a usage error, and 0 with the usage for help', async () => {
+  it('exits 2 with the usage for a usage error, and 0 with the usage for help', async () => {
     const api = fakeApi(() => Response.json({}));
-    expect(await run(['replay', '--event-ids', EVT_A, '--from', '2026-11-01'], api.io)).toBe(1);
+    expect(await run(['replay', '--event-ids', EVT_A, '--from', '2026-11-01'], api.io)).toBe(2);
     expect(api.stderr()).toContain('give either --event-ids or --from/--to, not both\nusage: npm run ops');
     expect(await run(['help'], api.io)).toBe(0);
     expect(api.stdout()).toContain('endpoints rotate-secret ep_…');

@@ -63,7 +63,6 @@ describe('npm run receipts -- export: command line', () => {
   });
 
   it.each([
-    [[], /give a command/],
     [['import'], /unknown command import/],
     [['export', '--from', '2026-11-01', '--to', '2026-11-02'], /needs --from, --to and --out/],
     [['export', '--from', '2026-11-31', '--to', '2026-12-01', '--out', 'x'], /--from must be a date/],
@@ -77,9 +76,21 @@ describe('npm run receipts -- export: command line', () => {
       ['export', '--from', '2026-11-01', '--to', '2026-11-01', '--out', 'x', '--since', 'y'],
       /unknown option --since/,
     ],
-    [['export', '--from', '2026-11-01', '--to', '2026-11-01', '--out', 'x', 'extra'], /unexpected extra/],
+    [
+      ['export', '--from', '2026-11-01', '--to', '2026-11-01', '--out', 'x', 'extra'],
+      /unexpected arguments: extra/,
+    ],
   ])('%j is refused', (argv, message) => {
     expect(() => parseOptions(argv)).toThrow(message);
+  });
+
+  it('prints the usage for help or no command at all', async () => {
+    for (const argv of [[], ['help'], ['--help'], ['export', '-h']]) {
+      const { io, output } = ioWith();
+      expect(parseOptions(argv)).toEqual({ kind: 'help' });
+      expect(await run(argv, io)).toBe(0);
+      expect(output.stdout).toBe(`${USAGE}\n`);
+    }
   });
 
   it('a wrong command line prints the problem and the usage and exits 2', async () => {

@@ -406,7 +406,6 @@ describe('catalog CLI runs', () => {
     [['import', 'missing.json'], { ADMIN_TOKEN: 'adm_given_token_123' }, 'cannot read missing.json as JSON'],
     [['export'], {}, 'no ADMIN_TOKEN and no readable /work/.local/data/credentials.json'],
     [['export'], { API_URL: 'not a url' }, 'API_URL is not a URL'],
-    [['bogus'], {}, 'unknown command bogus'],
   ])('fails clearly for %j', async (argv, env, message) => {
     const fake = fakeIo({ env });
     expect(await run(argv, fake.io)).toBe(1);
@@ -429,6 +428,13 @@ describe('catalog CLI runs', () => {
     });
     expect(await run(['export'], down.io)).toBe(1);
     expect(down.stderr()).toBe('cannot reach http://127.0.0.1:3000: fetch failed\n');
+  });
+
+  it('refuses an unknown command with the usage and exit 2, sending nothing', async () => {
+    const fake = fakeIo();
+    expect(await run(['bogus'], fake.io)).toBe(2);
+    expect(fake.stderr()).toBe(`unknown command bogus\n${USAGE}\n`);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('prints the usage for help', async () => {
@@ -767,7 +773,7 @@ describe('catalog CLI operators (--as)', () => {
     [['show', CR, '--sigv4'], { ADMIN_AS: 'bob', AWS_REGION: 'eu-west-1' }, '--as bob (--as / ADMIN_AS)'],
   ])('refuses --as with SigV4 or a deployed API as a usage error: %j %j', async (argv, env, message) => {
     const fake = fakeIo({ env: { DATA_DIR: '/data', ...env }, files: CREDENTIALS });
-    expect(await run(argv, fake.io, { credentials: { accessKeyId: 'AKID', secretAccessKey: 's' } })).toBe(1);
+    expect(await run(argv, fake.io, { credentials: { accessKeyId: 'AKID', secretAccessKey: 's' } })).toBe(2);
     expect(fake.stderr()).toContain(message);
     expect(fake.stderr()).toContain('usage: npm run catalog --');
     expect(fake.requests).toHaveLength(0);
