@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { startLocalStack } from '../functions/adapters/local/stack';
+import { startLocalStack } from '../functions/composition/local/stack';
 import type { LoadRequest, LoadResult } from './api-load.worker';
 import {
   type BenchModule,

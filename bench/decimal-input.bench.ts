@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { startLocalStack } from '../functions/adapters/local/stack';
+import { startLocalStack } from '../functions/composition/local/stack';
 import { MAX_REQUEST_BODY_BYTES } from '../functions/definitions/limits';
 import { parseCacheUsage } from '../functions/domain/money/decimal';
 import { catalogDocumentSchema } from '../functions/schemas/catalog-document';

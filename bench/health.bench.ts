@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { startLocalStack } from '../functions/adapters/local/stack';
+import { startLocalStack } from '../functions/composition/local/stack';
 import {
   type BenchModule,
   type BenchResult,

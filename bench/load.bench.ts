@@ -119,7 +119,7 @@ const bench: OptionsBenchModule = {
     const { rate_policy: _ratePolicy, ...catalog } = JSON.parse(
       readFileSync(new URL('../catalog/demo-catalog.json', import.meta.url), 'utf8'),
     ) as DemoCatalog & { readonly rate_policy?: unknown };
-    const { startLocalStack } = await import('../functions/adapters/local/stack');
+    const { startLocalStack } = await import('../functions/composition/local/stack');
     const apiKey = randomSecret('key_load');
     const adminToken = randomSecret('adm_load');
     ctx.log('starting the local stack in memory with the demo catalog (without its rate policy)');

@@ -26,7 +26,7 @@
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import type { LocalStackOptions } from '../functions/adapters/local/stack';
+import type { LocalStackOptions } from '../functions/composition/local/stack';
 import {
   type BenchModule,
   type BenchResult,
@@ -294,7 +294,7 @@ const bench: BenchModule = {
   run: async (ctx) => {
     const seconds = positiveNumber('WEBHOOK_BENCH_SECONDS', DEFAULT_SECONDS);
     const rate = positiveNumber('WEBHOOK_BENCH_RATE', DEFAULT_RATE);
-    const { startLocalStack } = await import('../functions/adapters/local/stack');
+    const { startLocalStack } = await import('../functions/composition/local/stack');
     const adminToken = randomSecret('adm_bench');
     const options: LocalStackOptions = {
       port: 0,

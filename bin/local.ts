@@ -12,7 +12,7 @@ import {
   removeLocalRuntime,
   writeLocalRuntime,
 } from '../functions/adapters/local/runtime-file';
-import { DEMO_TENANT, type LocalStack, startLocalStack } from '../functions/adapters/local/stack';
+import { DEMO_TENANT, type LocalStack, startLocalStack } from '../functions/composition/local/stack';
 import { egressPolicyFromEnv, LOCAL_EGRESS, retryPolicyFromEnv } from '../functions/composition/webhooks';
 import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 

@@ -1,6 +1,6 @@
 /**
  * node:http requests as API Gateway (REST, v1) proxy events, and proxy results written back: the plumbing the
- * local API gateway (functions/adapters/local/gateway.ts) and the reference receiver's local server
+ * local API gateway (functions/composition/local/gateway.ts) and the reference receiver's local server
  * (functions/receiver/reference/local-server.ts) share. Depends on nothing but node and the aws-lambda types,
  * so the receiver kit can carry it.
  */

@@ -7,7 +7,7 @@
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { ROUTES } from '../../functions/definitions';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 import { adminRequest, type HttpAnswer, TEST_REVIEWERS } from '../support/change-requests';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recomputeDifferences } from '../../bin/verify-receipt';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { type JsonObject, type Jwk, verifyReceipt } from '../../functions/domain/receipts/receipt';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';

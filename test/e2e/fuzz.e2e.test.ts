@@ -2,7 +2,7 @@ import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import {
   MAX_REQUEST_BODY_BYTES,
   matchRoute,

@@ -6,7 +6,7 @@
  * past the maximum age, and the breaker closes after recovery.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { verifyJournalExport } from '../../functions/domain/audit/journal-verify';
 import type { Clock } from '../../functions/ports/clock';
 import { adminRequest } from '../support/change-requests';

@@ -6,7 +6,7 @@
  * the buyer pays; a commit after the lock is refused with a fresh quote to confirm.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { rateIngestion } from '../../functions/composition/rates';
 import type { Clock } from '../../functions/ports/clock';
 import { startDemoStack } from '../support/demo-stack';

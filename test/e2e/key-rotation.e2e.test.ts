@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import { DEFAULT_RETRY_POLICY } from '../../functions/domain/webhooks/retry-policy';
 import { generateSecret } from '../../functions/domain/webhooks/secret';
 import type { Clock } from '../../functions/ports/clock';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { credentialHash } from '../../functions/domain/webhooks/dpop';
 import { confirmationResponseSchema, eventHistoryResponseSchema } from '../../functions/schemas/webhooks';
 import { startDemoStack } from '../support/demo-stack';

@@ -9,7 +9,7 @@
  * naming their index and path, and store nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { dec } from '../../functions/domain/money/decimal';
 import { step } from '../../functions/domain/money/rounding';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';

@@ -22,7 +22,7 @@ import type { CliIo } from '../../bin/admin-client';
 import { run } from '../../bin/receipts';
 import { DynamoJournalStore } from '../../functions/adapters/aws/journal-store';
 import { localRuntimeOf, writeLocalRuntime } from '../../functions/adapters/local/runtime-file';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { canonicalJson } from '../../functions/domain/money/canonical';
 import { Decimal } from '../../functions/domain/money/decimal';
 import { type JsonObject, type Jwk, verifyReceipt } from '../../functions/domain/receipts/receipt';

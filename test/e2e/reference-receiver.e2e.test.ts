@@ -5,8 +5,8 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
-import { startLocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
+import { startLocalStack } from '../../functions/composition/local/stack';
 import { IdempotencyStore, resync } from '../../functions/receiver';
 import { countingEffect, effectCounterKey } from '../../functions/receiver/reference/effect';
 import { type LocalServer, serveProxyHandler } from '../../functions/receiver/reference/local-server';

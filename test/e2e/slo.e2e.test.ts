@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InProcessMetrics } from '../../functions/adapters/local/in-process-metrics';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import { OBJECTIVES } from '../../functions/definitions/objectives';
 import type { Clock } from '../../functions/ports/clock';
 import { serviceObjectivesResponseSchema } from '../../functions/schemas/responses';

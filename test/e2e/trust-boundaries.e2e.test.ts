@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import {
   type Access,
   CREDENTIALS,

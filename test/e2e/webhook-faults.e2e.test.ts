@@ -16,7 +16,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import type { DeliveryStatus } from '../../functions/domain/webhooks/envelope';
 import type { RetryPolicy } from '../../functions/domain/webhooks/retry-policy';
 import { secretBytes } from '../../functions/domain/webhooks/secret';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import { egressPolicyFromEnv, LOCAL_EGRESS } from '../../functions/composition/webhooks';
 import { DEFAULT_RETRY_POLICY } from '../../functions/domain/webhooks/retry-policy';
 import { endpointResponseSchema, eventHistoryResponseSchema } from '../../functions/schemas/webhooks';

@@ -8,7 +8,7 @@ import {
   DynamoIdempotencyLedger,
   type DynamoIdempotencyLedgerOptions,
 } from '../../functions/adapters/aws/idempotency-ledger';
-import { callerIdentity } from '../../functions/adapters/local/gateway';
+import { callerIdentity } from '../../functions/composition/local/gateway';
 import type { RouteDefinition } from '../../functions/definitions';
 import { HttpError } from '../../functions/handlers/middleware/errors';
 import { createHttpApi, type Operation } from '../../functions/handlers/middleware/http';

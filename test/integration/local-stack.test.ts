@@ -6,7 +6,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqsProbe } from '../../functions/adapters/aws/health-probes';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import { healthOperation } from '../../functions/handlers/operations/health';
 import type { OutboxItem } from '../../functions/schemas/envelope';
 import { newId } from '../../functions/shared/ids';

@@ -5,7 +5,7 @@
  */
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../functions/adapters/local/stack';
+import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import { secretBytes } from '../../functions/domain/webhooks/secret';
 import { verifySignatureHeader } from '../../functions/domain/webhooks/signature';
 import { eventHistoryResponseSchema } from '../../functions/schemas/webhooks';

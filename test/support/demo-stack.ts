@@ -4,7 +4,7 @@ import {
   type ConfiguredCallerKey,
   type LocalStack,
   startLocalStack,
-} from '../../functions/adapters/local/stack';
+} from '../../functions/composition/local/stack';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 import { type TestOperator, testAdmins } from './change-requests';

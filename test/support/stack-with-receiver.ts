@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import type { LocalStack } from '../../functions/adapters/local/stack';
+import type { LocalStack } from '../../functions/composition/local/stack';
 import { startDemoStack } from './demo-stack';
 import { startReceiver, type TestReceiver } from './webhook-receiver';
 

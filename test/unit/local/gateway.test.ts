@@ -1,7 +1,11 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FunctionPool } from '../../../functions/adapters/local/function-pool';
-import { type GatewayOptions, MAX_BODY_BYTES, startGateway } from '../../../functions/adapters/local/gateway';
+import {
+  type GatewayOptions,
+  MAX_BODY_BYTES,
+  startGateway,
+} from '../../../functions/composition/local/gateway';
 import { FUNCTIONS, type RouteDefinition } from '../../../functions/definitions';
 import { createAuthorizerHandler } from '../../../functions/handlers/authorizer';
 import { systemClock } from '../../../functions/shared/clock';

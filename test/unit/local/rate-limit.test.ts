@@ -1,7 +1,11 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { FunctionPool } from '../../../functions/adapters/local/function-pool';
-import { type GatewayOptions, startGateway, TokenBuckets } from '../../../functions/adapters/local/gateway';
+import {
+  type GatewayOptions,
+  startGateway,
+  TokenBuckets,
+} from '../../../functions/composition/local/gateway';
 import { CATALOG_RATE_LIMIT, FUNCTIONS, type RouteDefinition } from '../../../functions/definitions';
 import { createAuthorizerHandler } from '../../../functions/handlers/authorizer';
 import type { Clock } from '../../../functions/ports/clock';

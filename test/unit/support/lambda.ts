@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { callerIdentity } from '../../../functions/adapters/local/gateway';
+import { callerIdentity } from '../../../functions/composition/local/gateway';
 import { ROUTES } from '../../../functions/definitions';
 import { CALLER_SCOPES, OPERATOR_ROLES } from '../../../functions/domain/access/principals';
 import { callerContext, operatorContext } from '../../../functions/handlers/middleware/principal';

@@ -10,14 +10,20 @@ import type {
   DynamoDBStreamEvent,
   SQSEvent,
 } from 'aws-lambda';
-import { changeRequestDependencies } from '../../composition/change-requests';
-import type { RateIngestionDependencies, ServiceDependencies } from '../../composition/dependencies';
-import { integerSetting } from '../../composition/environment';
-import { FUNCTION_FACTORIES } from '../../composition/functions';
-import { crashHookFromEnv } from '../../composition/idempotency';
-import { fxTickSecondsFromEnv, localRateSourceAccess } from '../../composition/rates';
-import { composeService, type ServicePlatform } from '../../composition/service';
-import { LOCAL_EGRESS } from '../../composition/webhooks';
+import { type AwsClients, createAwsClients, destroyAwsClients } from '../../adapters/aws/clients';
+import { SqsMessageQueue } from '../../adapters/aws/sqs-queue';
+import type { EgressPolicy } from '../../adapters/http/guarded-http-client';
+import { type ProvisionedResources, provisionResources } from '../../adapters/local/bootstrap';
+import { ADMIN_ROLES } from '../../adapters/local/config';
+import { type DynamoDbLocalProcess, startDynamoDbLocal } from '../../adapters/local/dynamodb-local';
+import { type FauxqsServer, startFauxqsServer } from '../../adapters/local/fauxqs';
+import { FunctionPool, type LambdaHandler } from '../../adapters/local/function-pool';
+import { InProcessMetrics } from '../../adapters/local/in-process-metrics';
+import { assertPortFree, freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../adapters/local/local-aws';
+import { loadOrCreateLocalKeys } from '../../adapters/local/local-signing';
+import { LocalOneTimeScheduler, ScheduleDispatcher } from '../../adapters/local/scheduler';
+import { SqsPoller } from '../../adapters/local/sqs-poller';
+import { StreamPoller } from '../../adapters/local/stream-poller';
 import {
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
@@ -41,21 +47,15 @@ import { createLogger, type LoggerOptions } from '../../shared/logger';
 import { ensureConfiguredKey } from '../../usecases/access/api-keys';
 import { publishSeedCatalog } from '../../usecases/change-requests/bootstrap';
 import type { WebhookSettings } from '../../usecases/webhooks/context';
-import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients';
-import { SqsMessageQueue } from '../aws/sqs-queue';
-import type { EgressPolicy } from '../http/guarded-http-client';
-import { type ProvisionedResources, provisionResources } from './bootstrap';
-import { ADMIN_ROLES } from './config';
-import { type DynamoDbLocalProcess, startDynamoDbLocal } from './dynamodb-local';
-import { type FauxqsServer, startFauxqsServer } from './fauxqs';
-import { FunctionPool, type LambdaHandler } from './function-pool';
+import { changeRequestDependencies } from '../change-requests';
+import type { RateIngestionDependencies, ServiceDependencies } from '../dependencies';
+import { integerSetting } from '../environment';
+import { FUNCTION_FACTORIES } from '../functions';
+import { crashHookFromEnv } from '../idempotency';
+import { fxTickSecondsFromEnv, localRateSourceAccess } from '../rates';
+import { composeService, type ServicePlatform } from '../service';
+import { LOCAL_EGRESS } from '../webhooks';
 import { type GatewayOperator, type HttpFunctionPool, startGateway } from './gateway';
-import { InProcessMetrics } from './in-process-metrics';
-import { assertPortFree, freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from './local-aws';
-import { loadOrCreateLocalKeys } from './local-signing';
-import { LocalOneTimeScheduler, ScheduleDispatcher } from './scheduler';
-import { SqsPoller } from './sqs-poller';
-import { StreamPoller } from './stream-poller';
 
 export interface LocalStackOptions {
   /** Interface the gateway listens on. Default `127.0.0.1`. */

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type FunctionPool, FunctionTimeoutError } from '../../adapters/local/function-pool';
 import {
   CATALOG_RATE_LIMIT,
   type FunctionId,
@@ -24,7 +25,6 @@ import {
   readBoundedBody,
   writeProxyResult,
 } from '../../shared/proxy-http';
-import { type FunctionPool, FunctionTimeoutError } from './function-pool';
 
 /** Largest request body accepted (C22); the functions check it too. */
 export const MAX_BODY_BYTES = MAX_REQUEST_BODY_BYTES;
