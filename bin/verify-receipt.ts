@@ -9,16 +9,14 @@
  * something does not (or cannot be read), 2 for a wrong command line (bin/cli.ts).
  */
 import { canonicalJson, type Json } from '../functions/domain/money/canonical';
-import { priceBasket } from '../functions/domain/pricing/basket';
-import type { BasketRequest } from '../functions/domain/pricing/types';
 import type { JsonObject } from '../functions/domain/receipts/receipt';
 import { type Jwk, verifyReceipt } from '../functions/domain/receipts/receipt';
 import { catalogDocumentSchema } from '../functions/schemas/catalog-document';
 import {
   type CatalogRelease,
   fxVersionNumber,
+  repriceReceipt,
   splitDocument,
-  toPricingCatalog,
 } from '../functions/usecases/catalog/release';
 import { adminToken, DEFAULT_API_URL } from './admin-client';
 import { atMost, type CliIo, type Help, isHelp, parseToolLine, runMain, UsageError } from './cli';
@@ -93,13 +91,7 @@ const pinnedRelease = async (
 
 /** Prices the receipt's basket again on its pinned versions; returns the fields that differ. */
 export const recomputeDifferences = (receipt: JsonObject, release: CatalogRelease): string[] => {
-  const basket = receipt.basket as unknown as BasketRequest;
-  const quotedAt = new Date(String(receipt.quoted_at));
-  const pricing = priceBasket(
-    toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: quotedAt }),
-    basket,
-    { at: quotedAt.toISOString() },
-  );
+  const pricing = repriceReceipt(receipt, release);
   const totals = receipt.computed_totals as JsonObject;
   const expected: Record<string, Json> = {
     subtotal: pricing.subtotal,

@@ -1,3 +1,4 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
@@ -33,9 +34,9 @@ const parseMessage = (record: SQSRecord): DeliveryMessage => {
 
 /**
  * Delivery queue consumer: each message is one attempt of one (event, endpoint) delivery, signed and POSTed
- * (C13, C14). The messages of a batch go out concurrently (each attempt has its own timeout). A failure is
- * reported per message (`batchItemFailures`), so only that message comes back; after `maxReceiveCount`
- * receives SQS moves it to the DLQ. Outcomes are logged with ids, status and reason only: never a secret, a
+ * (C13, C14). Powertools batch processing runs the messages of a batch concurrently (each attempt has its own
+ * timeout) and reports a failure per message (`batchItemFailures`), so only that message comes back; after
+ * `maxReceiveCount` receives SQS moves it to the DLQ. Outcomes are logged with ids, status and reason only: never a secret, a
  * signature or a payload.
  */
 export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler => {
@@ -72,22 +73,33 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
     await measure(message, result.attempt);
   };
 
+  /** One record: its failure is logged here (a busy delivery is expected: info) and reported by the processor. */
+  const handleRecord = async (record: SQSRecord): Promise<void> => {
+    try {
+      await handle(record);
+    } catch (error) {
+      (error instanceof DeliveryBusyError ? logger.info : logger.warn).call(
+        logger,
+        'delivery message failed',
+        {
+          message_id: record.messageId,
+          receive_count: record.attributes.ApproximateReceiveCount,
+          error: error as Error,
+        },
+      );
+      throw error;
+    }
+  };
+
   return async (event) => {
-    const outcomes = await Promise.allSettled(event.Records.map((record) => handle(record)));
-    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-    outcomes.forEach((outcome, index) => {
-      if (outcome.status === 'fulfilled') return;
-      const record = event.Records[index] as SQSRecord;
-      const busy = outcome.reason instanceof DeliveryBusyError;
-      (busy ? logger.info : logger.warn).call(logger, 'delivery message failed', {
-        message_id: record.messageId,
-        receive_count: record.attributes.ApproximateReceiveCount,
-        error: outcome.reason as Error,
-      });
-      batchItemFailures.push({ itemIdentifier: record.messageId });
+    // A processor per invocation: outside Lambda its state lives on the instance, and the local stack runs
+    // invocations of one handler concurrently.
+    const response = await processPartialResponse(event, handleRecord, new BatchProcessor(EventType.SQS), {
+      // Every message failing is still a partial response: each comes back on its own, none is retried early.
+      throwOnFullBatchFailure: false,
     });
     metrics.flush();
-    return { batchItemFailures };
+    return response;
   };
 };
 

@@ -1,4 +1,5 @@
 import type { CallerScope } from '../domain/access/principals';
+import { ServiceError } from '../domain/errors';
 import type { RequestCompletion } from './idempotency';
 
 /** A caller key as operators see it (never its secret; the hashes stay in the store). */
@@ -38,9 +39,9 @@ export interface ApiKeyPage {
 }
 
 /** Thrown when the key changed since it was read (a concurrent rotation or revocation). */
-export class ApiKeyConflictError extends Error {
+export class ApiKeyConflictError extends ServiceError {
   constructor(keyId: string) {
-    super(`the key ${keyId} changed meanwhile; read it again`);
+    super('conflict', `the key ${keyId} changed meanwhile; read it again`, { retryAfterSeconds: 1 });
     this.name = 'ApiKeyConflictError';
   }
 }

@@ -1,9 +1,10 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { DynamoApiKeyStore, InvalidApiKeyCursorError } from '../../functions/adapters/aws/api-key-store';
+import { DynamoApiKeyStore } from '../../functions/adapters/aws/api-key-store';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import type { ProvisionedResources } from '../../functions/adapters/local/bootstrap';
 import { ApiKeyConflictError } from '../../functions/ports/api-keys';
+import { InvalidCursorError } from '../../functions/shared/cursor';
 import {
   CallerKeyResolver,
   issueApiKey,
@@ -177,7 +178,7 @@ describe('DynamoApiKeyStore', () => {
       expect(text).not.toContain(secretSha256(key.key));
     }
     await expect(store.list({ limit: 2, cursor: '!!not-a-cursor' })).rejects.toBeInstanceOf(
-      InvalidApiKeyCursorError,
+      InvalidCursorError,
     );
   });
 });

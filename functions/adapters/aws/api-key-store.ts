@@ -9,6 +9,7 @@ import {
   type ApiKeyStore,
 } from '../../ports/api-keys';
 import type { RequestCompletion } from '../../ports/idempotency';
+import { keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { writeWithCompletion } from './idempotency-ledger';
 
@@ -37,17 +38,8 @@ interface HashItem {
   readonly expires_at?: number;
 }
 
-const encodeCursor = (key: Record<string, unknown> | undefined) =>
-  key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
-
-const decodeCursor = (cursor: string): Record<string, unknown> | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-};
+/** The listing's cursor: the `by-created` query's `LastEvaluatedKey`. */
+const keysByCreated = keyCursor('api-keys', { pk: 'string', list: 'string', created_key: 'string' });
 
 /** The record of a key item; one stored before keys bound customer groups (C29) binds none. */
 const recordOf = (item: KeyItem): ApiKeyRecord => {
@@ -55,14 +47,6 @@ const recordOf = (item: KeyItem): ApiKeyRecord => {
     Partial<Pick<ApiKeyRecord, 'customer_groups'>>;
   return { ...stored, customer_groups: stored.customer_groups ?? [] };
 };
-
-/** Thrown for a list cursor that this store did not issue. */
-export class InvalidApiKeyCursorError extends Error {
-  constructor() {
-    super('the cursor is not valid');
-    this.name = 'InvalidApiKeyCursorError';
-  }
-}
 
 /** Caller keys on DynamoDB: `key#<key_id>` records and `hash#<sha256>` items the authorizer reads. */
 export class DynamoApiKeyStore implements ApiKeyStore {
@@ -145,8 +129,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
   }
 
   async list(options: { tenant?: string; limit: number; cursor?: string }): Promise<ApiKeyPage> {
-    const start = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
-    if (options.cursor !== undefined && !start) throw new InvalidApiKeyCursorError();
+    const start = keysByCreated.decode(options.cursor);
     const result = await this.documents.send(
       new QueryCommand({
         TableName: this.table,
@@ -163,7 +146,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
-    const cursor = encodeCursor(result.LastEvaluatedKey);
+    const cursor = keysByCreated.encode(result.LastEvaluatedKey);
     return {
       items: (result.Items ?? []).map((item) => recordOf(item as KeyItem)),
       ...(cursor ? { cursor } : {}),

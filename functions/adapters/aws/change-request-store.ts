@@ -7,15 +7,23 @@ import type {
   ChangeRequestStore,
 } from '../../ports/change-requests';
 import type { RequestCompletion } from '../../ports/idempotency';
+import { keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { readGzipChunks, writeGzipChunks } from './gzip-chunks';
 import { writeWithCompletion } from './idempotency-ledger';
-import { decodeCursor, encodeCursor } from './webhook-store';
 
 const HEAD = 'head';
 const CONTENT_PREFIX = 'content#';
 /** Partition of the `by-created` index: every change request's head item. */
 const LIST = 'cr';
+
+/** The listing's cursor: the `by-created` query's `LastEvaluatedKey`. */
+const changeRequestsByCreated = keyCursor('change-requests', {
+  cr_id: 'string',
+  sk: 'string',
+  list: 'string',
+  created_key: 'string',
+});
 
 /**
  * Change requests on their table: per `cr_id`, the head item (`sk = head`: the record as a map, its status and
@@ -121,7 +129,7 @@ export class DynamoChangeRequestStore implements ChangeRequestStore {
     readonly cursor?: string;
   }): Promise<ChangeRequestPage> {
     const items: ChangeRequestRecord[] = [];
-    let start = decodeCursor(options.cursor);
+    let start: Record<string, unknown> | undefined = changeRequestsByCreated.decode(options.cursor);
     // A status filter is applied after the key condition: keep reading until the page is full or the end.
     do {
       const page = await this.documents.send(
@@ -143,7 +151,7 @@ export class DynamoChangeRequestStore implements ChangeRequestStore {
       for (const item of page.Items ?? []) items.push(item.record as ChangeRequestRecord);
       start = page.LastEvaluatedKey;
     } while (start && items.length < options.limit);
-    const next = encodeCursor(start);
+    const next = changeRequestsByCreated.encode(start);
     return { items, ...(next ? { next_cursor: next } : {}) };
   }
 }

@@ -7,6 +7,7 @@ import type {
   StoredReceipt,
 } from '../../ports/checkout';
 import type { RequestCompletion } from '../../ports/idempotency';
+import { keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { writeWithCompletion } from './idempotency-ledger';
 
@@ -39,10 +40,10 @@ const fromReceiptItem = ({ receipt_json, refunds_json, ...rest }: ReceiptItem): 
   refunds: JSON.parse(refunds_json),
 });
 
-/**
- * The receipts table scanned page by page (the finance export's backfill); the cursor is the base64url JSON of
- * the last evaluated key.
- */
+/** The backfill's cursor: the receipts scan's `LastEvaluatedKey`. */
+const receiptsScan = keyCursor('receipts', { receipt_id: 'string' });
+
+/** The receipts table scanned page by page (the finance export's backfill). */
 export class DynamoReceiptItemSource implements ReceiptItemSource {
   constructor(
     private readonly documents: DynamoDBDocumentClient,
@@ -50,19 +51,18 @@ export class DynamoReceiptItemSource implements ReceiptItemSource {
   ) {}
 
   async page(cursor: string | undefined, limit: number): Promise<ReceiptItemsPage> {
+    const start = receiptsScan.decode(cursor);
     const result = await this.documents.send(
       new ScanCommand({
         TableName: this.table,
         Limit: limit,
-        ...(cursor
-          ? { ExclusiveStartKey: JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) }
-          : {}),
+        ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
-    const next = result.LastEvaluatedKey;
+    const next = receiptsScan.encode(result.LastEvaluatedKey);
     return {
       items: result.Items ?? [],
-      ...(next ? { cursor: Buffer.from(JSON.stringify(next), 'utf8').toString('base64url') } : {}),
+      ...(next ? { cursor: next } : {}),
     };
   }
 }

@@ -18,6 +18,7 @@ import {
   RequestSupersededError,
   type StoredAnswer,
 } from '../../ports/idempotency';
+import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import { conditionalFailure } from './dynamo-errors';
 
 /** How long a completed request's answer is kept (C8: at least 24 h). */
@@ -296,33 +297,36 @@ export const writeWithCompletion = async (
     return;
   }
   const transaction = completion ? [...items, { Update: { ...completion.update } }] : items;
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      await documents.send(new TransactWriteCommand({ TransactItems: transaction }));
-      break;
-    } catch (error) {
-      const reasons = (error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons;
-      if (
-        completion &&
-        (error as Error).name === 'TransactionCanceledException' &&
-        reasons?.[items.length]?.Code === 'ConditionalCheckFailed'
-      ) {
-        throw new RequestSupersededError();
+  let lost: unknown;
+  await retryOnConflict(
+    TRANSACTION_RETRY,
+    async () => {
+      try {
+        await documents.send(new TransactWriteCommand({ TransactItems: transaction }));
+        return undefined;
+      } catch (error) {
+        const reasons = (error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons;
+        if (
+          completion &&
+          (error as Error).name === 'TransactionCanceledException' &&
+          reasons?.[items.length]?.Code === 'ConditionalCheckFailed'
+        ) {
+          throw new RequestSupersededError();
+        }
+        // Cancelled only because another transaction held an item: nothing was decided, so try again shortly
+        // (a single write would have waited its turn instead).
+        if (conditionalFailure(error) !== 'conflict') throw error;
+        lost = error;
+        return CONFLICT;
       }
-      // Cancelled only because another transaction held an item: nothing was decided, so try again shortly
-      // (a single write would have waited its turn instead).
-      if (conditionalFailure(error) === 'conflict' && attempt < TRANSACTION_CONFLICT_RETRIES) {
-        await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
-        continue;
-      }
-      throw error;
-    }
-  }
+    },
+    () => lost as Error,
+  );
   completion?.committed();
 };
 
-/** Retries of a transaction cancelled by a concurrent one (not by its conditions). */
-const TRANSACTION_CONFLICT_RETRIES = 5;
+/** A transaction cancelled by a concurrent one (not by its conditions): 6 attempts, 10 ms doubling to 80 ms. */
+const TRANSACTION_RETRY: RetryPolicy = { attempts: 6, baseMs: 10, capMs: 80 };
 
 const sendSingle = async (documents: DynamoDBDocumentClient, item: TransactItem): Promise<void> => {
   if (item.Put) await documents.send(new PutCommand(item.Put));

@@ -29,33 +29,24 @@ import type {
   ReplayRepository,
 } from '../../ports/webhooks';
 import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
+import { keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { writeWithCompletion } from './idempotency-ledger';
 
-/** An opaque page cursor: the query's LastEvaluatedKey as base64url JSON. A malformed one is a bad request. */
-export class InvalidCursorError extends Error {
-  constructor(options?: ErrorOptions) {
-    super('the cursor is not one this API returned', options);
-    this.name = 'InvalidCursorError';
-  }
-}
-
-export const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
-  key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
-
-export const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined => {
-  if (cursor === undefined) return undefined;
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
-    for (const entry of Object.values(value)) {
-      if (typeof entry !== 'string' && typeof entry !== 'number') throw new Error('not a key');
-    }
-    return value as Record<string, unknown>;
-  } catch (error) {
-    throw new InvalidCursorError({ cause: error });
-  }
-};
+/** The listings' cursors: each query's `LastEvaluatedKey` (the table's key and the index's). */
+const eventsByDay = keyCursor('events-by-day', { event_id: 'string', day: 'string', ts_id: 'string' });
+const endpointsScan = keyCursor('endpoints', { endpoint_id: 'string' });
+const deliveriesByEndpoint = keyCursor('deliveries-by-endpoint', {
+  event_id: 'string',
+  endpoint_id: 'string',
+  ts_id: 'string',
+});
+const deliveriesByStatus = keyCursor('deliveries-by-status', {
+  event_id: 'string',
+  endpoint_id: 'string',
+  status: 'string',
+  ts_id: 'string',
+});
 
 /** The outbox on the events table. */
 export class DynamoEventStore implements EventStore {
@@ -129,7 +120,7 @@ export class DynamoEventStore implements EventStore {
     limit: number,
     cursor?: string,
   ): Promise<Page<OutboxItem>> {
-    const start = decodeCursor(cursor);
+    const start = eventsByDay.decode(cursor);
     const result = await this.documents.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -142,7 +133,7 @@ export class DynamoEventStore implements EventStore {
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
-    const next = encodeCursor(result.LastEvaluatedKey);
+    const next = eventsByDay.encode(result.LastEvaluatedKey);
     return {
       items: (result.Items ?? []).map((item) => outboxItemSchema.parse(item)),
       ...(next ? { cursor: next } : {}),
@@ -195,7 +186,7 @@ export class DynamoEndpointRepository implements EndpointRepository {
   }
 
   async list(limit: number, cursor?: string): Promise<Page<EndpointRecord>> {
-    const start = decodeCursor(cursor);
+    const start = endpointsScan.decode(cursor);
     const result = await this.documents.send(
       new ScanCommand({
         TableName: this.tableName,
@@ -203,7 +194,7 @@ export class DynamoEndpointRepository implements EndpointRepository {
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
-    const next = encodeCursor(result.LastEvaluatedKey);
+    const next = endpointsScan.encode(result.LastEvaluatedKey);
     const items = ((result.Items ?? []) as EndpointRecord[]).sort((a, b) =>
       a.endpoint_id < b.endpoint_id ? -1 : 1,
     );
@@ -563,8 +554,9 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     limit: number,
     cursor?: string,
   ): Promise<Page<DeliveryRecord>> {
-    const start = decodeCursor(cursor);
     const byEndpoint = 'endpointId' in index;
+    const codec = byEndpoint ? deliveriesByEndpoint : deliveriesByStatus;
+    const start = codec.decode(cursor);
     const result = await this.documents.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -580,7 +572,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
-    const next = encodeCursor(result.LastEvaluatedKey);
+    const next = codec.encode(result.LastEvaluatedKey);
     return { items: (result.Items ?? []) as DeliveryRecord[], ...(next ? { cursor: next } : {}) };
   }
 }

@@ -1,17 +1,42 @@
-/** A request the catalog cannot price: the caller gets a 4xx naming `code` and the rule that refused. */
-export class PricingError extends Error {
+import { ServiceError } from '../errors';
+
+/** What refused a request the catalog cannot price. */
+export type PricingRefusal =
+  | 'currency_not_available'
+  | 'unknown_sku'
+  | 'no_price'
+  | 'invalid_request'
+  | 'not_sellable'
+  | 'price_not_available';
+
+/**
+ * A request the catalog cannot price: the caller gets a 4xx naming the rule that refused. A malformed request is
+ * `invalid_request`; what is left is not about one request's price — a rate past its maximum age (rule 10,
+ * documented as `currency_not_available` with `reason` `stale_rate`) or a currency the limits route cannot
+ * convert to — and is `currency_not_available` with the rule and its reason.
+ */
+export class PricingError extends ServiceError {
   constructor(
-    readonly code:
-      | 'currency_not_available'
-      | 'unknown_sku'
-      | 'no_price'
-      | 'invalid_request'
-      | 'not_sellable'
-      | 'price_not_available',
+    readonly kind: PricingRefusal,
     readonly rule: string,
     message: string,
+    details?: Readonly<Record<string, unknown>>,
   ) {
-    super(message);
+    super(
+      kind === 'invalid_request' || kind === 'price_not_available' ? kind : 'currency_not_available',
+      message,
+      {
+        details:
+          details ??
+          (kind === 'invalid_request'
+            ? undefined
+            : {
+                rule,
+                ...(rule === 'stale_rate' ? { reason: 'stale_rate' } : {}),
+                reasons: [reasonOf({ rule, message })],
+              }),
+      },
+    );
     this.name = 'PricingError';
   }
 }
@@ -63,7 +88,34 @@ export class PriceNotAvailableError extends PricingError {
       'price_not_available',
       reasons[0]?.code ?? 'unknown',
       `no price: ${reasons.map((reason) => reason.detail).join('; ')}`,
+      { reasons: reasons.map((reason) => ({ ...reason })) },
     );
     this.name = 'PriceNotAvailableError';
   }
 }
+
+/** The reason code of each rule name the engine's own errors carry. */
+export const CODE_OF_RULE: Readonly<Record<string, UnpriceableCode>> = {
+  region: 'region_not_served',
+  currency_whitelist: 'currency_not_offered',
+  blocked_currency: 'currency_blocked',
+  blocked_conversion: 'conversion_blocked',
+  player_block: 'player_blocked',
+  blocked_bank: 'bank_blocked',
+  blocked_token: 'token_blocked',
+  blocked_provider: 'provider_blocked',
+  currency: 'unknown_currency',
+  fx_rate: 'no_rate',
+  pricelist: 'unknown_sku',
+  region_policy: 'not_sellable',
+  price_lists: 'no_price',
+  bundle: 'no_price',
+  pricelist_in_force: 'no_price_list_in_force',
+  stale_rate: 'stale_rate',
+};
+
+/** The reason an engine error names (an error of no known rule is `no_price`). */
+export const reasonOf = (error: Pick<PricingError, 'rule' | 'message'>): UnpriceableReason => ({
+  code: CODE_OF_RULE[error.rule] ?? 'no_price',
+  detail: error.message,
+});

@@ -2,6 +2,8 @@
  * Per-SKU quantity rules (a product's `quantity_rules`): what a quote accepts for a line. Checked before pricing,
  * every line at once, so the refusal names each line that breaks a rule, not only the first one.
  */
+
+import { ServiceError } from '../errors';
 import { findProduct } from './resolve';
 import type { BasketLine, Product, QuantityRules } from './types';
 
@@ -17,9 +19,15 @@ export interface QuantityViolation {
 }
 
 /** A basket with lines its products' quantity rules refuse (422 `quantity_not_allowed`). */
-export class QuantityNotAllowedError extends Error {
+export class QuantityNotAllowedError extends ServiceError {
   constructor(readonly violations: readonly QuantityViolation[]) {
-    super(`quantity not allowed: ${violations.map((violation) => violation.detail).join('; ')}`);
+    super(
+      'quantity_not_allowed',
+      `quantity not allowed: ${violations.map((violation) => violation.detail).join('; ')}`,
+      {
+        details: { violations: violations.map((violation) => ({ ...violation })) },
+      },
+    );
     this.name = 'QuantityNotAllowedError';
   }
 }

@@ -7,36 +7,10 @@
  */
 import { CRYPTO_MINOR_UNITS, minorUnitsOf } from '../money/currency';
 import { availabilityRefusals } from './availability';
-import { PricingError, type UnpriceableCode, type UnpriceableReason } from './errors';
+import { CODE_OF_RULE, PricingError, reasonOf, type UnpriceableCode, type UnpriceableReason } from './errors';
 import { fxTableOf } from './fx';
 import { findItem, findProduct, inForce, sourceList } from './resolve';
 import type { BasketRequest, PriceList, PricingCatalog } from './types';
-
-/** The reason code of each rule name the engine's own errors carry. */
-const CODE_OF_RULE: Readonly<Record<string, UnpriceableCode>> = {
-  region: 'region_not_served',
-  currency_whitelist: 'currency_not_offered',
-  blocked_currency: 'currency_blocked',
-  blocked_conversion: 'conversion_blocked',
-  player_block: 'player_blocked',
-  blocked_bank: 'bank_blocked',
-  blocked_token: 'token_blocked',
-  blocked_provider: 'provider_blocked',
-  currency: 'unknown_currency',
-  fx_rate: 'no_rate',
-  pricelist: 'unknown_sku',
-  region_policy: 'not_sellable',
-  price_lists: 'no_price',
-  bundle: 'no_price',
-  pricelist_in_force: 'no_price_list_in_force',
-  stale_rate: 'stale_rate',
-};
-
-/** The reason an engine error names (an error of no known rule is `no_price`). */
-export const reasonOf = (error: PricingError): UnpriceableReason => ({
-  code: CODE_OF_RULE[error.rule] ?? 'no_price',
-  detail: error.message,
-});
 
 const windowOf = (list: PriceList): string =>
   `from ${list.effective_from}${list.effective_to ? ` to ${list.effective_to}` : ''}`;

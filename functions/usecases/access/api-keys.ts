@@ -5,11 +5,13 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { CallerPrincipal, CallerScope } from '../../domain/access/principals';
+import { ServiceError } from '../../domain/errors';
 import type { ApiKeyGrant, ApiKeyRecord, ApiKeyStore } from '../../ports/api-keys';
 import type { Clock } from '../../ports/clock';
 import type { ExactlyOnce } from '../../ports/idempotency';
 import type { CallerUsagePlan } from '../../ports/usage-plan';
 import { ulid } from '../../shared/ids';
+import { LruMap } from '../../shared/lru';
 
 /** Caller keys this service issues start with this prefix (log redaction and secret scanners know it). */
 export const CALLER_KEY_PREFIX = 'mck_';
@@ -22,12 +24,11 @@ export const secretSha256 = (secret: string): string => createHash('sha256').upd
 /** A fresh secret: the prefix and 32 random bytes, base64url. */
 export const newCallerSecret = (): string => `${CALLER_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 
-export class ApiKeyError extends Error {
-  constructor(
-    readonly code: 'not_found' | 'invalid_state',
-    message: string,
-  ) {
-    super(message);
+export class ApiKeyError extends ServiceError {
+  declare readonly code: 'not_found' | 'invalid_state';
+
+  constructor(code: 'not_found' | 'invalid_state', message: string) {
+    super(code, message);
     this.name = 'ApiKeyError';
   }
 }
@@ -201,7 +202,7 @@ const CACHE_ENTRIES = 10_000;
  * answer per identity source; a revocation takes effect within that time.
  */
 export class CallerKeyResolver {
-  readonly #cache = new Map<string, { grant: ApiKeyGrant | undefined; until: number }>();
+  readonly #cache = new LruMap<{ grant: ApiKeyGrant | undefined; until: number }>(CACHE_ENTRIES);
 
   constructor(
     private readonly store: Pick<ApiKeyStore, 'grantOf'>,
@@ -217,7 +218,6 @@ export class CallerKeyResolver {
     if (!entry || entry.until <= nowMs) {
       entry = { grant: await this.store.grantOf(hash), until: nowMs + this.cacheSeconds * 1000 };
       if (this.cacheSeconds > 0) {
-        if (this.#cache.size >= CACHE_ENTRIES) this.#cache.clear();
         this.#cache.set(hash, entry);
       }
     }

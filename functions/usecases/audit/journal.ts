@@ -37,36 +37,40 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from '../../domain/audit/merkle';
+import { ServiceError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
 import type { JournalEntryInput, JournalMirror, JournalState, JournalStore } from '../../ports/journal';
+import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 
 /** No entry (or no head) of that index (size). */
-export class JournalNotFoundError extends Error {
+export class JournalNotFoundError extends ServiceError {
   constructor(message: string) {
-    super(message);
+    super('not_found', message);
     this.name = 'JournalNotFoundError';
   }
 }
 
 /** The entry exists but no signed head covers it yet: its slice has not closed. */
-export class EntryNotSealedError extends Error {
+export class EntryNotSealedError extends ServiceError {
   constructor(
     readonly index: number,
     /** The size of the latest signed head (0 before the first). */
     readonly sealedSize: number,
   ) {
     super(
+      'conflict',
       `entry ${index} is not sealed yet: the latest signed tree head covers ${sealedSize} entries; ` +
         'it will be covered when its slice closes',
+      { details: { index, sealed_size: sealedSize } },
     );
     this.name = 'EntryNotSealedError';
   }
 }
 
 /** A request out of range: a negative or non-integer index or size, `from` after `to`, an entry past a tree. */
-export class JournalRangeError extends RangeError {
+export class JournalRangeError extends ServiceError {
   constructor(message: string) {
-    super(message);
+    super('invalid_request', message);
     this.name = 'JournalRangeError';
   }
 }
@@ -153,8 +157,6 @@ const EXPORT_PAGE = 500;
 const MIRROR_PARALLEL = 8;
 /** Heads (with their slices) a closure copies to the mirror at most, so a long outage catches up in steps. */
 const MIRROR_HEADS_PER_RUN = 50;
-const BACKOFF_BASE_MS = 5;
-const BACKOFF_CAP_MS = 200;
 
 const encoder = new TextEncoder();
 
@@ -193,11 +195,9 @@ const frontierOf = (state: JournalState | undefined): MerkleFrontier => {
   return { size: state.size, peaks: state.peaks.map((peak) => bytesOf(peak, 'a frontier peak')) };
 };
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 export class Journal {
-  private readonly maxAttempts: number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  /** A lost race re-reads and tries again: full jitter, 5 ms doubling up to 200 ms. */
+  private readonly retry: RetryPolicy;
 
   constructor(private readonly deps: JournalDependencies) {
     if (!Number.isSafeInteger(deps.sliceSize) || deps.sliceSize < 1) {
@@ -206,13 +206,12 @@ export class Journal {
     if (!(deps.sliceSeconds > 0)) {
       throw new RangeError(`sliceSeconds must be positive, got ${deps.sliceSeconds}`);
     }
-    this.maxAttempts = deps.maxAttempts ?? 60;
-    this.sleep = deps.sleep ?? defaultSleep;
-  }
-
-  /** Full jitter: a random wait up to an exponentially growing cap. */
-  private backoff(attempt: number): Promise<void> {
-    return this.sleep(Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
+    this.retry = {
+      attempts: deps.maxAttempts ?? 60,
+      baseMs: 5,
+      capMs: 200,
+      ...(deps.sleep ? { sleep: deps.sleep } : {}),
+    };
   }
 
   /**
@@ -227,41 +226,44 @@ export class Journal {
     if (typeof type !== 'string' || type.length === 0 || type.length > MAX_ID_LENGTH) {
       throw new InvalidJournalEntryError(`type must be a string of 1 to ${MAX_ID_LENGTH} characters`);
     }
-    for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
-      const state = await this.deps.store.state();
-      const index = state?.size ?? 0;
-      const entry: StoredEntry = { index, entry_id, type, at: this.deps.clock.now().toISOString(), data };
-      let json: string;
-      try {
-        json = entryJson(entry);
-      } catch (error) {
-        throw new InvalidJournalEntryError('data is not JSON (RFC 8785)', { cause: error });
-      }
-      if (encoder.encode(json).length > MAX_ENTRY_BYTES) {
-        throw new InvalidJournalEntryError(`the entry is larger than ${MAX_ENTRY_BYTES} bytes`);
-      }
-      const hash = entryLeafHash(entry);
-      const frontier = appendToFrontier(frontierOf(state), hash);
-      const outcome = await this.deps.store.append({
-        entry,
-        json,
-        leaf_hash: toHex(hash),
-        peaks: frontier.peaks.map(toHex),
-      });
-      if (outcome === 'appended') {
-        if (index + 1 - (state?.last_head_size ?? 0) >= this.deps.sliceSize) {
-          // The entry is in; a closure that keeps losing races is left to the other writers and the schedule.
-          await this.closeSliceIfDue().catch((error: unknown) => {
-            if (!(error instanceof JournalContentionError)) throw error;
-          });
+    return retryOnConflict(
+      this.retry,
+      async () => {
+        const state = await this.deps.store.state();
+        const index = state?.size ?? 0;
+        const entry: StoredEntry = { index, entry_id, type, at: this.deps.clock.now().toISOString(), data };
+        let json: string;
+        try {
+          json = entryJson(entry);
+        } catch (error) {
+          throw new InvalidJournalEntryError('data is not JSON (RFC 8785)', { cause: error });
         }
-        return { index, created: true };
-      }
-      const existing = await this.deps.store.indexOf(entry_id);
-      if (existing !== undefined) return { index: existing, created: false };
-      await this.backoff(attempt);
-    }
-    throw new JournalContentionError(`entry ${entry_id}: every attempt lost a race; try again`);
+        if (encoder.encode(json).length > MAX_ENTRY_BYTES) {
+          throw new InvalidJournalEntryError(`the entry is larger than ${MAX_ENTRY_BYTES} bytes`);
+        }
+        const hash = entryLeafHash(entry);
+        const frontier = appendToFrontier(frontierOf(state), hash);
+        const outcome = await this.deps.store.append({
+          entry,
+          json,
+          leaf_hash: toHex(hash),
+          peaks: frontier.peaks.map(toHex),
+        });
+        if (outcome === 'appended') {
+          if (index + 1 - (state?.last_head_size ?? 0) >= this.deps.sliceSize) {
+            // The entry is in; a closure that keeps losing races is left to the other writers and the schedule.
+            await this.closeSliceIfDue().catch((error: unknown) => {
+              if (!(error instanceof JournalContentionError)) throw error;
+            });
+          }
+          return { index, created: true };
+        }
+        const existing = await this.deps.store.indexOf(entry_id);
+        if (existing !== undefined) return { index: existing, created: false };
+        return CONFLICT;
+      },
+      () => new JournalContentionError(`entry ${entry_id}: every attempt lost a race; try again`),
+    );
   }
 
   /**
@@ -271,21 +273,24 @@ export class Journal {
    * Resumes the mirror copy in any case.
    */
   async closeSliceIfDue(options: { readonly force?: boolean } = {}): Promise<SignedTreeHead | undefined> {
-    for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
-      const state = await this.deps.store.state();
-      if (!state) return undefined;
-      if (state.size <= state.last_head_size || !(options.force || (await this.isDue(state)))) {
-        await this.copyToMirror(state);
-        return undefined;
-      }
-      const head = await this.signHead(state);
-      if ((await this.deps.store.putHead(head)) === 'written') {
-        await this.copyToMirror({ ...state, last_head_size: head.tree_size, last_head_at: head.timestamp });
-        return head;
-      }
-      await this.backoff(attempt);
-    }
-    throw new JournalContentionError('closing the slice lost every race; the next run will close it');
+    return retryOnConflict(
+      this.retry,
+      async () => {
+        const state = await this.deps.store.state();
+        if (!state) return undefined;
+        if (state.size <= state.last_head_size || !(options.force || (await this.isDue(state)))) {
+          await this.copyToMirror(state);
+          return undefined;
+        }
+        const head = await this.signHead(state);
+        if ((await this.deps.store.putHead(head)) === 'written') {
+          await this.copyToMirror({ ...state, last_head_size: head.tree_size, last_head_at: head.timestamp });
+          return head;
+        }
+        return CONFLICT;
+      },
+      () => new JournalContentionError('closing the slice lost every race; the next run will close it'),
+    );
   }
 
   private async isDue(state: JournalState): Promise<boolean> {

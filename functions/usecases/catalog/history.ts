@@ -19,6 +19,7 @@ import {
 import { canonicalPairOf } from '../../domain/change-control/patch';
 import type { CatalogRepository, HistoryPosition, Publication } from '../../ports/catalog';
 import type { ChangeRequestRecord, ChangeRequestStore } from '../../ports/change-requests';
+import { cursorCodec } from '../../shared/cursor';
 import { contentHash } from './import';
 import { fxVersionName } from './release';
 import { CatalogValidationError } from './validate';
@@ -83,27 +84,15 @@ const INDEX_PAGE = 50;
 
 const SCOPE = /^[A-Za-z0-9_.:-]{0,128}$/;
 
-export const encodeHistoryCursor = (position: HistoryPosition): string =>
-  Buffer.from(JSON.stringify({ v: position.version, s: position.scope }), 'utf8').toString('base64url');
-
-const badCursor = (): never => {
-  throw new CatalogValidationError([{ path: '$.cursor', message: 'not a cursor of this history' }]);
-};
-
-export const decodeHistoryCursor = (cursor: string): HistoryPosition => {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    return badCursor();
+/** The history's cursor: the position (version and scope) the next page starts before. */
+const historyCursor = cursorCodec('catalog-history', (position): HistoryPosition | undefined => {
+  if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
+  const { version, scope, ...rest } = position as { version?: unknown; scope?: unknown };
+  if (Object.keys(rest).length > 0 || typeof version !== 'number' || !Number.isSafeInteger(version)) {
+    return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null) return badCursor();
-  const { v, s } = parsed as { v?: unknown; s?: unknown };
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || typeof s !== 'string' || !SCOPE.test(s)) {
-    return badCursor();
-  }
-  return { version: v, scope: s };
-};
+  return version >= 1 && typeof scope === 'string' && SCOPE.test(scope) ? { version, scope } : undefined;
+});
 
 /** Whether `position` comes before (is older than) `bound` in newest-first order. */
 const olderThan = (position: HistoryPosition, bound: HistoryPosition | undefined): boolean =>
@@ -130,7 +119,7 @@ export const catalogHistory = async (
   const wanted = (change: HistoryChange): boolean =>
     (query.pricelist === undefined || change.scope === query.pricelist) &&
     (query.currency === undefined || change.currency === query.currency);
-  let before = query.cursor === undefined ? undefined : decodeHistoryCursor(query.cursor);
+  let before = query.cursor === undefined ? undefined : historyCursor.decode(query.cursor);
   const found: Found[] = [];
   const page = (next: HistoryPosition | undefined) => finish(deps, query, kind, found, next);
 
@@ -273,5 +262,8 @@ const finish = async (
           : {}),
     };
   });
-  return { items, ...(next ? { cursor: encodeHistoryCursor(next) } : {}) };
+  return {
+    items,
+    ...(next ? { cursor: historyCursor.encode({ version: next.version, scope: next.scope }) } : {}),
+  };
 };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { historyChanges } from '../../domain/change-control/history';
+import { ServiceError } from '../../domain/errors';
 import { canonicalJson, type Json } from '../../domain/money/canonical';
 import {
   CATALOG_PART_KINDS,
@@ -12,6 +13,7 @@ import {
 import type { Clock } from '../../ports/clock';
 import type { OutboxItem } from '../../schemas/envelope';
 import { newId } from '../../shared/ids';
+import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/context';
 import { catalogEventTypes, outboxItemOf } from '../webhooks/events';
 import { type CatalogVersions, partVersionNames, splitDocument } from './release';
@@ -30,18 +32,17 @@ export interface ImportResult {
   readonly changed: readonly CatalogPartKind[];
 }
 
-export class CatalogConflictError extends Error {
+export class CatalogConflictError extends ServiceError {
   constructor() {
-    super('the catalog changed while this import was being published; retry');
+    super('request_in_progress', 'the catalog changed while this import was being published; retry', {
+      retryAfterSeconds: 1,
+    });
     this.name = 'CatalogConflictError';
   }
 }
 
-const MAX_ATTEMPTS = 10;
-
-/** Backoff between attempts after losing a race: 20–60 ms × attempt, jittered so racers spread out. */
-const backoff = (attempt: number): Promise<void> =>
-  new Promise((resolve) => setTimeout(resolve, (20 + Math.floor(Math.random() * 40)) * (attempt + 1)));
+/** A publication that lost the race for the pointer is planned again: 10 attempts, 40 ms doubling to 640 ms. */
+const PUBLISH_RETRY: RetryPolicy = { attempts: 10, baseMs: 40, capMs: 640 };
 
 /** The publication in force at the pointer and its parts, as a change is planned against it. */
 export interface CurrentCatalog {
@@ -81,83 +82,90 @@ export const publishCatalogChange = async (
     readonly skipUnchanged?: boolean;
   },
 ): Promise<ImportResult> => {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-    if (attempt > 0) await backoff(attempt);
-    // A change request is published once: after a conflict, a concurrent completion of the same one may have won.
-    const won =
-      attempt > 0 && request.changeRequestId
-        ? await deps.repository.publicationOfChange(request.changeRequestId)
-        : undefined;
-    if (won) {
-      return {
-        revision: won.revision,
-        versions: partVersionNames(won.versions),
-        effective_from: won.effective_from,
-        changed: [],
-      };
-    }
-    const current = await currentCatalog(deps.repository);
-    const planned = request.plan(current);
-    const now = deps.clock.now().toISOString();
-    const effectiveFrom = request.effectiveFrom ?? now;
-    const newParts: StoredPart[] = [];
-    const versions = { commercial: 0, fx: 0, tax: 0 } as Record<CatalogPartKind, number>;
-    const previous: Partial<Record<CatalogPartKind, unknown>> = {};
-    for (const kind of CATALOG_PART_KINDS) {
-      const currentPart = current?.parts[kind];
-      const content = kind in planned ? planned[kind] : undefined;
-      if (content === undefined) {
-        if (!currentPart) throw new Error(`the first publication needs every part (${kind} is missing)`);
-        versions[kind] = currentPart.version;
-        continue;
+  return retryOnConflict(
+    PUBLISH_RETRY,
+    async (attempt) => {
+      // A change request is published once: after a conflict, a concurrent completion of the same one may have won.
+      const won =
+        attempt > 0 && request.changeRequestId
+          ? await deps.repository.publicationOfChange(request.changeRequestId)
+          : undefined;
+      if (won) {
+        return {
+          revision: won.revision,
+          versions: partVersionNames(won.versions),
+          effective_from: won.effective_from,
+          changed: [],
+        };
       }
-      const hash = contentHash(content);
-      if (currentPart && currentPart.content_sha256 === hash) {
-        versions[kind] = currentPart.version;
-        continue;
+      const current = await currentCatalog(deps.repository);
+      const planned = request.plan(current);
+      const now = deps.clock.now().toISOString();
+      const effectiveFrom = request.effectiveFrom ?? now;
+      const newParts: StoredPart[] = [];
+      const versions = { commercial: 0, fx: 0, tax: 0 } as Record<CatalogPartKind, number>;
+      const previous: Partial<Record<CatalogPartKind, unknown>> = {};
+      for (const kind of CATALOG_PART_KINDS) {
+        const currentPart = current?.parts[kind];
+        const content = kind in planned ? planned[kind] : undefined;
+        if (content === undefined) {
+          if (!currentPart) throw new Error(`the first publication needs every part (${kind} is missing)`);
+          versions[kind] = currentPart.version;
+          continue;
+        }
+        const hash = contentHash(content);
+        if (currentPart && currentPart.content_sha256 === hash) {
+          versions[kind] = currentPart.version;
+          continue;
+        }
+        if (currentPart) previous[kind] = currentPart.content;
+        const version = (await deps.repository.latestPartVersion(kind)) + 1;
+        versions[kind] = version;
+        newParts.push({ kind, version, effective_from: effectiveFrom, content_sha256: hash, content });
       }
-      if (currentPart) previous[kind] = currentPart.content;
-      const version = (await deps.repository.latestPartVersion(kind)) + 1;
-      versions[kind] = version;
-      newParts.push({ kind, version, effective_from: effectiveFrom, content_sha256: hash, content });
-    }
-    if (current && newParts.length === 0 && (request.effectiveFrom === undefined || request.skipUnchanged)) {
-      // Nothing changed: the change is a no-op and reports what is in force.
-      return {
-        revision: current.publication.revision,
-        versions: partVersionNames(current.publication.versions),
-        effective_from: current.publication.effective_from,
-        changed: [],
-      };
-    }
-    const publication: Publication = {
-      revision: (current?.publication.revision ?? 0) + 1,
-      versions,
-      effective_from: effectiveFrom,
-      published_at: now,
-      ...(request.changeRequestId ? { change_request_id: request.changeRequestId } : {}),
-    };
-    const outcome = await deps.repository.publish({
-      expectedRevision: current?.publication.revision ?? 0,
-      newParts,
-      publication,
-      history: historyOf(newParts, previous, publication.revision),
-      events: catalogEvents(publication, newParts, previous, {
-        traceId: deps.traceId ?? newId('trc'),
-        at: deps.clock.now(),
-        bodyTtlDays: deps.bodyTtlDays ?? DEFAULT_WEBHOOK_SETTINGS.bodyTtlDays,
-      }),
-    });
-    if (outcome === 'published') {
-      return {
-        revision: publication.revision,
-        versions: partVersionNames(versions),
+      if (
+        current &&
+        newParts.length === 0 &&
+        (request.effectiveFrom === undefined || request.skipUnchanged)
+      ) {
+        // Nothing changed: the change is a no-op and reports what is in force.
+        return {
+          revision: current.publication.revision,
+          versions: partVersionNames(current.publication.versions),
+          effective_from: current.publication.effective_from,
+          changed: [],
+        };
+      }
+      const publication: Publication = {
+        revision: (current?.publication.revision ?? 0) + 1,
+        versions,
         effective_from: effectiveFrom,
-        changed: newParts.map((part) => part.kind),
+        published_at: now,
+        ...(request.changeRequestId ? { change_request_id: request.changeRequestId } : {}),
       };
-    }
-  }
-  throw new CatalogConflictError();
+      const outcome = await deps.repository.publish({
+        expectedRevision: current?.publication.revision ?? 0,
+        newParts,
+        publication,
+        history: historyOf(newParts, previous, publication.revision),
+        events: catalogEvents(publication, newParts, previous, {
+          traceId: deps.traceId ?? newId('trc'),
+          at: deps.clock.now(),
+          bodyTtlDays: deps.bodyTtlDays ?? DEFAULT_WEBHOOK_SETTINGS.bodyTtlDays,
+        }),
+      });
+      if (outcome === 'published') {
+        return {
+          revision: publication.revision,
+          versions: partVersionNames(versions),
+          effective_from: effectiveFrom,
+          changed: newParts.map((part) => part.kind),
+        };
+      }
+      return CONFLICT;
+    },
+    () => new CatalogConflictError(),
+  );
 };
 
 /** The publication at the pointer with its parts, or `undefined` before the first one. */

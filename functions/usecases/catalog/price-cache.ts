@@ -37,6 +37,7 @@ import { findProduct } from '../../domain/pricing/resolve';
 import type { BasketPricing, QuantityRules } from '../../domain/pricing/types';
 import type { Clock } from '../../ports/clock';
 import type { PriceQuery } from '../../schemas/catalog-api';
+import { LruMap } from '../../shared/lru';
 import { CatalogNotFoundError } from './reader';
 import {
   type CatalogRelease,
@@ -157,42 +158,6 @@ export const freshnessOf = (
   }
   return 'fresh';
 };
-
-/** A map with a size bound that forgets the least recently used key first. */
-export class LruMap<Value> {
-  private readonly entries = new Map<string, Value>();
-
-  constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1)
-      throw new RangeError('capacity must be a positive integer');
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  get(key: string): Value | undefined {
-    const value = this.entries.get(key);
-    if (value === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    return value;
-  }
-
-  set(key: string, value: Value): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value);
-    }
-  }
-
-  delete(key: string): void {
-    this.entries.delete(key);
-  }
-}
 
 /** What a read needs to find, judge and (on a miss) store an entry. */
 export interface PriceCacheRequest {

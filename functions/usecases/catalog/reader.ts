@@ -1,10 +1,11 @@
+import { ServiceError } from '../../domain/errors';
 import type { CatalogPartKind, CatalogRepository, Publication } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';
 import type { CatalogRelease, CommercialPart, FxPart, TaxPart, VersionedPart } from './release';
 
-export class CatalogNotFoundError extends Error {
+export class CatalogNotFoundError extends ServiceError {
   constructor(message: string) {
-    super(message);
+    super('not_found', message);
     this.name = 'CatalogNotFoundError';
   }
 }

@@ -7,7 +7,16 @@
  * - `fx_version` pins the exchange rates (with markup rules), the settlement rates and the rate policy;
  * - `tax_rule_version` pins the tax rules.
  */
-import type { BasketPolicy, PricingCatalog, Promotion, ThresholdPromotion } from '../../domain/pricing/types';
+import { priceBasket } from '../../domain/pricing/basket';
+import type {
+  BasketPolicy,
+  BasketPricing,
+  BasketRequest,
+  PricingCatalog,
+  Promotion,
+  ThresholdPromotion,
+} from '../../domain/pricing/types';
+import type { JsonObject } from '../../domain/receipts/receipt';
 import type { CatalogPartKind } from '../../ports/catalog';
 import type { CatalogDocument } from '../../schemas/catalog-document';
 
@@ -295,4 +304,15 @@ const buildPricingCatalog = (
       ? { crypto_minor_units: commercial.settings.crypto_minor_units }
       : {}),
   };
+};
+
+/** Prices a receipt's basket again on the release its versions pin, as of its quote (refunds, receipt checks). */
+export const repriceReceipt = (receipt: JsonObject, release: CatalogRelease): BasketPricing => {
+  const basket = receipt.basket as unknown as BasketRequest;
+  const quotedAt = new Date(String(receipt.quoted_at));
+  return priceBasket(
+    toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: quotedAt }),
+    basket,
+    { at: quotedAt.toISOString() },
+  );
 };

@@ -1,3 +1,4 @@
+import { ServiceError } from '../../domain/errors';
 import { isKnownCurrency, minorUnitsOf } from '../../domain/money/currency';
 import { FxTable } from '../../domain/pricing/fx';
 import { type CatalogDocument, catalogDocumentSchema } from '../../schemas/catalog-document';
@@ -8,9 +9,15 @@ export interface Problem {
 }
 
 /** Every problem of an import document, with its JSON path; the document goes in only when there are none. */
-export class CatalogValidationError extends Error {
+export class CatalogValidationError extends ServiceError {
   constructor(readonly problems: readonly Problem[]) {
-    super(`the catalog has ${problems.length} problem(s)`);
+    super('invalid_request', `the catalog has ${problems.length} problem(s)`, {
+      description: problems
+        .slice(0, 5)
+        .map((problem) => `${problem.path}: ${problem.message}`)
+        .join('; '),
+      details: { problems },
+    });
     this.name = 'CatalogValidationError';
   }
 }

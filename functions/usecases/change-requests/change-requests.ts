@@ -25,6 +25,7 @@ import {
   guardrailFindings,
 } from '../../domain/change-control/guardrails';
 import { mergeChange } from '../../domain/change-control/merge';
+import { ServiceError, type ServiceErrorCode } from '../../domain/errors';
 import type { Json } from '../../domain/money/canonical';
 import { CATALOG_PART_KINDS, type CatalogPartKind, type CatalogRepository } from '../../ports/catalog';
 import type {
@@ -39,6 +40,7 @@ import type { Clock } from '../../ports/clock';
 import type { ExactlyOnce, RequestCompletion } from '../../ports/idempotency';
 import type { CatalogDocument } from '../../schemas/catalog-document';
 import { newId } from '../../shared/ids';
+import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import { type CurrentCatalog, contentHash, currentCatalog, publishCatalogChange } from '../catalog/import';
 import { splitDocument } from '../catalog/release';
 import { CatalogValidationError, validateCatalogDocument } from '../catalog/validate';
@@ -64,14 +66,24 @@ export interface ChangeRequestDependencies {
 
 export type ChangeRequestErrorCode = ReviewRefusal['refused'] | 'not_found' | 'no_release';
 
-/** A refused action on a change request; the HTTP layer maps `code` to a C6 error. */
-export class ChangeRequestError extends Error {
+/** The C6 error of each refusal. */
+const CODE_OF_REFUSAL: Readonly<Record<ChangeRequestErrorCode, ServiceErrorCode>> = {
+  author_cannot_approve: 'forbidden',
+  machine_cannot_approve: 'forbidden',
+  not_pending: 'conflict',
+  guardrails_not_acknowledged: 'invalid_state',
+  not_found: 'not_found',
+  no_release: 'not_found',
+};
+
+/** A refused action on a change request: `reason` says which, `code` is its C6 error. */
+export class ChangeRequestError extends ServiceError {
   constructor(
-    readonly code: ChangeRequestErrorCode,
+    readonly reason: ChangeRequestErrorCode,
     message: string,
-    readonly details?: Readonly<Record<string, unknown>>,
+    details?: Readonly<Record<string, unknown>>,
   ) {
-    super(message);
+    super(CODE_OF_REFUSAL[reason], message, { details });
     this.name = 'ChangeRequestError';
   }
 }
@@ -88,7 +100,8 @@ export interface ChangeRequestView extends ChangeRequestRecord {
   readonly diff?: CatalogDiff;
 }
 
-const MAX_UPDATE_ATTEMPTS = 8;
+/** An update that lost a race re-reads and tries again: 8 attempts, 5 ms doubling to 100 ms. */
+const UPDATE_RETRY: RetryPolicy = { attempts: 8, baseMs: 5, capMs: 100 };
 
 const documentOf = (catalog: Pick<CurrentCatalog, 'parts'>): Record<string, unknown> => ({
   ...(catalog.parts.commercial.content as object),
@@ -187,16 +200,18 @@ const updateRecord = async (
   crId: string,
   change: (record: ChangeRequestRecord) => ChangeRequestRecord | undefined,
   completionOf?: CompletionOf,
-): Promise<ChangeRequestRecord> => {
-  for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt += 1) {
-    const record = await load(store, crId);
-    const next = change(record);
-    if (!next) return record;
-    const updated = { ...next, version: record.version + 1 };
-    if ((await store.update(updated, await completionOf?.(updated))) === 'updated') return updated;
-  }
-  throw new Error(`change request ${crId} kept changing while being updated`);
-};
+): Promise<ChangeRequestRecord> =>
+  retryOnConflict(
+    UPDATE_RETRY,
+    async () => {
+      const record = await load(store, crId);
+      const next = change(record);
+      if (!next) return record;
+      const updated = { ...next, version: record.version + 1 };
+      return (await store.update(updated, await completionOf?.(updated))) === 'updated' ? updated : CONFLICT;
+    },
+    () => new Error(`change request ${crId} kept changing while being updated`),
+  );
 
 /**
  * Records an approval. The author is refused; the same approver twice counts once; each approver acknowledges

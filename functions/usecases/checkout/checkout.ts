@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../../domain/errors';
 import { allocate } from '../../domain/money/allocation';
 import type { Json } from '../../domain/money/canonical';
 import { formatMinor, minorUnitsOf, toMinor } from '../../domain/money/currency';
@@ -17,21 +18,25 @@ import type { ExactlyOnce } from '../../ports/idempotency';
 import type { ServiceMetrics } from '../../ports/metrics';
 import type { MacSigner, ReceiptSigner } from '../../ports/signing';
 import { LOCK_TTL_SECONDS, type QuoteRequest } from '../../schemas/checkout';
+import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import type { CatalogReader } from '../catalog/reader';
-import { type CatalogRelease, feeScheduleAt, toPricingCatalog } from '../catalog/release';
+import { type CatalogRelease, feeScheduleAt, repriceReceipt, toPricingCatalog } from '../catalog/release';
 import { commitOutcomeOf } from '../objectives/commit-outcome';
 import { quoteRateFreshness } from '../rates/freshness';
 
 /** Quotes stay readable this long after their lock ends, so a late commit can still be answered. */
 export const QUOTE_RETENTION_AFTER_LOCK_SECONDS = 24 * 3600;
 
-export class CheckoutError extends Error {
+export class CheckoutError extends ServiceError {
+  declare readonly code: 'not_found' | 'quote_expired' | 'invalid_signature' | 'invalid_state';
+  declare readonly details: Readonly<Record<string, Json>>;
+
   constructor(
-    readonly code: 'not_found' | 'quote_expired' | 'invalid_signature' | 'invalid_state',
+    code: 'not_found' | 'quote_expired' | 'invalid_signature' | 'invalid_state',
     message: string,
-    readonly details: Readonly<Record<string, Json>> = {},
+    details: Readonly<Record<string, Json>> = {},
   ) {
-    super(message);
+    super(code, message, { details });
     this.name = 'CheckoutError';
   }
 }
@@ -46,6 +51,9 @@ export interface CheckoutDependencies {
   /** Rule 18's measurements: each receipt issued against its quote, each commit refused for an ended lock. */
   readonly metrics?: Pick<ServiceMetrics, 'commitIssued' | 'commitRefusedExpired'>;
 }
+
+/** A refund that lost a race for the receipt re-reads it and tries again: 5 attempts, 5 ms doubling. */
+const REFUND_RETRY: RetryPolicy = { attempts: 5, baseMs: 5, capMs: 80 };
 
 const asJson = <T>(value: T): Json => value as unknown as Json;
 
@@ -299,110 +307,111 @@ export class Checkout {
     tenant: string,
     once?: ExactlyOnce<JsonObject>,
   ): Promise<JsonObject> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const stored = await this.tenantReceipt(request.receipt_id, tenant);
-      if (stored.status === 'refunded' || stored.status === 'charged_back') {
-        throw new CheckoutError('invalid_state', `receipt ${request.receipt_id} is already ${stored.status}`);
-      }
-      const receipt = stored.receipt;
-      const issuedAt = new Date(String(receipt.issued_at));
-      const release = await this.deps.reader.release({
-        commercial: Number(receipt.pricelist_version),
-        fx: Number(String(receipt.fx_version).replace('fx-', '')),
-        tax: Number(receipt.tax_rule_version),
-      });
-      const basket = receipt.basket as unknown as BasketRequest;
-      const quotedAt = new Date(String(receipt.quoted_at));
-      const recomputed = priceBasket(
-        toPricingCatalog(release, { ...(basket.tenant ? { tenant: basket.tenant } : {}), at: quotedAt }),
-        basket,
-        { at: quotedAt.toISOString() },
-      );
-      const totals = receipt.computed_totals as JsonObject;
-      if (recomputed.total !== totals.total) {
-        throw new CheckoutError('invalid_state', 'the receipt cannot be reproduced from its versions');
-      }
-      const minorUnits = recomputed.minor_units;
-      const refundedUnits = new Map<string, bigint>();
-      const refundedAmount = new Map<string, bigint>();
-      for (const previous of stored.refunds) {
-        for (const line of (previous.lines as JsonObject[]) ?? []) {
-          const key = String(line.key);
-          refundedUnits.set(key, (refundedUnits.get(key) ?? 0n) + BigInt(Number(line.quantity)));
-          refundedAmount.set(
-            key,
-            (refundedAmount.get(key) ?? 0n) + toMinor(dec(String(line.amount)), minorUnits),
-          );
-        }
-      }
-      const refundLines: JsonObject[] = [];
-      let amountUnits = 0n;
-      for (const wanted of request.lines) {
-        let left = BigInt(wanted.quantity);
-        for (const candidate of refundableUnits(recomputed.items_priced, wanted.sku_id, minorUnits)) {
-          if (left === 0n) break;
-          const doneUnits = refundedUnits.get(candidate.key) ?? 0n;
-          const available = candidate.units - doneUnits;
-          if (available <= 0n) continue;
-          const take = left < available ? left : available;
-          const remainingAmount = candidate.amount - (refundedAmount.get(candidate.key) ?? 0n);
-          const [share = 0n] = allocate(remainingAmount, [take, available - take]);
-          refundLines.push({
-            key: candidate.key,
-            line: candidate.line,
-            sku_id: wanted.sku_id,
-            quantity: Number(take),
-            amount: formatMinor(share, minorUnits),
-          });
-          refundedUnits.set(candidate.key, doneUnits + take);
-          refundedAmount.set(candidate.key, (refundedAmount.get(candidate.key) ?? 0n) + share);
-          amountUnits += share;
-          left -= take;
-        }
-        if (left > 0n) {
+    return retryOnConflict(
+      REFUND_RETRY,
+      async () => {
+        const stored = await this.tenantReceipt(request.receipt_id, tenant);
+        if (stored.status === 'refunded' || stored.status === 'charged_back') {
           throw new CheckoutError(
             'invalid_state',
-            `cannot refund ${wanted.quantity} × ${wanted.sku_id}: more than was bought`,
+            `receipt ${request.receipt_id} is already ${stored.status}`,
           );
         }
-      }
-      const feeUnits =
-        request.kind === 'return' ? this.refundFee(release, issuedAt, amountUnits, recomputed) : 0n;
-      const refund = await this.signed({
-        refund_id: this.deps.newId('rfd'),
-        receipt_id: request.receipt_id,
-        kind: request.kind,
-        lines: refundLines,
-        currency: recomputed.currency,
-        amount: formatMinor(amountUnits, minorUnits),
-        fee: formatMinor(feeUnits, minorUnits),
-        net: formatMinor(amountUnits - feeUnits, minorUnits),
-        pricelist_version: receipt.pricelist_version as Json,
-        fx_version: receipt.fx_version as Json,
-        tax_rule_version: receipt.tax_rule_version as Json,
-        created_at: this.deps.clock.now().toISOString(),
-        key_id: this.deps.signer.keyId,
-      });
-      const everything = recomputed.items_priced.every((line) =>
-        refundableUnits([line], line.sku_id, minorUnits).every(
-          (candidate) => (refundedUnits.get(candidate.key) ?? 0n) >= candidate.units,
-        ),
-      );
-      const status: StoredReceipt['status'] =
-        request.kind === 'chargeback' ? 'charged_back' : everything ? 'refunded' : 'partially_refunded';
-      const next: StoredReceipt = {
-        ...stored,
-        refunds: [...stored.refunds, refund],
-        status,
-        revision: stored.revision + 1,
-      };
-      // The refund and the request's answer are one write: a retry after a crash finds the answer, never records
-      // the return a second time.
-      const completion = await once?.completion(refund);
-      if ((await this.deps.repository.updateRefunds(next, stored.revision, completion)) === 'updated')
-        return refund;
-    }
-    throw new CheckoutError('invalid_state', 'the receipt changed while refunding; retry');
+        const receipt = stored.receipt;
+        const issuedAt = new Date(String(receipt.issued_at));
+        const release = await this.deps.reader.release({
+          commercial: Number(receipt.pricelist_version),
+          fx: Number(String(receipt.fx_version).replace('fx-', '')),
+          tax: Number(receipt.tax_rule_version),
+        });
+        const recomputed = repriceReceipt(receipt, release);
+        const totals = receipt.computed_totals as JsonObject;
+        if (recomputed.total !== totals.total) {
+          throw new CheckoutError('invalid_state', 'the receipt cannot be reproduced from its versions');
+        }
+        const minorUnits = recomputed.minor_units;
+        const refundedUnits = new Map<string, bigint>();
+        const refundedAmount = new Map<string, bigint>();
+        for (const previous of stored.refunds) {
+          for (const line of (previous.lines as JsonObject[]) ?? []) {
+            const key = String(line.key);
+            refundedUnits.set(key, (refundedUnits.get(key) ?? 0n) + BigInt(Number(line.quantity)));
+            refundedAmount.set(
+              key,
+              (refundedAmount.get(key) ?? 0n) + toMinor(dec(String(line.amount)), minorUnits),
+            );
+          }
+        }
+        const refundLines: JsonObject[] = [];
+        let amountUnits = 0n;
+        for (const wanted of request.lines) {
+          let left = BigInt(wanted.quantity);
+          for (const candidate of refundableUnits(recomputed.items_priced, wanted.sku_id, minorUnits)) {
+            if (left === 0n) break;
+            const doneUnits = refundedUnits.get(candidate.key) ?? 0n;
+            const available = candidate.units - doneUnits;
+            if (available <= 0n) continue;
+            const take = left < available ? left : available;
+            const remainingAmount = candidate.amount - (refundedAmount.get(candidate.key) ?? 0n);
+            const [share = 0n] = allocate(remainingAmount, [take, available - take]);
+            refundLines.push({
+              key: candidate.key,
+              line: candidate.line,
+              sku_id: wanted.sku_id,
+              quantity: Number(take),
+              amount: formatMinor(share, minorUnits),
+            });
+            refundedUnits.set(candidate.key, doneUnits + take);
+            refundedAmount.set(candidate.key, (refundedAmount.get(candidate.key) ?? 0n) + share);
+            amountUnits += share;
+            left -= take;
+          }
+          if (left > 0n) {
+            throw new CheckoutError(
+              'invalid_state',
+              `cannot refund ${wanted.quantity} × ${wanted.sku_id}: more than was bought`,
+            );
+          }
+        }
+        const feeUnits =
+          request.kind === 'return' ? this.refundFee(release, issuedAt, amountUnits, recomputed) : 0n;
+        const refund = await this.signed({
+          refund_id: this.deps.newId('rfd'),
+          receipt_id: request.receipt_id,
+          kind: request.kind,
+          lines: refundLines,
+          currency: recomputed.currency,
+          amount: formatMinor(amountUnits, minorUnits),
+          fee: formatMinor(feeUnits, minorUnits),
+          net: formatMinor(amountUnits - feeUnits, minorUnits),
+          pricelist_version: receipt.pricelist_version as Json,
+          fx_version: receipt.fx_version as Json,
+          tax_rule_version: receipt.tax_rule_version as Json,
+          created_at: this.deps.clock.now().toISOString(),
+          key_id: this.deps.signer.keyId,
+        });
+        const everything = recomputed.items_priced.every((line) =>
+          refundableUnits([line], line.sku_id, minorUnits).every(
+            (candidate) => (refundedUnits.get(candidate.key) ?? 0n) >= candidate.units,
+          ),
+        );
+        const status: StoredReceipt['status'] =
+          request.kind === 'chargeback' ? 'charged_back' : everything ? 'refunded' : 'partially_refunded';
+        const next: StoredReceipt = {
+          ...stored,
+          refunds: [...stored.refunds, refund],
+          status,
+          revision: stored.revision + 1,
+        };
+        // The refund and the request's answer are one write: a retry after a crash finds the answer, never records
+        // the return a second time.
+        const completion = await once?.completion(refund);
+        return (await this.deps.repository.updateRefunds(next, stored.revision, completion)) === 'updated'
+          ? refund
+          : CONFLICT;
+      },
+      () => new CheckoutError('invalid_state', 'the receipt changed while refunding; retry'),
+    );
   }
 
   /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ServiceError } from '../../domain/errors';
 import { jwkThumbprint, publicDpopJwk } from '../../domain/webhooks/dpop';
 import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { generateSecret } from '../../domain/webhooks/secret';
@@ -12,12 +13,14 @@ import type {
 } from '../../ports/webhooks';
 import type { CreateEndpointRequest, DpopJwkInput, UpdateEndpointRequest } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
+import { LruMap } from '../../shared/lru';
+import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import type { WebhookContext } from './context';
 import { type MtlsSummary, mtlsSummary, storedMtls, validateClientCertificate } from './mtls';
 
-export class EndpointNotFoundError extends Error {
+export class EndpointNotFoundError extends ServiceError {
   constructor(endpointId: string) {
-    super(`no endpoint ${endpointId}`);
+    super('not_found', `no endpoint ${endpointId}`);
     this.name = 'EndpointNotFoundError';
   }
 }
@@ -79,8 +82,7 @@ const encryptSecrets = (ctx: Pick<WebhookContext, 'cipher'>, endpointId: string,
  * Decrypted secrets by ciphertext, per function instance: a ciphertext never changes meaning (a rotation writes a
  * new one), so each is decrypted once (one KMS call) instead of once per attempt. Bounded.
  */
-const decrypted = new Map<string, EndpointSecrets>();
-const DECRYPTED_MAX_ENTRIES = 500;
+const decrypted = new LruMap<EndpointSecrets>(500);
 
 const secretsOf = async (
   ctx: Pick<WebhookContext, 'cipher'>,
@@ -90,10 +92,6 @@ const secretsOf = async (
   if (cached) return cached;
   const plain = await ctx.cipher.decrypt(record.secret_ciphertext, secretContext(record.endpoint_id));
   const secrets = JSON.parse(new TextDecoder().decode(plain)) as EndpointSecrets;
-  if (decrypted.size >= DECRYPTED_MAX_ENTRIES) {
-    const oldest = decrypted.keys().next().value;
-    if (oldest !== undefined) decrypted.delete(oldest);
-  }
   decrypted.set(record.secret_ciphertext, secrets);
   return secrets;
 };
@@ -215,8 +213,24 @@ export const deleteEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, end
  */
 export type RotatedEndpoint = EndpointView & { readonly secret: string };
 
-/** Rotations of one endpoint racing each other: each re-reads and tries again, at most this often. */
-const MAX_ROTATION_ATTEMPTS = 5;
+/** Rotations of one endpoint racing each other: each re-reads and tries again (5 attempts, 5 ms doubling). */
+const ROTATION_RETRY: RetryPolicy = { attempts: 5, baseMs: 5, capMs: 80 };
+
+/** Runs a rotation against the endpoint's record as read now, again while a concurrent change wins. */
+const rotating = <T>(
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints'>,
+  endpointId: string,
+  attempt: (record: EndpointRecord, now: Date) => Promise<T | typeof CONFLICT>,
+): Promise<T> =>
+  retryOnConflict(
+    ROTATION_RETRY,
+    async () => {
+      const record = await ctx.endpoints.get(endpointId);
+      if (!record) throw new EndpointNotFoundError(endpointId);
+      return attempt(record, ctx.clock.now());
+    },
+    () => new EndpointConflictError(endpointId),
+  );
 
 export const rotateSecret = async (
   ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'settings'>,
@@ -225,10 +239,7 @@ export const rotateSecret = async (
   /** How long the old secret is still sent; 0 (an emergency: it leaked) drops every old secret at once. */
   overlapHours: number = ctx.settings.previousSecretHours,
 ): Promise<RotatedEndpoint> => {
-  for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt += 1) {
-    const record = await ctx.endpoints.get(endpointId);
-    if (!record) throw new EndpointNotFoundError(endpointId);
-    const now = ctx.clock.now();
+  return rotating(ctx, endpointId, async (record, now) => {
     const secret = generateSecret(ctx.randomBytes);
     let changes: EndpointChanges;
     if (overlapHours === 0) {
@@ -262,9 +273,8 @@ export const rotateSecret = async (
       expected: record,
       completion: await once?.completion(rotated),
     });
-    if (updated) return rotated;
-  }
-  throw new EndpointConflictError(endpointId);
+    return updated ? rotated : CONFLICT;
+  });
 };
 
 /** A new partner key, shown once; the previous one is accepted for `overlapHours` (0: refused at once). */
@@ -277,10 +287,7 @@ export const rotatePartnerKey = async (
   overlapHours: number,
   once?: ExactlyOnce<RotatedPartnerKey>,
 ): Promise<RotatedPartnerKey> => {
-  for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt += 1) {
-    const record = await ctx.endpoints.get(endpointId);
-    if (!record) throw new EndpointNotFoundError(endpointId);
-    const now = ctx.clock.now();
+  return rotating(ctx, endpointId, async (record, now) => {
     const partnerKey = `pk_${Buffer.from(ctx.randomBytes(32)).toString('base64url')}`;
     const keeps = overlapHours > 0 && record.partner_key_sha256 !== undefined;
     const changes: EndpointChanges = {
@@ -299,15 +306,16 @@ export const rotatePartnerKey = async (
       expected: record,
       completion: await once?.completion(rotated),
     });
-    if (updated) return rotated;
-  }
-  throw new EndpointConflictError(endpointId);
+    return updated ? rotated : CONFLICT;
+  });
 };
 
 /** The endpoint kept changing while it was being rotated. */
-export class EndpointConflictError extends Error {
+export class EndpointConflictError extends ServiceError {
   constructor(endpointId: string) {
-    super(`endpoint ${endpointId} kept changing while its secret was rotated; retry`);
+    super('conflict', `endpoint ${endpointId} kept changing while its secret was rotated; retry`, {
+      retryAfterSeconds: 1,
+    });
     this.name = 'EndpointConflictError';
   }
 }

@@ -1,3 +1,4 @@
+import { ServiceError } from '../../domain/errors';
 import { canonicalJson, type Json } from '../../domain/money/canonical';
 import {
   CATALOG_EVENT_TYPES,
@@ -28,13 +29,15 @@ export const NO_VERSIONS: VersionsInForce = {
 };
 
 /** Refusals of `POST /webhooks/events` that the caller can fix. */
-export class EventRefusedError extends Error {
+export class EventRefusedError extends ServiceError {
+  declare readonly code: 'personal_data_not_allowed' | 'invalid_request' | 'conflict';
+
   constructor(
-    readonly code: 'personal_data_not_allowed' | 'invalid_request' | 'conflict',
+    code: 'personal_data_not_allowed' | 'invalid_request' | 'conflict',
     message: string,
-    readonly details?: Readonly<Record<string, unknown>>,
+    details?: Readonly<Record<string, unknown>>,
   ) {
-    super(message);
+    super(code, message, { details });
     this.name = 'EventRefusedError';
   }
 }

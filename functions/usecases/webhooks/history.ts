@@ -1,3 +1,4 @@
+import { ServiceError } from '../../domain/errors';
 import {
   daysBetween,
   type Envelope,
@@ -7,11 +8,12 @@ import {
 import type { DeliveryRecord, Page } from '../../ports/webhooks';
 import type { OutboxItem } from '../../schemas/envelope';
 import type { ListEventsQuery } from '../../schemas/webhooks';
+import { cursorCodec } from '../../shared/cursor';
 import type { WebhookContext } from './context';
 
-export class EventNotFoundError extends Error {
+export class EventNotFoundError extends ServiceError {
   constructor(eventId: string) {
-    super(`no event ${eventId} (unknown, or its history expired)`);
+    super('not_found', `no event ${eventId} (unknown, or its history expired)`);
     this.name = 'EventNotFoundError';
   }
 }
@@ -75,27 +77,20 @@ const summaryOf = (eventId: string, type: string, ts: string, deliveries: readon
   })),
 });
 
-/** Cursor of a listing over days: the day reached and the store's cursor within it. */
-const dayCursor = {
-  encode: (day: string, inner: string | undefined) =>
-    Buffer.from(JSON.stringify({ day, inner }), 'utf8').toString('base64url'),
-  decode: (cursor: string): { day: string; inner?: string } => {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (
-      typeof value !== 'object' ||
-      value === null ||
-      typeof (value as { day?: unknown }).day !== 'string' ||
-      !/^\d{4}-\d{2}-\d{2}$/.test((value as { day: string }).day)
-    )
-      throw new Error('not a listing cursor');
-    const inner = (value as { inner?: unknown }).inner;
-    return { day: (value as { day: string }).day, ...(typeof inner === 'string' ? { inner } : {}) };
-  },
-};
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-export class InvalidListingError extends Error {
+/** Cursor of a listing over days: the day reached and the store's cursor within it. */
+const dayCursor = cursorCodec('events-by-days', (position): { day: string; inner?: string } | undefined => {
+  if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
+  const { day, inner, ...rest } = position as { day?: unknown; inner?: unknown };
+  if (Object.keys(rest).length > 0 || typeof day !== 'string' || !DAY.test(day)) return undefined;
+  if (inner !== undefined && typeof inner !== 'string') return undefined;
+  return { day, ...(inner === undefined ? {} : { inner }) };
+});
+
+export class InvalidListingError extends ServiceError {
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+    super('invalid_request', message, options ?? {});
     this.name = 'InvalidListingError';
   }
 }
@@ -137,12 +132,7 @@ export const listEvents = async (
   let start = 0;
   let inner: string | undefined;
   if (query.cursor) {
-    let decoded: { day: string; inner?: string };
-    try {
-      decoded = dayCursor.decode(query.cursor);
-    } catch (error) {
-      throw new InvalidListingError('the cursor is not one this API returned', { cause: error });
-    }
+    const decoded = dayCursor.decode(query.cursor);
     start = Math.max(0, days.indexOf(decoded.day));
     inner = decoded.inner;
   }
@@ -155,9 +145,9 @@ export const listEvents = async (
       items.push(summaryOf(item.event_id, item.type, item.ts, await ctx.deliveries.forEvent(item.event_id)));
     if (items.length >= limit) {
       const next = page.cursor
-        ? dayCursor.encode(day, page.cursor)
+        ? dayCursor.encode({ day, inner: page.cursor })
         : index + 1 < days.length
-          ? dayCursor.encode(days[index + 1] as string, undefined)
+          ? dayCursor.encode({ day: days[index + 1] as string })
           : undefined;
       return { items, ...(next ? { cursor: next } : {}) };
     }

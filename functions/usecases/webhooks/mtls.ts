@@ -1,6 +1,8 @@
 import { createHash, createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { ServiceError } from '../../domain/errors';
 import type { ClientCertificate } from '../../ports/webhook-http';
 import type { EndpointMtls, EndpointRecord } from '../../ports/webhooks';
+import { LruMap } from '../../shared/lru';
 import type { WebhookContext } from './context';
 
 /** The `mtls` member of a create or update request. */
@@ -28,9 +30,11 @@ export interface EndpointProblem {
  * An endpoint request the schema let through but the use case refuses (an unusable client certificate): a 400
  * `invalid_request` naming the field. The messages never quote the key or the certificate.
  */
-export class EndpointValidationError extends Error {
+export class EndpointValidationError extends ServiceError {
   constructor(readonly problems: readonly EndpointProblem[]) {
-    super(problems.map((problem) => `${problem.path}: ${problem.message}`).join('; '));
+    super('invalid_request', problems.map((problem) => `${problem.path}: ${problem.message}`).join('; '), {
+      details: { problems },
+    });
     this.name = 'EndpointValidationError';
   }
 }
@@ -206,8 +210,7 @@ export const mtlsSummary = (mtls: EndpointMtls): MtlsSummary => ({
 });
 
 /** Decrypted client certificates by key ciphertext, per function instance (one KMS call per key, not per attempt). */
-const decrypted = new Map<string, ClientCertificate>();
-const DECRYPTED_MAX_ENTRIES = 200;
+const decrypted = new LruMap<ClientCertificate>(200);
 
 /** The certificate and key an attempt presents to the endpoint, or undefined when it has no mTLS. */
 export const clientCertificateOf = async (
@@ -227,10 +230,6 @@ export const clientCertificateOf = async (
     cert: mtls.certificate_chain,
     key: key.export({ type: 'pkcs8', format: 'pem' }).toString(),
   };
-  if (decrypted.size >= DECRYPTED_MAX_ENTRIES) {
-    const oldest = decrypted.keys().next().value;
-    if (oldest !== undefined) decrypted.delete(oldest);
-  }
   decrypted.set(mtls.key_ciphertext, certificate);
   return certificate;
 };

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../../domain/errors';
 import type { Envelope } from '../../domain/webhooks/envelope';
 import { isEnvelopeVersion, LATEST_ENVELOPE_VERSION, renderEnvelope } from '../../domain/webhooks/envelope';
 import type { CatalogRepository } from '../../ports/catalog';
@@ -11,9 +12,9 @@ import type { WebhookContext } from './context';
 import { partnerKeyHash } from './endpoints';
 
 /** A partner route without a valid partner key: 401, never saying whether the key exists. */
-export class PartnerUnauthorizedError extends Error {
+export class PartnerUnauthorizedError extends ServiceError {
   constructor() {
-    super('a valid partner key is required: Authorization: Bearer <partner key>');
+    super('unauthorized', 'a valid partner key is required: Authorization: Bearer <partner key>');
     this.name = 'PartnerUnauthorizedError';
   }
 }
@@ -80,9 +81,9 @@ export const partnerEvents = async (
 };
 
 /** A snapshot asked for a time to come: publications scheduled ahead are not the partner's to see yet. */
-export class SnapshotInFutureError extends Error {
+export class SnapshotInFutureError extends ServiceError {
   constructor() {
-    super('as_of must not be later than now: what is scheduled is not in force yet');
+    super('invalid_request', 'as_of must not be later than now: what is scheduled is not in force yet');
     this.name = 'SnapshotInFutureError';
   }
 }

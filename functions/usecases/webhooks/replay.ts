@@ -1,3 +1,4 @@
+import { ServiceError } from '../../domain/errors';
 import { type DeliveryStatus, daysBetween, REPLAYABLE_STATUSES } from '../../domain/webhooks/envelope';
 import type { ExactlyOnce } from '../../ports/idempotency';
 import type { DeliveryRecord } from '../../ports/webhooks';
@@ -9,13 +10,15 @@ import { epochSeconds, type WebhookContext } from './context';
 /** Most deliveries one replay restarts; a larger window is split by the caller. */
 export const MAX_REPLAY_DELIVERIES = 5000;
 
-export class ReplayRefusedError extends Error {
+export class ReplayRefusedError extends ServiceError {
+  declare readonly code: 'invalid_request' | 'invalid_state' | 'not_found';
+
   constructor(
-    readonly code: 'invalid_request' | 'invalid_state' | 'not_found',
+    code: 'invalid_request' | 'invalid_state' | 'not_found',
     message: string,
-    readonly details?: Readonly<Record<string, unknown>>,
+    details?: Readonly<Record<string, unknown>>,
   ) {
-    super(message);
+    super(code, message, { details });
     this.name = 'ReplayRefusedError';
   }
 }

@@ -2,13 +2,13 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { getPriceOperation } from '../../../functions/handlers/operations/catalog';
 import type { PriceQuery } from '../../../functions/schemas/catalog-api';
 import type { CatalogDocument } from '../../../functions/schemas/catalog-document';
+import { LruMap } from '../../../functions/shared/lru';
 import { importCatalog } from '../../../functions/usecases/catalog/import';
 import {
   type CachedPrice,
   cacheTtlSeconds,
   computeDisplayPrice,
   freshnessOf,
-  LruMap,
   PriceCache,
   priceCacheKey,
   priceCacheRequestOf,

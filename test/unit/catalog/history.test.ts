@@ -282,7 +282,7 @@ describe('catalog history: bounded work', () => {
           { repository, changeRequests: noChangeRequests },
           { sku: 'sku_game', limit: 5, cursor },
         ),
-      ).rejects.toMatchObject({ name: 'CatalogValidationError' });
+      ).rejects.toMatchObject({ name: 'InvalidCursorError' });
     }
   });
 });

@@ -84,7 +84,7 @@ describe('a patch change request', () => {
     const created = await patch([setPrice('sku_game', '99.99')]);
     expect(codesToAcknowledge(created.guardrails)).toEqual(['price_move']);
     await expect(approveChangeRequest(deps, created.cr_id, { by: 'alice' })).rejects.toMatchObject({
-      code: 'guardrails_not_acknowledged',
+      reason: 'guardrails_not_acknowledged',
     });
   });
 

@@ -66,7 +66,7 @@ describe('resolveItem: strategies (rule 8)', () => {
 
   it('refuses an unknown SKU', () => {
     const error = refusal(() => resolveItem(context(simpleCatalog()), 'nope', 1));
-    expect([error.code, error.rule]).toEqual(['unknown_sku', 'pricelist']);
+    expect([error.kind, error.rule]).toEqual(['unknown_sku', 'pricelist']);
   });
 
   it('price_lists takes the precomputed price in the basket currency', () => {
@@ -82,7 +82,7 @@ describe('resolveItem: strategies (rule 8)', () => {
   it('price_lists refuses a currency without a list', () => {
     const catalog = simpleCatalog({ strategy: { kind: 'price_lists' }, currency_pricelists: [] });
     const error = refusal(() => resolveItem(context(catalog), 'sku_a', 1));
-    expect([error.code, error.rule]).toEqual(['currency_not_available', 'price_lists']);
+    expect([error.kind, error.rule]).toEqual(['currency_not_available', 'price_lists']);
   });
 
   it('price_lists refuses a SKU missing from the list', () => {
@@ -91,7 +91,7 @@ describe('resolveItem: strategies (rule 8)', () => {
       currency_pricelists: [list('EUR', [item({ sku_id: 'other', base_currency: 'EUR' })])],
     });
     const error = refusal(() => resolveItem(context(catalog), 'sku_a', 1));
-    expect([error.code, error.rule]).toEqual(['no_price', 'price_lists']);
+    expect([error.kind, error.rule]).toEqual(['no_price', 'price_lists']);
   });
 
   it('mixed uses the list of a currency in top_currencies', () => {
@@ -215,9 +215,9 @@ describe('resolveItem: bundles (rule 5)', () => {
 
   it('refuses a bundle without positions', () => {
     const error = refusal(() => resolveItem(context(catalogWith([bundle([])])), 'bundle', 1));
-    expect([error.code, error.rule]).toEqual(['no_price', 'bundle']);
+    expect([error.kind, error.rule]).toEqual(['no_price', 'bundle']);
     const noBundleField = item({ sku_id: 'bundle', pricing_model: 'bundle' });
-    expect(refusal(() => resolveItem(context(catalogWith([noBundleField])), 'bundle', 1)).code).toBe(
+    expect(refusal(() => resolveItem(context(catalogWith([noBundleField])), 'bundle', 1)).kind).toBe(
       'no_price',
     );
   });
@@ -225,14 +225,14 @@ describe('resolveItem: bundles (rule 5)', () => {
   it('refuses a bundle naming an unpriced position', () => {
     const catalog = catalogWith([...positions, bundle([{ sku_id: 'ghost', quantity: 1 }])]);
     const error = refusal(() => resolveItem(context(catalog), 'bundle', 1));
-    expect([error.code, error.rule]).toEqual(['no_price', 'bundle']);
+    expect([error.kind, error.rule]).toEqual(['no_price', 'bundle']);
     expect(error.message).toContain('ghost');
   });
 
   it('refuses a bundle nested in a bundle', () => {
     const inner = { ...bundle([{ sku_id: 'p1', quantity: 1 }]), sku_id: 'inner' };
     const catalog = catalogWith([...positions, inner, bundle([{ sku_id: 'inner', quantity: 1 }])]);
-    expect(refusal(() => resolveItem(context(catalog), 'bundle', 1)).code).toBe('no_price');
+    expect(refusal(() => resolveItem(context(catalog), 'bundle', 1)).kind).toBe('no_price');
   });
 });
 
@@ -421,7 +421,7 @@ describe('resolveItem: region policies', () => {
       products: [{ sku_id: 'sku_a', title: 'A', region_policies: [{ region: 'US', sellable: false }] }],
     });
     expect(refusal(() => resolveItem(context(catalog), 'sku_a', 1))).toMatchObject({
-      code: 'not_sellable',
+      kind: 'not_sellable',
       rule: 'region_policy',
     });
   });
