@@ -7,7 +7,12 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
+    // The summary reporter ends the run with the ten slowest files and the pass/fail counts.
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // Vitest's default on a 2-core machine is one worker (cores - 1): every file ran in turn. Two workers overlap
+    // the CPU-bound property tests with the I/O-bound engine tests (DynamoDB Local, fauxqs, loopback HTTP).
+    // `TEST_WORKERS` overrides it (e.g. `TEST_WORKERS=1 npm test` to rule out interference).
+    maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
     // The domain (money and pricing) must stay covered: `npm test` fails below 95 % of lines or branches.
     coverage: {
       provider: 'v8',
@@ -49,7 +54,10 @@ export default defineConfig({
           include: ['test/e2e/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          // Each e2e file starts its own stack(s) on free ports chosen at run time, in its own temporary data
+          // directory, so files may run side by side; they run as a second group, after unit, integration and
+          // infra, so the CPU-bound property tests do not compete with their stacks.
+          sequence: { groupOrder: 1 },
         },
       },
     ],
