@@ -35,10 +35,17 @@ export interface SynthesizedBundles {
 /** Synthesizes the app with bundling (every function's esbuild bundle, as `npm run deploy` builds it). */
 export const synthesizeFunctionBundles = (): SynthesizedBundles => {
   const outdir = mkdtempSync(join(tmpdir(), 'pricing-bundles-'));
+  const cleanup = () => rmSync(outdir, { recursive: true, force: true });
   const started = performance.now();
   const app = new App({ outdir });
   const stacks = addPricingStacks(app, { stage: 'bundles', nag: false });
-  app.synth();
+  try {
+    app.synth();
+  } catch (error) {
+    // A bundle that does not build (esbuild's error is in the message) leaves no assembly behind.
+    cleanup();
+    throw error;
+  }
   const synthMs = performance.now() - started;
   const bundles = Object.fromEntries(
     (Object.keys(FUNCTIONS) as FunctionId[]).map((functionId) => {
@@ -51,7 +58,7 @@ export const synthesizeFunctionBundles = (): SynthesizedBundles => {
       return [functionId, { functionId, file, bytes: statSync(file).size }];
     }),
   ) as Record<FunctionId, FunctionBundle>;
-  return { bundles, synthMs, cleanup: () => rmSync(outdir, { recursive: true, force: true }) };
+  return { bundles, synthMs, cleanup };
 };
 
 export interface BundleRun {
