@@ -18,17 +18,7 @@ import type { ProvisionedResources } from '../../functions/adapters/local/bootst
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
 import { awsDependencies } from '../../functions/composition/aws';
 import { FUNCTION_FACTORIES } from '../../functions/composition/functions';
-import {
-  BUCKETS,
-  environmentOf,
-  FUNCTIONS,
-  type FunctionId,
-  KEYS,
-  QUEUES,
-  SCHEDULER,
-  TABLES,
-} from '../../functions/definitions';
-import { METRICS_NAMESPACE_ENV_VAR } from '../../functions/definitions/objectives';
+import { FUNCTIONS, type FunctionId } from '../../functions/definitions';
 import { UNAUTHORIZED } from '../../functions/handlers/authorizer';
 import { callerContext } from '../../functions/handlers/middleware/principal';
 import { ensureConfiguredKey } from '../../functions/usecases/access/api-keys';
@@ -38,43 +28,25 @@ import { functionBundling } from '../../lib/constructs/defaults';
 import { runBundle, type SynthesizedBundles, synthesizeFunctionBundles } from '../../lib/function-bundles';
 import { demoDocument } from '../support/demo-pricing';
 import { engineClients, provisionIsolated } from '../support/engines';
+import { functionEnvironment } from '../support/function-environment';
 import { lambdaContext, proxyEvent } from '../unit/support/lambda';
 
 const clients = engineClients();
 let synthesized: SynthesizedBundles;
 let resources: ProvisionedResources;
 
-/** A value for every variable a function may read, from this test's resources (CloudFormation refs resolved). */
-const localValueOf = (name: string): string | undefined => {
-  const table = Object.entries(TABLES).find(([, definition]) => definition.envVar === name);
-  if (table) return resources.tableNames[table[0] as keyof typeof TABLES];
-  const queue = Object.entries(QUEUES).find(([, definition]) => definition.envVar === name);
-  if (queue) return resources.queueUrls[queue[0] as keyof typeof QUEUES];
-  const bucket = Object.entries(BUCKETS).find(([, definition]) => definition.envVar === name);
-  if (bucket) return resources.bucketNames[bucket[0] as keyof typeof BUCKETS];
-  const key = Object.values(KEYS).find((definition) => definition.envVar === name);
-  if (key) return `arn:aws:kms:${LOCAL_REGION}:000000000000:key/${key.id}`;
-  return {
-    [SCHEDULER.groupEnvVar]: SCHEDULER.groupName,
-    [SCHEDULER.roleEnvVar]: 'arn:aws:iam::000000000000:role/pricing-scheduler',
-    [METRICS_NAMESPACE_ENV_VAR]: 'Pricing/bundles',
-    OPERATOR_ROLES: '[]',
-    CALLER_USAGE_PLAN_NAME: 'pricing-bundles-callers',
-  }[name];
-};
-
 /**
- * What Lambda gives the function: its own variables (`environmentOf`, the template's), the region and
- * credentials; the AWS SDK's per-service endpoint variables point it at the engines.
+ * What Lambda gives the function: its own variables (the template's), resolved to this test's resources, the
+ * region and credentials; the AWS SDK's per-service endpoint variables point it at the engines.
  */
 const lambdaEnvironment = (functionId: FunctionId): Record<string, string> => ({
-  ...Object.fromEntries(
-    environmentOf(functionId).flatMap((variable) => {
-      const value = localValueOf(variable.name);
-      return value === undefined ? [] : [[variable.name, value]];
-    }),
-  ),
-  AWS_REGION: LOCAL_REGION,
+  ...functionEnvironment(functionId, {
+    region: LOCAL_REGION,
+    account: '000000000000',
+    table: (id) => resources.tableNames[id],
+    queueUrl: (id) => resources.queueUrls[id],
+    bucket: (id) => resources.bucketNames[id],
+  }),
   AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
   AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
   AWS_ENDPOINT_URL_DYNAMODB: inject('dynamoDbEndpoint'),

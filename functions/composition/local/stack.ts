@@ -238,6 +238,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       simulated: {},
       ...localRateSourceAccess(root, egress),
     };
+    const onCheckpoint = crashHookFromEnv(env);
     const platform: ServicePlatform = {
       env,
       clock,
@@ -266,7 +267,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         componentProbe('event_source_mappings', () => pollers.every((poller) => poller.healthy)),
         componentProbe('scheduler', () => dispatcher.healthy),
       ],
-      ...(crashHookFromEnv(env) ? { onCheckpoint: crashHookFromEnv(env) } : {}),
+      ...(onCheckpoint ? { onCheckpoint } : {}),
     };
     // Each function gets only what it declares, as in AWS; `deps` (for tests and the stack's own start-up) all.
     const deps = composeService(platform);

@@ -9,45 +9,21 @@ import { awsDependencies, awsPlatform, queueArnFromUrl } from '../../../function
 import type { ServiceDependencies } from '../../../functions/composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../../functions/composition/functions';
 import { composeService } from '../../../functions/composition/service';
-import {
-  BUCKETS,
-  environmentOf,
-  FUNCTIONS,
-  type FunctionId,
-  KEYS,
-  QUEUES,
-  SCHEDULER,
-  TABLES,
-} from '../../../functions/definitions';
-import { METRICS_NAMESPACE_ENV_VAR } from '../../../functions/definitions/objectives';
+import { environmentOf, FUNCTIONS, type FunctionId, QUEUES, TABLES } from '../../../functions/definitions';
+import { functionEnvironment } from '../../support/function-environment';
 
 const ACCOUNT = '123456789012';
 const queueUrl = (id: string) => `https://sqs.eu-west-1.amazonaws.com/${ACCOUNT}/pricing-${id}`;
 
-/** A plausible value for every variable a function can be given, named by the definitions (not by this test). */
-const VALUES: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(Object.values(TABLES).map((table) => [table.envVar, `pricing-${table.id}`])),
-  ...Object.fromEntries(Object.values(QUEUES).map((queue) => [queue.envVar, queueUrl(queue.id)])),
-  ...Object.fromEntries(Object.values(BUCKETS).map((bucket) => [bucket.envVar, `pricing-${bucket.id}`])),
-  ...Object.fromEntries(
-    Object.values(KEYS).map((key) => [key.envVar, `arn:aws:kms:eu-west-1:${ACCOUNT}:key/${key.id}`]),
-  ),
-  [SCHEDULER.groupEnvVar]: SCHEDULER.groupName,
-  [SCHEDULER.roleEnvVar]: `arn:aws:iam::${ACCOUNT}:role/pricing-scheduler`,
-  [METRICS_NAMESPACE_ENV_VAR]: 'Pricing/test',
-  OPERATOR_ROLES: '[]',
-  CALLER_USAGE_PLAN_NAME: 'pricing-api-callers',
-};
-
-/** The environment the CDK gives one function (its required variables), with the region Lambda sets. */
-const environmentOfFunction = (functionId: FunctionId): Record<string, string> => ({
-  AWS_REGION: 'eu-west-1',
-  ...Object.fromEntries(
-    environmentOf(functionId)
-      .filter((variable) => variable.required)
-      .map((variable) => [variable.name, VALUES[variable.name] as string]),
-  ),
-});
+/** The environment the CDK gives one function, with AWS-shaped names (the definitions', not this test's). */
+const environmentOfFunction = (functionId: FunctionId): Record<string, string> =>
+  functionEnvironment(functionId, {
+    region: 'eu-west-1',
+    account: ACCOUNT,
+    table: (id) => `pricing-${id}`,
+    queueUrl,
+    bucket: (id) => `pricing-${id}`,
+  });
 
 /** Settings every function may be tuned with (each has a default, so the template sets none). */
 const TUNABLE = /^(CR_MAX_|JOURNAL_SLICE_|IDEMPOTENCY_LEASE_|WEBHOOK_|RECEIPT_EXPORT_|FX_SECRETS_PREFIX$)/;
