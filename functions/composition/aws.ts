@@ -36,6 +36,21 @@ export const queueArnFromUrl = (url: string): string => {
   return `arn:${partitionOf(region)}:sqs:${region}:${account}:${name}`;
 };
 
+/**
+ * The ARN of a queue the function reaches by URL. With `AWS_ENDPOINT_URL_SQS` set (an SQS emulator: the bundle
+ * test, `LOCAL_BUNDLES=1 npm start`), a URL under that endpoint, `<endpoint>/<account>/<name>`, is in the
+ * function's region; any other URL must be an SQS queue URL.
+ */
+export const queueArnOf = (url: string, env: Environment, region: string): string => {
+  const emulator = env.AWS_ENDPOINT_URL_SQS?.replace(/\/$/, '');
+  const local =
+    emulator && url.startsWith(`${emulator}/`)
+      ? url.slice(emulator.length).match(/^\/(\d+)\/([^/]+)$/)
+      : null;
+  if (!local) return queueArnFromUrl(url);
+  return `arn:${partitionOf(region)}:sqs:${region}:${local[1]}:${local[2]}`;
+};
+
 /** The AWS platform: clients and names from the Lambda environment the CDK stack sets, each read on first use. */
 export const awsPlatform = (env: Environment = process.env): ServicePlatform => {
   const region = required(env, 'AWS_REGION');
@@ -74,7 +89,7 @@ export const awsPlatform = (env: Environment = process.env): ServicePlatform => 
         new EventBridgeOneTimeScheduler(createSchedulerClient(region), {
           groupName: required(env, SCHEDULER.groupEnvVar),
           roleArn: required(env, SCHEDULER.roleEnvVar),
-          queueArns: { delivery: queueArnFromUrl(queueUrl('delivery')) },
+          queueArns: { delivery: queueArnOf(queueUrl('delivery'), env, region) },
         }),
     ),
     egress: once(() => egressPolicyFromEnv(env, AWS_EGRESS)),

@@ -31,3 +31,11 @@ export const startFauxqsServer = async (options: { readonly dataDir?: string; re
   };
   return result;
 };
+
+/**
+ * A fauxqs queue URL (`http://sqs.<region>.localhost:<port>/<account>/<name>`) under the server's loopback
+ * endpoint, for a process whose resolver has no `*.localhost` names (a bundle run as Lambda runs it): the AWS SDK
+ * sends SQS requests to the queue URL's host.
+ */
+export const loopbackQueueUrl = (queueUrl: string, endpoint: string): string =>
+  `${endpoint.replace(/\/$/, '')}${new URL(queueUrl).pathname}`;

@@ -23,6 +23,7 @@ import {
   type PublicJwk,
   type ReceiptSigner,
 } from '../../ports/signing';
+import { p256PrivateScalar, signP256Digest } from './ecdsa-p256';
 
 /**
  * The local stack's twins of the KMS adapters (`../aws/kms-signing.ts`), on `node:crypto` only. They keep the
@@ -146,7 +147,7 @@ export class LocalMacSigner implements MacSigner {
 }
 
 /** The AAD that binds a context: JSON of its entries sorted by key (UTF-16 code units, as RFC 8785). */
-const canonicalContext = (context: Readonly<Record<string, string>>): Buffer => {
+export const canonicalContext = (context: Readonly<Record<string, string>>): Buffer => {
   const sorted = Object.keys(context)
     .sort()
     .map((key) => [key, context[key]]);
@@ -158,6 +159,33 @@ const strictBase64 = (text: string): Buffer | undefined => {
   if (text.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text)) return undefined;
   const bytes = Buffer.from(text, 'base64');
   return bytes.toString('base64') === text ? bytes : undefined;
+};
+
+/** AES-256-GCM with a random 12-byte IV: `iv ‖ tag ‖ ciphertext`, the AAD bound. */
+const sealAesGcm = (key: Buffer, plaintext: Uint8Array, aad: Uint8Array): Buffer => {
+  const iv = randomBytes(GCM_IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: GCM_TAG_BYTES });
+  cipher.setAAD(aad);
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]);
+};
+
+/** Opens what {@link sealAesGcm} sealed with the same key and AAD; anything else is an `IntegrityError`. */
+const openAesGcm = (key: Buffer, payload: Uint8Array, aad: Uint8Array): Uint8Array => {
+  if (payload.byteLength < GCM_IV_BYTES + GCM_TAG_BYTES) {
+    throw new IntegrityError('ciphertext is not valid base64 of iv, tag and body');
+  }
+  try {
+    const iv = payload.subarray(0, GCM_IV_BYTES);
+    const tag = payload.subarray(GCM_IV_BYTES, GCM_IV_BYTES + GCM_TAG_BYTES);
+    const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: GCM_TAG_BYTES });
+    decipher.setAAD(aad);
+    decipher.setAuthTag(tag);
+    const body = payload.subarray(GCM_IV_BYTES + GCM_TAG_BYTES);
+    return new Uint8Array(Buffer.concat([decipher.update(body), decipher.final()]));
+  } catch (error) {
+    throw new IntegrityError('ciphertext does not decrypt with this key and context', { cause: error });
+  }
 };
 
 /**
@@ -178,11 +206,7 @@ export class LocalDataCipher implements DataCipher {
         `plaintext must be at most ${LOCAL_DATA_PLAINTEXT_MAX_BYTES} bytes (KMS limit), got ${plaintext.byteLength}`,
       );
     }
-    const iv = randomBytes(GCM_IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: GCM_TAG_BYTES });
-    cipher.setAAD(canonicalContext(context));
-    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-    const payload = Buffer.concat([iv, cipher.getAuthTag(), body]);
+    const payload = sealAesGcm(this.#key, plaintext, canonicalContext(context));
     return `${LOCAL_CIPHERTEXT_PREFIX}${payload.toString('base64')}`;
   }
 
@@ -191,20 +215,8 @@ export class LocalDataCipher implements DataCipher {
       throw new IntegrityError(`ciphertext is not in format ${LOCAL_CIPHERTEXT_PREFIX}`);
     }
     const payload = strictBase64(ciphertext.slice(LOCAL_CIPHERTEXT_PREFIX.length));
-    if (!payload || payload.byteLength < GCM_IV_BYTES + GCM_TAG_BYTES) {
-      throw new IntegrityError('ciphertext is not valid base64 of iv, tag and body');
-    }
-    try {
-      const iv = payload.subarray(0, GCM_IV_BYTES);
-      const tag = payload.subarray(GCM_IV_BYTES, GCM_IV_BYTES + GCM_TAG_BYTES);
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, iv, { authTagLength: GCM_TAG_BYTES });
-      decipher.setAAD(canonicalContext(context));
-      decipher.setAuthTag(tag);
-      const body = payload.subarray(GCM_IV_BYTES + GCM_TAG_BYTES);
-      return new Uint8Array(Buffer.concat([decipher.update(body), decipher.final()]));
-    } catch (error) {
-      throw new IntegrityError('ciphertext does not decrypt with this key and context', { cause: error });
-    }
+    if (!payload) throw new IntegrityError('ciphertext is not valid base64 of iv, tag and body');
+    return openAesGcm(this.#key, payload, canonicalContext(context));
   }
 }
 
@@ -213,7 +225,45 @@ export interface LocalKeys {
   readonly quoteMac: LocalMacSigner;
   /** Application secrets (endpoint secrets, client-certificate keys, sealed answers): the `secrets` key. */
   readonly secretsCipher: LocalDataCipher;
+  /** The same keys as the KMS twin serves them to the bundles (`aws-twin.ts`). */
+  readonly kms: LocalKmsKeys;
 }
+
+/**
+ * The local keys with KMS's operations on them, for the KMS twin: the bundles of `LOCAL_BUNDLES=1 npm start` and
+ * of the bundle test call KMS as in AWS, and the twin answers with the keys the in-process stack uses.
+ */
+export interface LocalKmsKeys {
+  readonly receiptSigning: {
+    /** KMS `Sign` with `MessageType: 'DIGEST'`: ECDSA over the given SHA-256 digest, DER-encoded. */
+    signDigest(digest: Uint8Array): Uint8Array;
+    /** KMS `GetPublicKey`: the public half as SPKI DER. */
+    readonly publicKeySpki: Uint8Array;
+  };
+  readonly quoteMac: MacSigner;
+  readonly secrets: {
+    /** KMS `Encrypt` with the given AAD (the encryption context's canonical form): `iv ‖ tag ‖ ciphertext`. */
+    seal(plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
+    /** KMS `Decrypt`: an `IntegrityError` for anything not sealed with this key and AAD. */
+    open(blob: Uint8Array, aad: Uint8Array): Uint8Array;
+  };
+}
+
+const localKmsKeys = (receiptKey: KeyObject, macKey: Uint8Array, secretsKey: Uint8Array): LocalKmsKeys => {
+  const scalar = p256PrivateScalar(receiptKey);
+  const key = checkSecretKey(secretsKey, 'AES-256');
+  return {
+    receiptSigning: {
+      signDigest: (digest) => signP256Digest(digest, scalar),
+      publicKeySpki: new Uint8Array(createPublicKey(receiptKey).export({ format: 'der', type: 'spki' })),
+    },
+    quoteMac: new LocalMacSigner(macKey, LOCAL_QUOTE_MAC_KEY_ID),
+    secrets: {
+      seal: (plaintext, aad) => sealAesGcm(key, plaintext, aad),
+      open: (blob, aad) => openAesGcm(key, blob, aad),
+    },
+  };
+};
 
 const hasCode = (error: unknown, code: string): boolean =>
   error instanceof Error && 'code' in error && error.code === code;
@@ -331,5 +381,6 @@ export const loadOrCreateLocalKeys = async (keysDir: string): Promise<LocalKeys>
     receiptSigner: new LocalReceiptSigner(receiptKey),
     quoteMac: new LocalMacSigner(macKey, LOCAL_QUOTE_MAC_KEY_ID),
     secretsCipher: new LocalDataCipher(secretsKey),
+    kms: localKmsKeys(receiptKey, macKey, secretsKey),
   };
 };

@@ -5,7 +5,12 @@
  * not in its environment (besides the settings every function may be tuned with).
  */
 import { describe, expect, it } from 'vitest';
-import { awsDependencies, awsPlatform, queueArnFromUrl } from '../../../functions/composition/aws';
+import {
+  awsDependencies,
+  awsPlatform,
+  queueArnFromUrl,
+  queueArnOf,
+} from '../../../functions/composition/aws';
 import type { ServiceDependencies } from '../../../functions/composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../../functions/composition/functions';
 import { composeService } from '../../../functions/composition/service';
@@ -25,8 +30,12 @@ const environmentOfFunction = (functionId: FunctionId): Record<string, string> =
     bucket: (id) => `pricing-${id}`,
   });
 
-/** Settings every function may be tuned with (each has a default, so the template sets none). */
-const TUNABLE = /^(CR_MAX_|JOURNAL_SLICE_|IDEMPOTENCY_LEASE_|WEBHOOK_|RECEIPT_EXPORT_|FX_SECRETS_PREFIX$)/;
+/**
+ * Settings every function may be tuned with (each has a default, so the template sets none), and the AWS SDK's
+ * own endpoint settings (`AWS_ENDPOINT_URL_<SERVICE>`, set only where emulators stand in for AWS).
+ */
+const TUNABLE =
+  /^(CR_MAX_|JOURNAL_SLICE_|IDEMPOTENCY_LEASE_|WEBHOOK_|RECEIPT_EXPORT_|FX_SECRETS_PREFIX$|AWS_ENDPOINT_URL_)/;
 
 /** An environment that records every variable read. */
 const recording = (env: Record<string, string>) => {
@@ -137,5 +146,27 @@ describe('queueArnFromUrl', () => {
     ['local emulator URL', `http://127.0.0.1:4566/${ACCOUNT}/q`],
   ])('refuses a malformed URL (%s), naming it', (_label, url) => {
     expect(() => queueArnFromUrl(url)).toThrow(`not an SQS queue URL: ${url}`);
+  });
+});
+
+describe('queueArnOf', () => {
+  it('reads a queue under the SQS emulator endpoint as a queue of the function’s region', () => {
+    const env = { AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:4566/' };
+    expect(queueArnOf(`http://127.0.0.1:4566/${ACCOUNT}/pricing-delivery`, env, 'eu-west-1')).toBe(
+      `arn:aws:sqs:eu-west-1:${ACCOUNT}:pricing-delivery`,
+    );
+  });
+
+  it('holds any other URL to the SQS form, emulator or not', () => {
+    const env = { AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:4566' };
+    expect(queueArnOf(`https://sqs.eu-west-1.amazonaws.com/${ACCOUNT}/q`, env, 'eu-west-1')).toBe(
+      `arn:aws:sqs:eu-west-1:${ACCOUNT}:q`,
+    );
+    expect(() => queueArnOf(`http://127.0.0.1:9999/${ACCOUNT}/q`, env, 'eu-west-1')).toThrow(
+      'not an SQS queue URL',
+    );
+    expect(() => queueArnOf(`http://127.0.0.1:4566/${ACCOUNT}/q`, {}, 'eu-west-1')).toThrow(
+      'not an SQS queue URL',
+    );
   });
 });
