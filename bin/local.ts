@@ -14,6 +14,7 @@ import {
 } from '../functions/adapters/local/runtime-file';
 import { DEMO_TENANT, type LocalStack, startLocalStack } from '../functions/composition/local/stack';
 import { egressPolicyFromEnv, LOCAL_EGRESS, retryPolicyFromEnv } from '../functions/composition/webhooks';
+import { bundleFiles, type SynthesizedBundles, synthesizeFunctionBundles } from '../lib/function-bundles';
 import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 
 /** Published on first start (empty data directory) so the API has something to price. */
@@ -25,33 +26,48 @@ const main = async (): Promise<void> => {
   const config = loadLocalConfig(process.env, process.cwd());
   const started = Date.now();
   let stack: LocalStack | undefined;
+  let bundles: SynthesizedBundles | undefined;
   // The runtime file says where the running stack is (`npm run receipts` reads the bucket through it).
   const signals = stopOnSignals(say, async () => {
     if (config.dataDir) await removeLocalRuntime(config.dataDir);
     await stack?.stop();
+    bundles?.cleanup();
   });
 
   const seedCatalog: unknown = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8'));
-  stack = await startLocalStack({
-    seedCatalog,
-    host: config.host,
-    port: config.port,
-    ...(config.dataDir ? { dataDir: config.dataDir } : {}),
-    apiKey: config.apiKey,
-    chargebackKey: config.chargebackKey,
-    adminToken: config.adminToken,
-    admins: config.admins,
-    environment: process.env,
-    logLevel: config.logLevel,
-    progress: say,
-    // WEBHOOK_BACKOFF_SECONDS, WEBHOOK_DAILY_RETRY_DAYS, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_ALLOWED_CIDRS,
-    // WEBHOOK_ALLOW_HTTP and WEBHOOK_CA_CERTS (a local TLS receiver's CA), read the same way as in AWS
-    // (defaults: the production schedule; loopback over http; the public roots).
-    webhooks: {
-      policy: retryPolicyFromEnv(process.env),
-      egress: egressPolicyFromEnv(process.env, LOCAL_EGRESS),
-    },
-  });
+  // LOCAL_BUNDLES=1: the bundles `npm run deploy` uploads, synthesized now, run instead of the sources.
+  if (config.bundles) {
+    say('building the function bundles as npm run deploy does (cdk synth with esbuild)');
+    bundles = synthesizeFunctionBundles();
+    say(`built ${Object.keys(bundles.bundles).length} bundles in ${(bundles.synthMs / 1000).toFixed(1)}s`);
+  }
+  try {
+    stack = await startLocalStack({
+      ...(bundles ? { bundles: bundleFiles(bundles) } : {}),
+      seedCatalog,
+      host: config.host,
+      port: config.port,
+      ...(config.dataDir ? { dataDir: config.dataDir } : {}),
+      apiKey: config.apiKey,
+      chargebackKey: config.chargebackKey,
+      adminToken: config.adminToken,
+      admins: config.admins,
+      environment: process.env,
+      logLevel: config.logLevel,
+      progress: say,
+      // WEBHOOK_BACKOFF_SECONDS, WEBHOOK_DAILY_RETRY_DAYS, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_ALLOWED_CIDRS,
+      // WEBHOOK_ALLOW_HTTP and WEBHOOK_CA_CERTS (a local TLS receiver's CA), read the same way as in AWS
+      // (defaults: the production schedule; loopback over http; the public roots).
+      webhooks: {
+        policy: retryPolicyFromEnv(process.env),
+        egress: egressPolicyFromEnv(process.env, LOCAL_EGRESS),
+      },
+    });
+  } catch (error) {
+    // A stack that did not start leaves no bundles behind.
+    bundles?.cleanup();
+    throw error;
+  }
   if (signals.stopping()) return;
   if (config.dataDir) await writeLocalRuntime(config.dataDir, localRuntimeOf(stack));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -70,6 +86,7 @@ const main = async (): Promise<void> => {
           `  Operator     ${admin.name}: ${admin.token}   (Bearer; roles ${admin.roles.join('+')}${admin.machine ? ', machine' : ''}: --as ${admin.name})`,
       ),
     `  DynamoDB     ${stack.dynamoDbEndpoint}    SQS/S3 ${stack.sqsEndpoint}`,
+    ...(bundles ? ['  Functions    the deployed bundles, one process per instance (LOCAL_BUNDLES=1)'] : []),
   ]);
 };
 

@@ -61,6 +61,12 @@ export const synthesizeFunctionBundles = (): SynthesizedBundles => {
   return { bundles, synthMs, cleanup };
 };
 
+/** Each function's bundle entry file, as the local stack on bundles takes them. */
+export const bundleFiles = (synthesized: SynthesizedBundles): Record<FunctionId, string> =>
+  Object.fromEntries(
+    Object.values(synthesized.bundles).map((bundle) => [bundle.functionId, bundle.file]),
+  ) as Record<FunctionId, string>;
+
 export interface BundleRun {
   /** Time to import the module in the fresh process (Lambda's init phase), ms. */
   readonly importMs: number;

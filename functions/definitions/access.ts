@@ -292,6 +292,15 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   },
 };
 
+/**
+ * Settings every function may be tuned with, each with a default so the template sets none (guardrails, journal
+ * slices, idempotency leases, webhook delivery, the receipt export, the FX secrets prefix), and the AWS SDK's own
+ * endpoint settings (`AWS_ENDPOINT_URL_<SERVICE>`, set only where emulators stand in for AWS). The local stack on
+ * bundles passes the first kind on from its environment.
+ */
+export const TUNABLE_SETTINGS =
+  /^(CR_MAX_|JOURNAL_SLICE_|IDEMPOTENCY_LEASE_|WEBHOOK_|RECEIPT_EXPORT_|FX_SECRETS_PREFIX$|AWS_ENDPOINT_URL_)/;
+
 /** Variables of the operator functions (C27): the IAM roles whose sessions are operators. */
 export const OPERATOR_ROLES_ENV_VAR = 'OPERATOR_ROLES';
 /** The caller usage plan's name (its id would make a dependency cycle in the template), for key registration. */

@@ -8,11 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiGatewayCallerUsagePlan } from '../../functions/adapters/aws/api-gateway-usage-plan';
+import { CloudWatchObjectiveFigures } from '../../functions/adapters/aws/cloudwatch-objectives';
 import { EventBridgeOneTimeScheduler } from '../../functions/adapters/aws/eventbridge-scheduler';
 import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../../functions/adapters/aws/kms-signing';
 import { type AwsTwin, queueOfArnIn, startAwsTwin } from '../../functions/adapters/local/aws-twin';
@@ -165,5 +167,40 @@ describe('API Gateway usage plans', () => {
       'no-such-plan',
     );
     await expect(missing.register('usage-def')).rejects.toThrow('no usage plan named no-such-plan');
+  });
+});
+
+describe('CloudWatch metrics', () => {
+  it('answers GetMetricData from the EMF lines it was given, as the objectives reader asks', async () => {
+    const now = Date.now();
+    const emf = (service: string, operation: string, latency: number, at = now) =>
+      JSON.stringify({
+        _aws: {
+          Timestamp: at,
+          CloudWatchMetrics: [
+            {
+              Namespace: 'Pricing/local',
+              Dimensions: [['service', 'operation']],
+              Metrics: [{ Name: 'Latency', Unit: 'Milliseconds' }],
+            },
+          ],
+        },
+        service,
+        operation,
+        Latency: latency,
+      });
+    for (const latency of [10, 20, 30, 40, 1000])
+      twin.ingestLogLine(emf('pricing-catalog', 'getPrice', latency));
+    twin.ingestLogLine(emf('pricing-catalog', 'getPrice', 5, now - 3 * 86_400_000));
+    twin.ingestLogLine('{"level":"INFO","message":"not a metric"}');
+    twin.ingestLogLine('not json');
+    const figures = await new CloudWatchObjectiveFigures(
+      new CloudWatchClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: twin.endpoint }),
+      { now: () => new Date(now + 60_000) },
+      { namespace: 'Pricing/local' },
+    ).read();
+    // The sample of three days ago is outside the 24 h window; p95 of five values is the largest.
+    expect(figures.latency.getPrice).toEqual({ count: 5, p95Ms: 1000 });
+    expect(figures.latency.quote).toEqual({ count: 0, p95Ms: null });
   });
 });

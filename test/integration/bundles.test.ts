@@ -25,14 +25,17 @@ import { DynamoApiKeyStore } from '../../functions/adapters/aws/api-key-store';
 import { DynamoCatalogRepository } from '../../functions/adapters/aws/catalog-repository';
 import { type AwsTwin, queueOfArnIn, startAwsTwin } from '../../functions/adapters/local/aws-twin';
 import type { ProvisionedResources } from '../../functions/adapters/local/bootstrap';
-import { loopbackQueueUrl } from '../../functions/adapters/local/fauxqs';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
+import { LOCAL_REGION } from '../../functions/adapters/local/local-aws';
 import { loadOrCreateLocalKeys } from '../../functions/adapters/local/local-signing';
 import { LocalOneTimeScheduler } from '../../functions/adapters/local/scheduler';
 import { awsPlatform } from '../../functions/composition/aws';
 import { FUNCTION_FACTORIES } from '../../functions/composition/functions';
+import {
+  LOCAL_CALLER_USAGE_PLAN,
+  lambdaEnvironmentOnEngines,
+} from '../../functions/composition/local/function-environment';
 import { composeService } from '../../functions/composition/service';
-import { CALLER_USAGE_PLAN_NAME_ENV_VAR, FUNCTIONS, type FunctionId } from '../../functions/definitions';
+import { FUNCTIONS, type FunctionId } from '../../functions/definitions';
 import type { JsonObject } from '../../functions/domain/receipts/receipt';
 import { UNAUTHORIZED } from '../../functions/handlers/authorizer';
 import { callerContext } from '../../functions/handlers/middleware/principal';
@@ -44,7 +47,6 @@ import { functionBundling } from '../../lib/constructs/defaults';
 import { runBundle, type SynthesizedBundles, synthesizeFunctionBundles } from '../../lib/function-bundles';
 import { demoDocument } from '../support/demo-pricing';
 import { engineClients, provisionIsolated } from '../support/engines';
-import { functionEnvironment } from '../support/function-environment';
 import { asLambdaJson, streamRecords } from '../support/streams';
 import { lambdaContext, proxyEvent } from '../unit/support/lambda';
 
@@ -64,27 +66,22 @@ let keysDir: string;
 const lambdaEnvironment = (
   functionId: FunctionId,
   on: ProvisionedResources = resources,
-): Record<string, string> => ({
-  ...functionEnvironment(functionId, {
-    region: LOCAL_REGION,
-    account: '000000000000',
-    table: (id) => on.tableNames[id],
-    queueUrl: (id) => loopbackQueueUrl(on.queueUrls[id], inject('sqsEndpoint')),
-    bucket: (id) => on.bucketNames[id],
-  }),
-  ...(functionId === 'deliver' || functionId === 'webhooks'
-    ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' }
-    : {}),
-  AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-  AWS_ENDPOINT_URL_DYNAMODB: inject('dynamoDbEndpoint'),
-  AWS_ENDPOINT_URL_SQS: inject('sqsEndpoint'),
-  AWS_ENDPOINT_URL_S3: inject('sqsEndpoint'),
-  AWS_ENDPOINT_URL_KMS: twin.endpoint,
-  AWS_ENDPOINT_URL_SCHEDULER: twin.endpoint,
-  AWS_ENDPOINT_URL_API_GATEWAY: twin.endpoint,
-  POWERTOOLS_LOG_LEVEL: 'SILENT',
-});
+): Record<string, string> =>
+  lambdaEnvironmentOnEngines(
+    functionId,
+    {
+      resources: on,
+      dynamoDbEndpoint: inject('dynamoDbEndpoint'),
+      sqsEndpoint: inject('sqsEndpoint'),
+      twinEndpoint: twin.endpoint,
+    },
+    {
+      ...(functionId === 'deliver' || functionId === 'webhooks'
+        ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' }
+        : {}),
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    },
+  );
 
 /** The source handler of a function, composed for AWS from the same environment, on the same event. */
 const sourceResult = async (
@@ -172,16 +169,7 @@ beforeAll(async () => {
       now: () => new Date(),
     }),
     queueOfArn: queueOfArnIn(resources.queueUrls),
-    // The caller usage plan the admin function's template names.
-    usagePlans: [
-      functionEnvironment('admin', {
-        region: LOCAL_REGION,
-        account: '000000000000',
-        table: (id) => resources.tableNames[id],
-        queueUrl: (id) => resources.queueUrls[id],
-        bucket: (id) => resources.bucketNames[id],
-      })[CALLER_USAGE_PLAN_NAME_ENV_VAR] ?? '',
-    ],
+    usagePlans: [LOCAL_CALLER_USAGE_PLAN],
     region: LOCAL_REGION,
     account: '000000000000',
   });

@@ -5,6 +5,7 @@ import {
   type LocalStack,
   startLocalStack,
 } from '../../functions/composition/local/stack';
+import type { FunctionId } from '../../functions/definitions';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 import { type TestOperator, testAdmins } from './change-requests';
@@ -53,6 +54,8 @@ export const startDemoStack = (credentials: {
   readonly streamPollIntervalMs?: number;
   /** How often the exporter's scheduled run looks for closed days without a manifest. */
   readonly exportIntervalMs?: number;
+  /** Run the functions from these bundles (`LOCAL_BUNDLES=1`). */
+  readonly bundles?: Readonly<Record<FunctionId, string>>;
 }): Promise<LocalStack> =>
   startLocalStack({
     port: 0,
@@ -72,4 +75,5 @@ export const startDemoStack = (credentials: {
     ...(credentials.streamPollIntervalMs ? { streamPollIntervalMs: credentials.streamPollIntervalMs } : {}),
     ...(credentials.exportIntervalMs ? { exportIntervalMs: credentials.exportIntervalMs } : {}),
     rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
+    ...(credentials.bundles ? { bundles: credentials.bundles } : {}),
   });

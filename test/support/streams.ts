@@ -12,15 +12,10 @@ import {
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
+import { asLambdaJson } from '../../functions/adapters/local/bundle-host';
 import { toLambdaRecord } from '../../functions/adapters/local/stream-poller';
 
-/** JSON as Lambda serializes an event: `Uint8Array` values (binary attributes) as base64 strings. */
-export const asLambdaJson = <T>(value: T): T =>
-  JSON.parse(
-    JSON.stringify(value, (_key, entry: unknown) =>
-      entry instanceof Uint8Array ? Buffer.from(entry).toString('base64') : entry,
-    ),
-  ) as T;
+export { asLambdaJson };
 
 export const streamRecords = async (
   clients: { readonly dynamoDb: DynamoDBClient; readonly streams: DynamoDBStreamsClient },

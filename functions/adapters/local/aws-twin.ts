@@ -21,6 +21,10 @@ import { canonicalContext, type LocalKmsKeys } from './local-signing';
  * - **API Gateway usage plans** (REST JSON): the calls the caller-key registration makes (`GetUsagePlans`,
  *   `GetApiKeys`, `CreateApiKey`, `CreateUsagePlanKey`, `DeleteApiKey`), kept in memory: the local gateway
  *   throttles per key itself, so the registration only has to succeed as it would in AWS.
+ * - **CloudWatch metrics** (JSON 1.0, `GraniteServiceVersion20100801.GetMetricData`): what CloudWatch extracts
+ *   from the functions' embedded-metric-format log lines (`ingestLogLine`, fed with the bundles' output) is
+ *   kept in memory and answered by `GetMetricData` with `Sum`, `SampleCount`, `Average`, `Minimum`, `Maximum`
+ *   and `pNN` over the asked window (`GET /admin/slo` on bundles reads its figures so).
  *
  * Anything else answers 501 with the operation named, so an unemulated call fails loudly, never silently.
  */
@@ -39,8 +43,121 @@ export interface AwsTwinOptions {
 
 export interface AwsTwin {
   readonly endpoint: string;
+  /** One line of a function's output: an EMF document's metrics are recorded, anything else ignored. */
+  ingestLogLine(line: string): void;
   stop(): Promise<void>;
 }
+
+/** One metric value as CloudWatch stores it from an EMF document: its dimension set and time. */
+interface MetricSample {
+  readonly namespace: string;
+  readonly metric: string;
+  readonly dimensions: Readonly<Record<string, string>>;
+  readonly at: number;
+  readonly values: readonly number[];
+}
+
+/** Samples kept at most (the oldest dropped first): a day of a busy local stack. */
+const MAX_METRIC_SAMPLES = 200_000;
+
+const emfSamples = (line: string): MetricSample[] => {
+  if (!line.startsWith('{') || !line.includes('"_aws"')) return [];
+  let document: Record<string, unknown>;
+  try {
+    document = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const aws = document._aws as
+    | {
+        Timestamp?: number;
+        CloudWatchMetrics?: { Namespace?: string; Dimensions?: string[][]; Metrics?: { Name?: string }[] }[];
+      }
+    | undefined;
+  const samples: MetricSample[] = [];
+  for (const directive of aws?.CloudWatchMetrics ?? []) {
+    for (const dimensionSet of directive.Dimensions ?? [[]]) {
+      const dimensions = Object.fromEntries(dimensionSet.map((name) => [name, String(document[name] ?? '')]));
+      for (const { Name } of directive.Metrics ?? []) {
+        const raw = Name ? document[Name] : undefined;
+        const values = (Array.isArray(raw) ? raw : [raw]).filter(
+          (value): value is number => typeof value === 'number',
+        );
+        if (!Name || values.length === 0) continue;
+        samples.push({
+          namespace: directive.Namespace ?? '',
+          metric: Name,
+          dimensions,
+          at: aws?.Timestamp ?? Date.now(),
+          values,
+        });
+      }
+    }
+  }
+  return samples;
+};
+
+/** A statistic over values, as CloudWatch computes it (`pNN`: nearest rank). */
+const statistic = (stat: string, values: readonly number[]): number | undefined => {
+  if (values.length === 0) return undefined;
+  if (stat === 'Sum') return values.reduce((sum, value) => sum + value, 0);
+  if (stat === 'SampleCount') return values.length;
+  if (stat === 'Average') return values.reduce((sum, value) => sum + value, 0) / values.length;
+  if (stat === 'Minimum') return Math.min(...values);
+  if (stat === 'Maximum') return Math.max(...values);
+  const percentile = stat.match(/^p(\d{1,2}(?:\.\d+)?)$/);
+  if (!percentile)
+    throw new TwinError('InvalidParameterValueException', `the statistic ${stat} is not emulated`);
+  const sorted = [...values].sort((left, right) => left - right);
+  const rank = Math.ceil((Number(percentile[1]) / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+};
+
+interface MetricQuery {
+  readonly Id?: string;
+  readonly Label?: string;
+  readonly MetricStat?: {
+    readonly Metric?: {
+      readonly Namespace?: string;
+      readonly MetricName?: string;
+      readonly Dimensions?: readonly { readonly Name?: string; readonly Value?: string }[];
+    };
+    readonly Stat?: string;
+  };
+}
+
+/** `GetMetricData` over the recorded samples: one value per query for the whole window. */
+const getMetricData = (samples: readonly MetricSample[], request: Json): Json => {
+  // JSON 1.0 carries timestamps as epoch seconds.
+  const start = Number(request.StartTime) * 1000;
+  const end = Number(request.EndTime) * 1000;
+  const queries = (request.MetricDataQueries ?? []) as readonly MetricQuery[];
+  return {
+    MetricDataResults: queries.map((query) => {
+      const metric = query.MetricStat?.Metric;
+      const wanted = Object.fromEntries((metric?.Dimensions ?? []).map((entry) => [entry.Name, entry.Value]));
+      const values = samples
+        .filter(
+          (sample) =>
+            sample.namespace === metric?.Namespace &&
+            sample.metric === metric?.MetricName &&
+            sample.at >= start &&
+            sample.at < end &&
+            Object.keys(sample.dimensions).length === Object.keys(wanted).length &&
+            Object.entries(wanted).every(([name, value]) => sample.dimensions[name] === value),
+        )
+        .flatMap((sample) => sample.values);
+      const value = statistic(query.MetricStat?.Stat ?? 'Sum', values);
+      return {
+        Id: query.Id,
+        Label: query.Label ?? metric?.MetricName,
+        StatusCode: 'Complete',
+        Timestamps: value === undefined ? [] : [start / 1000],
+        Values: value === undefined ? [] : [value],
+      };
+    }),
+  };
+};
 
 /** A KMS error as the JSON protocol carries it: status 400 and `__type`. */
 class TwinError extends Error {
@@ -284,12 +401,25 @@ const send = (response: ServerResponse, status: number, body: Json, headers: Rec
 /** Starts the twin on a free loopback port. */
 export const startAwsTwin = async (options: AwsTwinOptions): Promise<AwsTwin> => {
   const apiKeys = new Map<string, ApiKey>();
+  const samples: MetricSample[] = [];
   const server = createServer((request, response) => {
     const target = request.headers['x-amz-target'];
-    const isKms = typeof target === 'string' && target.startsWith('TrentService.');
+    const isCloudWatch = typeof target === 'string' && target.startsWith('GraniteServiceVersion20100801.');
+    const isKms = (typeof target === 'string' && target.startsWith('TrentService.')) || isCloudWatch;
     const url = new URL(request.url ?? '/', 'http://twin');
     const handle = async () => {
       const body = await readBody(request);
+      if (isCloudWatch) {
+        const operation = target.slice('GraniteServiceVersion20100801.'.length);
+        if (operation !== 'GetMetricData')
+          throw new TwinError(
+            'UnsupportedOperationException',
+            `CloudWatch ${operation} is not emulated`,
+            501,
+          );
+        send(response, 200, getMetricData(samples, body), { 'content-type': 'application/x-amz-json-1.0' });
+        return;
+      }
       if (isKms) {
         const answer = await kmsOperation(options, target.slice('TrentService.'.length), body);
         send(response, 200, answer, { 'content-type': 'application/x-amz-json-1.1' });
@@ -329,6 +459,10 @@ export const startAwsTwin = async (options: AwsTwinOptions): Promise<AwsTwin> =>
   let stopped = false;
   return {
     endpoint: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    ingestLogLine: (line) => {
+      samples.push(...emfSamples(line));
+      if (samples.length > MAX_METRIC_SAMPLES) samples.splice(0, samples.length - MAX_METRIC_SAMPLES);
+    },
     stop: async () => {
       if (stopped) return;
       stopped = true;

@@ -25,6 +25,8 @@ export interface LocalConfig {
    */
   readonly admins: readonly LocalAdmin[];
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** `LOCAL_BUNDLES=1`: the functions run from the bundles `npm run deploy` builds, each in processes of its own. */
+  readonly bundles: boolean;
   /** Where each credential came from, for the start banner. */
   readonly generated: { readonly apiKey: boolean; readonly adminToken: boolean };
 }
@@ -163,7 +165,7 @@ const parseAdminTokens = (value: string): LocalAdmin[] => {
 
 /**
  * Local stack configuration from the environment: PORT, HOST, DATA_DIR, IN_MEMORY, API_KEY, ADMIN_TOKEN,
- * ADMIN_TOKENS, LOG_LEVEL.
+ * ADMIN_TOKENS, LOG_LEVEL, LOCAL_BUNDLES.
  */
 export const loadLocalConfig = (
   env: Readonly<Record<string, string | undefined>>,
@@ -176,6 +178,9 @@ export const loadLocalConfig = (
   const logLevel = (env.LOG_LEVEL ?? 'INFO').toUpperCase();
   if (!['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'].includes(logLevel)) {
     throw new ConfigurationError('LOG_LEVEL must be one of DEBUG, INFO, WARN, ERROR, SILENT');
+  }
+  if (env.LOCAL_BUNDLES && !/^(1|true|yes|0|false|no)$/i.test(env.LOCAL_BUNDLES)) {
+    throw new ConfigurationError('LOCAL_BUNDLES must be 1 (run the deployed bundles) or 0');
   }
   const dataDir = truthy(env.IN_MEMORY) ? undefined : path.resolve(cwd, env.DATA_DIR || DEFAULT_DATA_DIR);
   const stored = storedCredentials(dataDir);
@@ -209,6 +214,7 @@ export const loadLocalConfig = (
     adminToken,
     admins,
     logLevel: logLevel as LocalConfig['logLevel'],
+    bundles: truthy(env.LOCAL_BUNDLES),
     generated: { apiKey: !env.API_KEY && stored.created, adminToken: !env.ADMIN_TOKEN && stored.created },
   };
 };

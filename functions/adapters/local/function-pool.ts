@@ -43,6 +43,8 @@ export class FunctionPool<Event, Result> {
     readonly definition: FunctionDefinition,
     private readonly createInstance: () => LambdaHandler<Event, Result>,
     private readonly maxInstances = 16,
+    /** Ends an instance the pool discards (a bundle's process); in-process instances need nothing. */
+    private readonly disposeInstance: (instance: LambdaHandler<Event, Result>) => void = () => undefined,
   ) {}
 
   /** A new instance, or the init error; a failed init frees its slot (Lambda retries init on the next event). */
@@ -70,7 +72,8 @@ export class FunctionPool<Event, Result> {
   }
 
   /** Drops a timed-out instance; a waiting caller gets a fresh slot instead. */
-  private discard(): void {
+  private discard(instance: LambdaHandler<Event, Result>): void {
+    this.disposeInstance(instance);
     this.instances -= 1;
     const next = this.waiting.shift();
     if (!next) return;
@@ -97,7 +100,7 @@ export class FunctionPool<Event, Result> {
       this.release(instance);
       return result;
     } catch (error) {
-      if (error instanceof FunctionTimeoutError) this.discard();
+      if (error instanceof FunctionTimeoutError) this.discard(instance);
       else this.release(instance);
       throw error;
     } finally {

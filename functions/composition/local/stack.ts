@@ -3,17 +3,23 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { KMSClient } from '@aws-sdk/client-kms';
 import type {
+  APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
   APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
   DynamoDBBatchResponse,
   DynamoDBStreamEvent,
   SQSEvent,
 } from 'aws-lambda';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../../adapters/aws/clients';
+import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../../adapters/aws/kms-signing';
 import { SqsMessageQueue } from '../../adapters/aws/sqs-queue';
 import type { EgressPolicy } from '../../adapters/http/guarded-http-client';
+import { queueOfArnIn, startAwsTwin } from '../../adapters/local/aws-twin';
 import { type ProvisionedResources, provisionResources } from '../../adapters/local/bootstrap';
+import { BundleHost } from '../../adapters/local/bundle-host';
 import { ADMIN_ROLES } from '../../adapters/local/config';
 import { type DynamoDbLocalProcess, startDynamoDbLocal } from '../../adapters/local/dynamodb-local';
 import { type FauxqsServer, startFauxqsServer } from '../../adapters/local/fauxqs';
@@ -25,15 +31,18 @@ import { LocalOneTimeScheduler, ScheduleDispatcher } from '../../adapters/local/
 import { SqsPoller } from '../../adapters/local/sqs-poller';
 import { StreamPoller } from '../../adapters/local/stream-poller';
 import {
+  type DirectKeyId,
   EVENT_SOURCE_MAPPINGS,
   type EventSourceMappingDefinition,
   EXPORTER_RATE_MINUTES,
   FUNCTIONS,
   type FunctionId,
+  KEYS,
   RATES_RATE_MINUTES,
   type RateLimit,
   type ServiceTableId,
   SWEEPER_RATE_MINUTES,
+  TUNABLE_SETTINGS,
 } from '../../definitions';
 import { type CallerScope, STOREFRONT_SCOPES } from '../../domain/access/principals';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/webhooks/retry-policy';
@@ -55,6 +64,7 @@ import { crashHookFromEnv } from '../idempotency';
 import { fxTickSecondsFromEnv, localRateSourceAccess } from '../rates';
 import { composeService, type ServicePlatform } from '../service';
 import { LOCAL_EGRESS } from '../webhooks';
+import { LOCAL_ACCOUNT, LOCAL_CALLER_USAGE_PLAN, lambdaEnvironmentOnEngines } from './function-environment';
 import { type GatewayOperator, type HttpFunctionPool, startGateway } from './gateway';
 
 export interface LocalStackOptions {
@@ -96,6 +106,14 @@ export interface LocalStackOptions {
   readonly environment?: Readonly<Record<string, string | undefined>>;
   /** Progress lines while starting and stopping. */
   readonly progress?: (line: string) => void;
+  /**
+   * Run every function from its deployed bundle (`LOCAL_BUNDLES=1 npm start`): the entry file of each function's
+   * esbuild bundle, as `npm run deploy` builds it. Each instance is a process of its own with exactly the
+   * environment the function's template gives it (resolved to the local engines), calling KMS, EventBridge
+   * Scheduler and API Gateway through the AWS twin. Settings reach the bundles as in AWS, through variables
+   * (`environment`): options given as objects here (`webhooks.policy`, `webhooks.settings`) do not.
+   */
+  readonly bundles?: Readonly<Record<FunctionId, string>>;
   /** Webhook delivery: egress (default loopback over http allowed), retry policy and lifetimes, sweeper period. */
   readonly webhooks?: {
     readonly egress?: EgressPolicy;
@@ -205,6 +223,20 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       ...(visibility ? { visibilityTimeoutSeconds: visibility } : {}),
     });
     const keys = await loadOrCreateLocalKeys(path.join(root, 'keys'));
+    // On bundles, the functions call KMS, Scheduler and API Gateway as in AWS: the twin answers with these keys.
+    const twin = options.bundles
+      ? await startAwsTwin({
+          keys: keys.kms,
+          scheduler: new LocalOneTimeScheduler(clients.documents, resources.tableNames.localSchedules, clock),
+          queueOfArn: queueOfArnIn(resources.queueUrls),
+          usagePlans: [LOCAL_CALLER_USAGE_PLAN],
+          region: LOCAL_REGION,
+          account: LOCAL_ACCOUNT,
+          host,
+        })
+      : undefined;
+    if (twin) stopStack.push(twin);
+    const signing = twin ? twinSigning(twin.endpoint) : keys;
 
     const loggers = new Map<string, Logger>();
     const loggerFor = (name: string): Logger => {
@@ -248,11 +280,11 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       tableName: serviceTable,
       queueUrl: (id) => resources.queueUrls[id],
       bucketName: (id) => resources.bucketNames[id],
-      receiptSigner: () => keys.receiptSigner,
+      receiptSigner: () => signing.receiptSigner,
       // The local stack signs with one key for its whole life: none retired.
       retiredReceiptKeys: () => [],
-      quoteMac: () => keys.quoteMac,
-      secretsCipher: () => keys.secretsCipher,
+      quoteMac: () => signing.quoteMac,
+      secretsCipher: () => signing.secretsCipher,
       scheduler: () => scheduler,
       egress: () => egress,
       retryPolicy: () => options.webhooks?.policy ?? DEFAULT_RETRY_POLICY,
@@ -273,8 +305,36 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const deps = composeService(platform);
     const depsOf = (id: FunctionId): ServiceDependencies => composeService(platform, id);
 
-    const pool = <Event, Result>(id: FunctionId, factory: () => LambdaHandler<Event, Result>) =>
-      new FunctionPool<Event, Result>(FUNCTIONS[id], factory);
+    // In process, an instance is the function's handler; on bundles, a process running the function's bundle.
+    const engines = twin
+      ? {
+          resources,
+          dynamoDbEndpoint: dynamo.endpoint,
+          sqsEndpoint: fauxqs.endpoint,
+          twinEndpoint: twin.endpoint,
+        }
+      : undefined;
+    const pool = <Event, Result>(id: FunctionId, factory: () => LambdaHandler<Event, Result>) => {
+      const file = options.bundles?.[id];
+      if (!file || !engines) return new FunctionPool<Event, Result>(FUNCTIONS[id], factory);
+      const bundleHost = new BundleHost<Event, Result>({
+        functionId: id,
+        file,
+        env: lambdaEnvironmentOnEngines(id, engines, bundleSettings(env, egress, options.logLevel)),
+        // Lambda's log stream: printed as the in-process functions' logs are; CloudWatch's metrics from EMF.
+        output: (line) => {
+          twin?.ingestLogLine(line);
+          if (options.logLevel !== 'SILENT') process.stdout.write(`${line}\n`);
+        },
+      });
+      stopStack.push(bundleHost);
+      return new FunctionPool<Event, Result>(
+        FUNCTIONS[id],
+        bundleHost.createInstance,
+        undefined,
+        bundleHost.dispose,
+      );
+    };
     const httpPools: Partial<Record<FunctionId, HttpFunctionPool>> = {
       api: pool<APIGatewayProxyEvent, APIGatewayProxyResult>('api', () =>
         FUNCTION_FACTORIES.api(depsOf('api')),
@@ -292,6 +352,15 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         FUNCTION_FACTORIES.webhooks(depsOf('webhooks')),
       ),
     };
+    const authorizerPool = pool<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(
+      'authorizer',
+      () =>
+        createAuthorizerHandler(depsOf('authorizer'), {
+          ...(options.callerKeyCacheSeconds === undefined
+            ? {}
+            : { cacheSeconds: options.callerKeyCacheSeconds }),
+        }),
+    );
     const sweeperPool = pool<unknown, { swept: number }>('sweeper', () =>
       FUNCTION_FACTORIES.sweeper(depsOf('sweeper')),
     );
@@ -450,11 +519,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       host,
       port: options.port,
       functions: httpPools,
-      authorizer: createAuthorizerHandler(depsOf('authorizer'), {
-        ...(options.callerKeyCacheSeconds === undefined
-          ? {}
-          : { cacheSeconds: options.callerKeyCacheSeconds }),
-      }),
+      authorizer: (event) => authorizerPool.invoke(event),
       admins: options.admins ?? [{ name: 'admin', token: options.adminToken, roles: ADMIN_ROLES }],
       clock,
       ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
@@ -521,3 +586,34 @@ const closeServer = (server: Server): Promise<void> =>
     server.close(() => resolve());
     server.closeAllConnections();
   });
+
+/** The in-process stack's signers on bundles: KMS's adapters through the twin, with the keys' ARNs. */
+const twinSigning = (endpoint: string) => {
+  const kms = new KMSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint });
+  const arn = (id: DirectKeyId) => `arn:aws:kms:${LOCAL_REGION}:${LOCAL_ACCOUNT}:key/${KEYS[id].id}`;
+  return {
+    receiptSigner: new KmsReceiptSigner(kms, arn('receiptSigning')),
+    quoteMac: new KmsMacSigner(kms, arn('quoteMac')),
+    secretsCipher: new KmsDataCipher(kms, arn('secrets')),
+  };
+};
+
+/**
+ * What the bundles are configured with besides their template's variables: the service's settings from the
+ * environment (`TUNABLE_SETTINGS`, read the same way in AWS), the stack's webhook egress (loopback receivers over
+ * http by default) and its log level.
+ */
+const bundleSettings = (
+  environment: Readonly<Record<string, string | undefined>>,
+  egress: EgressPolicy,
+  logLevel: LoggerOptions['logLevel'] | undefined,
+): Record<string, string> => ({
+  ...Object.fromEntries(
+    Object.entries(environment).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && TUNABLE_SETTINGS.test(entry[0]),
+    ),
+  ),
+  WEBHOOK_ALLOW_HTTP: String(egress.allowHttp),
+  WEBHOOK_ALLOWED_CIDRS: egress.allowedCidrs.join(','),
+  ...(logLevel ? { POWERTOOLS_LOG_LEVEL: String(logLevel) } : {}),
+});

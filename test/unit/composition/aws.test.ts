@@ -13,9 +13,16 @@ import {
 } from '../../../functions/composition/aws';
 import type { ServiceDependencies } from '../../../functions/composition/dependencies';
 import { FUNCTION_FACTORIES } from '../../../functions/composition/functions';
+import { functionEnvironment } from '../../../functions/composition/local/function-environment';
 import { composeService } from '../../../functions/composition/service';
-import { environmentOf, FUNCTIONS, type FunctionId, QUEUES, TABLES } from '../../../functions/definitions';
-import { functionEnvironment } from '../../support/function-environment';
+import {
+  environmentOf,
+  FUNCTIONS,
+  type FunctionId,
+  QUEUES,
+  TABLES,
+  TUNABLE_SETTINGS,
+} from '../../../functions/definitions';
 
 const ACCOUNT = '123456789012';
 const queueUrl = (id: string) => `https://sqs.eu-west-1.amazonaws.com/${ACCOUNT}/pricing-${id}`;
@@ -29,13 +36,6 @@ const environmentOfFunction = (functionId: FunctionId): Record<string, string> =
     queueUrl,
     bucket: (id) => `pricing-${id}`,
   });
-
-/**
- * Settings every function may be tuned with (each has a default, so the template sets none), and the AWS SDK's
- * own endpoint settings (`AWS_ENDPOINT_URL_<SERVICE>`, set only where emulators stand in for AWS).
- */
-const TUNABLE =
-  /^(CR_MAX_|JOURNAL_SLICE_|IDEMPOTENCY_LEASE_|WEBHOOK_|RECEIPT_EXPORT_|FX_SECRETS_PREFIX$|AWS_ENDPOINT_URL_)/;
 
 /** An environment that records every variable read. */
 const recording = (env: Record<string, string>) => {
@@ -84,7 +84,7 @@ describe('awsDependencies per function', () => {
         );
       }
       const declared = new Set(['AWS_REGION', ...environmentOf(functionId).map((variable) => variable.name)]);
-      expect([...read].filter((name) => !declared.has(name) && !TUNABLE.test(name))).toEqual([]);
+      expect([...read].filter((name) => !declared.has(name) && !TUNABLE_SETTINGS.test(name))).toEqual([]);
     },
   );
 
