@@ -69,7 +69,7 @@ export const createExporterHandler = (deps: ServiceDependencies): ExporterHandle
 
   const exportBatch = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
     handleStreamBatch(
-      event.Records,
+      event,
       EXPORT_CONCURRENCY,
       async (record) => {
         const change = changeOf(record);

@@ -50,7 +50,7 @@ export const createFanoutHandler = (deps: ServiceDependencies): StreamHandler =>
     // Records are fanned out concurrently (delivery order is not guaranteed anyway, and fanning an event out
     // twice is a no-op).
     return handleStreamBatch(
-      event.Records,
+      event,
       FANOUT_CONCURRENCY,
       (record) => fanOut(record, endpoints),
       (record, error) =>

@@ -1,8 +1,8 @@
-import type { DynamoDBRecord } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { handleStreamBatch } from '../../../functions/handlers/stream-batch';
-import { mapConcurrently } from '../../../functions/shared/concurrency';
+import { limitConcurrency, mapConcurrently } from '../../../functions/shared/concurrency';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -41,13 +41,48 @@ describe('mapConcurrently', () => {
   });
 });
 
-const record = (sequence: string): DynamoDBRecord => ({ dynamodb: { SequenceNumber: sequence } });
+describe('limitConcurrency', () => {
+  it('never runs more than `parallel` calls at once, runs every call, and keeps each call’s result (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        async (delays, parallel) => {
+          let running = 0;
+          let most = 0;
+          const limited = limitConcurrency(parallel, async (delay: number, index: number) => {
+            running += 1;
+            most = Math.max(most, running);
+            for (let i = 0; i < delay; i += 1) await tick();
+            running -= 1;
+            if (delay === 3) throw new Error(`failed ${index}`);
+            return index;
+          });
+          const settled = await Promise.allSettled(delays.map((delay, index) => limited(delay, index)));
+          expect(
+            settled.map((result) => (result.status === 'fulfilled' ? result.value : result.reason.message)),
+          ).toEqual(delays.map((delay, index) => (delay === 3 ? `failed ${index}` : index)));
+          expect(most).toBeLessThanOrEqual(parallel);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+});
 
-describe('handleStreamBatch', () => {
+const record = (sequence: string): DynamoDBRecord => ({
+  eventID: sequence,
+  eventName: 'INSERT',
+  eventSource: 'aws:dynamodb',
+  dynamodb: { SequenceNumber: sequence },
+});
+const batch = (...sequences: string[]): DynamoDBStreamEvent => ({ Records: sequences.map(record) });
+
+describe('handleStreamBatch (Powertools batch processing)', () => {
   it('reports nothing when every record succeeds', async () => {
     const seen: string[] = [];
     const answer = await handleStreamBatch(
-      ['1', '2', '3'].map(record),
+      batch('1', '2', '3'),
       2,
       async (item) => {
         seen.push(item.dynamodb?.SequenceNumber ?? '');
@@ -58,10 +93,10 @@ describe('handleStreamBatch', () => {
     expect(seen.sort()).toEqual(['1', '2', '3']);
   });
 
-  it('reports the earliest failed record, whatever order the failures happened in, and sees each failure', async () => {
+  it('reports every failed record, whatever order the failures happened in (the mapping resumes from the lowest), and sees each failure', async () => {
     const failures: string[] = [];
     const answer = await handleStreamBatch(
-      ['10', '11', '12', '13'].map(record),
+      batch('10', '11', '12', '13'),
       4,
       async (item) => {
         const sequence = item.dynamodb?.SequenceNumber;
@@ -71,7 +106,19 @@ describe('handleStreamBatch', () => {
       },
       (item, error) => failures.push(`${item.dynamodb?.SequenceNumber}: ${(error as Error).message}`),
     );
-    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '11' }] });
+    expect(answer.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(['11', '13']);
     expect(failures.sort()).toEqual(['11: earlier failure', '13: late failure first']);
+  });
+
+  it('answers a batch that fails whole with a partial response, not a throw', async () => {
+    const answer = await handleStreamBatch(
+      batch('1', '2'),
+      1,
+      async () => {
+        throw new Error('down');
+      },
+      () => undefined,
+    );
+    expect(answer.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(['1', '2']);
   });
 });
