@@ -44,6 +44,8 @@ export default defineConfig({
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
+          // Apps synthesized without an outdir leave their assemblies in the file's own temporary directory.
+          setupFiles: ['test/support/private-tmpdir.setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

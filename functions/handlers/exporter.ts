@@ -54,7 +54,7 @@ const changeOf = (record: DynamoDBRecord): ReceiptChange | undefined => {
 /**
  * The finance exporter, three ways in:
  * - the receipts table's stream (event source mapping): each record's new documents become objects in the
- *   receipts bucket; the earliest failed record is reported (ReportBatchItemFailures), so the mapping retries
+ *   receipts bucket; every failed record is reported (ReportBatchItemFailures), so the mapping retries
  *   from there and a batch handed over again writes nothing twice;
  * - its hourly schedule (EventBridge Scheduler; a timer locally): the manifests of the closed days of the
  *   lookback window that are missing;

@@ -17,7 +17,7 @@ export type StreamHandler = (event: DynamoDBStreamEvent, context: unknown) => Pr
 
 /**
  * Events stream consumer: each new outbox event becomes one delivery record and one queue message per
- * matching endpoint. The earliest failed record is reported (ReportBatchItemFailures), so the mapping retries
+ * matching endpoint. Every failed record is reported (ReportBatchItemFailures), so the mapping retries
  * from there; a batch handed over again creates nothing twice.
  */
 export const createFanoutHandler = (deps: ServiceDependencies): StreamHandler => {
