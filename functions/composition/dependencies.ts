@@ -23,6 +23,7 @@ import type { CallerUsagePlan } from '../ports/usage-plan';
 import type { WebhookHttpClient } from '../ports/webhook-http';
 import type {
   DeliveryRepository,
+  DpopProofVerifier,
   DpopReplayCache,
   EndpointRepository,
   EventStore,
@@ -107,6 +108,8 @@ export interface WebhookDependencies {
   readonly replays: ReplayRepository;
   /** DPoP proofs' `jti`s already seen (partner callbacks). */
   readonly dpopReplays: DpopReplayCache;
+  /** Verifies DPoP proofs' JWS signatures (partner callbacks). */
+  readonly dpopVerifier: DpopProofVerifier;
   readonly http: WebhookHttpClient;
   readonly policy: RetryPolicy;
   readonly settings: WebhookSettings;

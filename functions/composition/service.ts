@@ -28,6 +28,7 @@ import {
   DynamoEventStore,
   DynamoReplayRepository,
 } from '../adapters/aws/webhook-store';
+import { createDpopVerifier } from '../adapters/http/dpop-verifier';
 import { createGuardedHttpClient, type EgressPolicy } from '../adapters/http/guarded-http-client';
 import {
   type BucketId,
@@ -195,6 +196,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
         // DPoP proofs' `jti`s are remembered in the idempotency table (items `dpop-jti#…`).
         dpopReplays: () => new DynamoDpopReplayCache(documents(), reach.table('idempotency')),
+        dpopVerifier: () => createDpopVerifier(),
         http: () => createGuardedHttpClient({ policy: platform.egress() }),
         policy: () => platform.retryPolicy(),
         settings: () => ({ ...DEFAULT_WEBHOOK_SETTINGS, ...platform.webhookSettings }),

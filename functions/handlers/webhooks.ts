@@ -1,4 +1,3 @@
-import { createDpopVerifier } from '../adapters/http/dpop-verifier';
 import { awsDependencies } from '../composition/aws';
 import type { ServiceDependencies } from '../composition/dependencies';
 import { responseSealer, webhookContext } from '../composition/webhooks';
@@ -61,7 +60,7 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
       // Partner callbacks: the Idempotency-Key is required; DPoP proofs for endpoints with a DPoP key, their
       // `jti`s remembered in the idempotency table (items `dpop-jti#…`, its TTL attribute `expiration`).
       confirmEvent: confirmEventOperation(ctx, {
-        dpop: createDpopVerifier(),
+        dpop: deps.webhooks.dpopVerifier,
         dpopReplays: deps.webhooks.dpopReplays,
         idempotency,
         onDpopRefused: (fields) =>
