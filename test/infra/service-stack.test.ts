@@ -2,6 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BUCKETS,
   CATALOG_RATE_LIMIT,
   consumerOfQueue,
   EVENT_SOURCE_MAPPINGS,
@@ -175,20 +176,109 @@ describe('functions', () => {
     });
   });
 
-  it.each(functions)(
-    '$functionId gets exactly the variables its composition reads (derived from its access), no other',
-    ({ functionId }) => {
-      // The fixture configures no retired receipt keys and no allowed ranges; the API's name goes to the
-      // objectives' reader. NODE_OPTIONS is the runtime's (source maps).
-      const expected = environmentOf(functionId)
+  /** The variables a function should get: what its composition reads (`environmentOf`), as configured here. */
+  const expectedVariables = (functionId: keyof typeof FUNCTIONS): string[] =>
+    // The fixture configures no retired receipt keys and no allowed ranges; the API's name goes to the
+    // objectives' reader. NODE_OPTIONS is the runtime's (source maps).
+    [
+      'NODE_OPTIONS',
+      ...environmentOf(functionId)
         .filter((variable) => variable.required || variable.name === API_NAME_ENV_VAR)
         .filter(
           (variable) => variable.name !== API_NAME_ENV_VAR || FUNCTION_ACCESS[functionId].readsObjectives,
         )
-        .map((variable) => variable.name);
-      expect(Object.keys(variablesOf(functionId)).sort()).toEqual(['NODE_OPTIONS', ...expected].sort());
+        .map((variable) => variable.name),
+    ];
+
+  /** The variables that name a table, queue, bucket or key. */
+  const RESOURCE_VARIABLES = new Set<string>([
+    ...Object.values(TABLES).map((table) => table.envVar),
+    ...Object.values(QUEUES).map((queue) => queue.envVar),
+    ...Object.values(BUCKETS).map((bucket) => bucket.envVar),
+    ...Object.values(KEYS).map((key) => key.envVar),
+  ]);
+
+  /**
+   * Everything the function's role is granted, as text: its inline policies in the service stack and the managed
+   * policies of the stateful stack attached to it (the buckets' writer and reader policies).
+   */
+  const grantsOf = (functionId: keyof typeof FUNCTIONS): string => {
+    const resources = template.toJSON().Resources as Record<string, CfnResource>;
+    const stateful = Template.fromStack(fixture.stacks.stateful).toJSON().Resources as Record<
+      string,
+      CfnResource
+    >;
+    const role = logicalIdOf(functionOf(functionId).role);
+    const inline = Object.values(resources).filter(
+      (resource) =>
+        resource.Type === 'AWS::IAM::Policy' &&
+        JSON.stringify(resource.Properties.Roles).includes(`"${role}"`),
+    );
+    const managedArns = JSON.stringify(resources[role]?.Properties.ManagedPolicyArns ?? []);
+    const managed = Object.entries(stateful)
+      .filter(([id, resource]) => resource.Type === 'AWS::IAM::ManagedPolicy' && managedArns.includes(id))
+      .map(([, resource]) => resource);
+    return JSON.stringify([...inline, ...managed].map((policy) => policy.Properties.PolicyDocument));
+  };
+
+  /** The logical ids (of either stack) a value refers to, directly or through a cross-stack export. */
+  const referencedIds = (value: unknown): string[] => {
+    const text = JSON.stringify(value);
+    const ids = [
+      ...Object.keys(template.toJSON().Resources as object),
+      ...Object.keys(Template.fromStack(fixture.stacks.stateful).toJSON().Resources as object),
+    ];
+    return ids.filter((id) => new RegExp(`(^|[^A-Za-z0-9])(ExportsOutput(Ref|FnGetAtt))?${id}`).test(text));
+  };
+
+  /**
+   * What is wrong with a function's variables: one its composition reads and the template does not set, one the
+   * template sets that nothing reads, or one naming a table, queue, bucket or key the function is not granted.
+   */
+  const environmentProblems = (
+    functionId: keyof typeof FUNCTIONS,
+    variables: Record<string, unknown>,
+  ): string[] => {
+    const expected = expectedVariables(functionId);
+    const grants = grantsOf(functionId);
+    return [
+      ...expected.filter((name) => !(name in variables)).map((name) => `${name}: read but not set`),
+      ...Object.keys(variables)
+        .filter((name) => !expected.includes(name))
+        .map((name) => `${name}: set but not read`),
+      ...Object.entries(variables)
+        .filter(([name]) => RESOURCE_VARIABLES.has(name))
+        .filter(([, value]) => {
+          const ids = referencedIds(value);
+          return ids.length === 0 || !ids.some((id) => grants.includes(id));
+        })
+        .map(([name]) => `${name}: names a resource the function has no grant for`),
+    ];
+  };
+
+  it.each(functions)(
+    '$functionId gets exactly the variables its composition reads, each naming a resource it is granted',
+    ({ functionId }) => {
+      expect(environmentProblems(functionId, variablesOf(functionId))).toEqual([]);
     },
   );
+
+  it('reports a planted mismatch: a variable renamed, one too many, one naming an ungranted table', () => {
+    const variables = { ...variablesOf('catalog') };
+    const quotesTable = variablesOf('checkout')[TABLES.quotes.envVar];
+    const { [TABLES.catalog.envVar]: catalogTable, ...renamed } = variables;
+    expect(environmentProblems('catalog', { ...renamed, CATALOG_TABLE: catalogTable })).toEqual([
+      `${TABLES.catalog.envVar}: read but not set`,
+      'CATALOG_TABLE: set but not read',
+    ]);
+    expect(environmentProblems('catalog', { ...variables, [TABLES.quotes.envVar]: quotesTable })).toEqual([
+      `${TABLES.quotes.envVar}: set but not read`,
+      `${TABLES.quotes.envVar}: names a resource the function has no grant for`,
+    ]);
+    expect(environmentProblems('catalog', { ...variables, [TABLES.catalog.envVar]: quotesTable })).toEqual([
+      `${TABLES.catalog.envVar}: names a resource the function has no grant for`,
+    ]);
+  });
 
   it('gives no function the name of a table, queue, bucket or key it has no grant for', () => {
     const catalog = Object.keys(variablesOf('catalog'));
