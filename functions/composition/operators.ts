@@ -1,5 +1,5 @@
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiGatewayCallerUsagePlan } from '../adapters/aws/api-gateway-usage-plan';
 import { CALLER_USAGE_PLAN_NAME_ENV_VAR, OPERATOR_ROLES_ENV_VAR } from '../definitions';
 import { type AwsOperatorRole, OPERATOR_ROLES, parseRoleArn } from '../domain/access/principals';

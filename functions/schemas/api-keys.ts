@@ -1,5 +1,5 @@
 /** Caller keys (C26): what operators send and get back on `/admin/api-keys`. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { CALLER_SCOPES } from '../domain/access/principals';
 import { DEFAULT_ROTATION_OVERLAP_HOURS, MAX_ROTATION_OVERLAP_HOURS } from '../usecases/access/api-keys';
 import { MAX_CUSTOMER_GROUPS } from './catalog-api';

@@ -2,7 +2,7 @@
  * The audit journal's HTTP API (`/audit/journal/…`): query and path parameters, and response bodies (the source
  * of their OpenAPI description). Sizes and indexes are non-negative integers; hashes are lowercase hex SHA-256.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TREE_HEAD_PAYLOAD_TYPE } from '../domain/audit/journal-verify';
 import { isoTimestamp } from './envelope';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { currencyCode, identifier, regionCode } from './catalog-document';
 
 /** C29: a buyer names at most this many customer groups. */

@@ -3,7 +3,7 @@
  * resources with their exact field names, money and rates as decimal strings (C1). Objects are strict: an
  * unknown field is an error naming its path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { dec } from '../domain/money/decimal';
 import {
   AMOUNT_LIMITS,

@@ -1,7 +1,7 @@
 /**
  * `GET /catalog/history` (C30): the versions in which a SKU's price item, or a pair's rate, changed.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { canonicalPairOf } from '../domain/change-control/patch';
 import { currencyCode, identifier } from './catalog-document';
 import { isoTimestamp } from './envelope';

@@ -2,7 +2,7 @@
  * Change requests over HTTP (C20, C23): what `POST /admin/change-requests` and its approve/reject routes take,
  * and what they answer. The payload is in the import format; it is validated as a whole document by the use case.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { GUARDRAIL_CODES, type GuardrailCode } from '../domain/change-control/guardrails';
 import { CHANGE_KINDS, type ChangeKind } from '../ports/change-requests';
 import { isoTimestamp } from './envelope';

@@ -2,7 +2,7 @@
  * Checkout API bodies: quotes (C9), commits into receipts (C10) and refunds. Limits from C22: at most 100 lines,
  * quantity at most 10 000 per line.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_CUSTOMER_GROUPS } from './catalog-api';
 import { amountDecimal, currencyCode, customerGroup, identifier, regionCode } from './catalog-document';
 import { isoTimestamp } from './envelope';

@@ -5,7 +5,7 @@
  * A value over its limits is refused before any other check runs, with one message naming the limits; the
  * request's error names the field's path (C6 `invalid_request`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** What one decimal field may carry. */
 export interface DecimalLimits {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * An event's id: the service's own (`evt_` + ULID), or one its producer gave on `POST /webhooks/events` (C25:

@@ -4,7 +4,7 @@
  * `GET /openapi.json` serves it. Output is deterministic (keys sorted), so the committed file changes only when a
  * route or a schema does.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROUTES, type RouteAuth, type RouteDefinition } from '../definitions/routes';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
 import { apiKeyResponseSchema, apiKeyWithSecretResponseSchema } from './api-keys';

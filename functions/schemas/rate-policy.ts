@@ -5,7 +5,7 @@
  * pairs, a median has three sources, ECB sources only for ECB currencies…) are refinements with the offending
  * path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ECB_CURRENCIES, ECB_DAILY_URL } from '../domain/rates/ecb';
 import { canonicalPair } from '../domain/rates/pairs';
 import { isSecretRef, SECRET_REF_PATTERN } from '../ports/secrets';

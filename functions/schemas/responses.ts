@@ -4,7 +4,7 @@
  * decimal strings (C1). Objects are not strict: new response fields may appear at any time (C24), so a client
  * must ignore fields it does not know.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { OBJECTIVES, type ObjectiveId } from '../definitions/objectives';
 import { DECIMAL_STRING } from '../domain/money/decimal';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';

@@ -1,5 +1,5 @@
 import currencyCodes from 'currency-codes';
-import { z } from 'zod';
+import * as z from 'zod';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';

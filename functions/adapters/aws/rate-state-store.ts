@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_TICKS, trimTicks } from '../../domain/rates/aggregate';
 import { INITIAL_BREAKER } from '../../domain/rates/protection';
 import type { PairState, RateStateStore, SaveResult, TickRetention } from '../../ports/rates';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { effectiveRoles, isOperatorRole, type OperatorRole } from '../../domain/access/principals';
 
 export const DEFAULT_PORT = 3000;

@@ -5,7 +5,7 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { BucketId } from '../../definitions';
 import { LOCAL_REGION } from './local-aws';
 

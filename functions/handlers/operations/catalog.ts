@@ -1,5 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ServiceDependencies } from '../../composition/dependencies';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { Clock } from '../../ports/clock';

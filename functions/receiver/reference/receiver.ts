@@ -19,7 +19,7 @@
  * the sender retries.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   EventInProgressError,
   EventTooOldError,

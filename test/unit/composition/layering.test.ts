@@ -1,8 +1,8 @@
 /**
  * The layers' import rules, read from the sources: the domain imports only the domain (and pure packages);
  * adapters never import the composition or the handlers; handlers never import an adapter (they receive ports
- * and use cases from the composition root); only the composition builds the dependency object. A planted
- * violation of each rule is reported.
+ * and use cases from the composition root); only the composition builds the dependency object; zod is imported
+ * as a namespace, so bundles keep only what they use. A planted violation of each rule is reported.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -58,6 +58,14 @@ const violations = (files: readonly SourceFile[]): string[] =>
     });
   });
 
+/**
+ * Files that take zod's `z` object (`import { z } from 'zod'`): a value that carries every zod module, locales
+ * included, so no bundle can drop them (+360 KiB a function); the namespace import lets esbuild keep only what
+ * is used.
+ */
+const wholeZodImports = (files: readonly SourceFile[]): string[] =>
+  files.filter((file) => /^import\s*\{\s*z\s*\}\s*from\s*'zod'/m.test(file.text)).map((file) => file.path);
+
 /** Files that call the dependency builder: only the composition may. */
 const dependencyBuilders = (files: readonly SourceFile[]): string[] =>
   files
@@ -77,6 +85,7 @@ describe('layering of functions/', () => {
   it('holds: no file breaks a layer rule', () => {
     expect(violations(files)).toEqual([]);
     expect(dependencyBuilders(files)).toEqual([]);
+    expect(wholeZodImports(files)).toEqual([]);
   });
 
   it('reports a planted violation of each rule', () => {
@@ -102,5 +111,14 @@ describe('layering of functions/', () => {
       'functions/handlers/x.ts → functions/adapters/aws/object-store (handlers receive adapters from the composition, never import one)',
     ]);
     expect(dependencyBuilders(planted)).toEqual(['functions/handlers/y.ts']);
+    expect(
+      wholeZodImports([
+        { path: 'functions/schemas/x.ts', text: "import { z } from 'zod';" },
+        {
+          path: 'functions/schemas/y.ts',
+          text: "import * as z from 'zod';\nimport type { z as t } from 'zod';",
+        },
+      ]),
+    ).toEqual(['functions/schemas/x.ts']);
   });
 });
