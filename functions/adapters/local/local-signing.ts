@@ -23,7 +23,7 @@ import {
   type PublicJwk,
   type ReceiptSigner,
 } from '../../ports/signing';
-import { p256PrivateScalar, signP256Digest } from './ecdsa-p256';
+import { derSignature, privateScalarOf, signP256Digest } from './ecdsa-p256';
 
 /**
  * The local stack's twins of the KMS adapters (`../aws/kms-signing.ts`), on `node:crypto` only. They keep the
@@ -250,11 +250,14 @@ export interface LocalKmsKeys {
 }
 
 const localKmsKeys = (receiptKey: KeyObject, macKey: Uint8Array, secretsKey: Uint8Array): LocalKmsKeys => {
-  const scalar = p256PrivateScalar(receiptKey);
+  const scalar = privateScalarOf(receiptKey);
   const key = checkSecretKey(secretsKey, 'AES-256');
   return {
     receiptSigning: {
-      signDigest: (digest) => signP256Digest(digest, scalar),
+      signDigest: (digest) => {
+        const { r, s } = signP256Digest(scalar, digest);
+        return derSignature(r, s);
+      },
       publicKeySpki: new Uint8Array(createPublicKey(receiptKey).export({ format: 'der', type: 'spki' })),
     },
     quoteMac: new LocalMacSigner(macKey, LOCAL_QUOTE_MAC_KEY_ID),

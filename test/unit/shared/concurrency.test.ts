@@ -6,27 +6,38 @@ import { limitConcurrency, mapConcurrently } from '../../../functions/shared/con
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Delays (in event-loop turns) and a concurrency limit, for the properties of both helpers. */
+const delaysAndLimit = [
+  fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 40 }),
+  fc.integer({ min: 1, max: 8 }),
+] as const;
+
+/** A task that waits `delay` turns and records how many tasks ran at once (`most`). */
+const tracked = () => {
+  let running = 0;
+  const state = { most: 0 };
+  const run = async (delay: number): Promise<void> => {
+    running += 1;
+    state.most = Math.max(state.most, running);
+    for (let i = 0; i < delay; i += 1) await tick();
+    running -= 1;
+  };
+  return { state, run };
+};
+
 describe('mapConcurrently', () => {
   it('keeps the order of the items and never runs more than `parallel` tasks at once (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 40 }),
-        fc.integer({ min: 1, max: 8 }),
-        async (delays, parallel) => {
-          let running = 0;
-          let most = 0;
-          const results = await mapConcurrently(delays, parallel, async (delay, index) => {
-            running += 1;
-            most = Math.max(most, running);
-            for (let i = 0; i < delay; i += 1) await tick();
-            running -= 1;
-            return index * 2;
-          });
-          expect(results).toEqual(delays.map((_, index) => index * 2));
-          expect(most).toBeLessThanOrEqual(parallel);
-          if (delays.length > 0) expect(most).toBeGreaterThan(0);
-        },
-      ),
+      fc.asyncProperty(...delaysAndLimit, async (delays, parallel) => {
+        const { state, run } = tracked();
+        const results = await mapConcurrently(delays, parallel, async (delay, index) => {
+          await run(delay);
+          return index * 2;
+        });
+        expect(results).toEqual(delays.map((_, index) => index * 2));
+        expect(state.most).toBeLessThanOrEqual(parallel);
+        if (delays.length > 0) expect(state.most).toBeGreaterThan(0);
+      }),
       { numRuns: 50 },
     );
   });
@@ -44,27 +55,19 @@ describe('mapConcurrently', () => {
 describe('limitConcurrency', () => {
   it('never runs more than `parallel` calls at once, runs every call, and keeps each call’s result (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 40 }),
-        fc.integer({ min: 1, max: 8 }),
-        async (delays, parallel) => {
-          let running = 0;
-          let most = 0;
-          const limited = limitConcurrency(parallel, async (delay: number, index: number) => {
-            running += 1;
-            most = Math.max(most, running);
-            for (let i = 0; i < delay; i += 1) await tick();
-            running -= 1;
-            if (delay === 3) throw new Error(`failed ${index}`);
-            return index;
-          });
-          const settled = await Promise.allSettled(delays.map((delay, index) => limited(delay, index)));
-          expect(
-            settled.map((result) => (result.status === 'fulfilled' ? result.value : result.reason.message)),
-          ).toEqual(delays.map((delay, index) => (delay === 3 ? `failed ${index}` : index)));
-          expect(most).toBeLessThanOrEqual(parallel);
-        },
-      ),
+      fc.asyncProperty(...delaysAndLimit, async (delays, parallel) => {
+        const { state, run } = tracked();
+        const limited = limitConcurrency(parallel, async (delay: number, index: number) => {
+          await run(delay);
+          if (delay === 3) throw new Error(`failed ${index}`);
+          return index;
+        });
+        const settled = await Promise.allSettled(delays.map((delay, index) => limited(delay, index)));
+        expect(
+          settled.map((result) => (result.status === 'fulfilled' ? result.value : result.reason.message)),
+        ).toEqual(delays.map((delay, index) => (delay === 3 ? `failed ${index}` : index)));
+        expect(state.most).toBeLessThanOrEqual(parallel);
+      }),
       { numRuns: 50 },
     );
   });
