@@ -107,6 +107,11 @@ export interface LocalStackOptions {
   /** Progress lines while starting and stopping. */
   readonly progress?: (line: string) => void;
   /**
+   * Sees the stack's SDK clients as soon as they exist, before anything is sent: measurements attach their
+   * middleware here (the partition load model records every DynamoDB request's consumed capacity).
+   */
+  readonly onAwsClients?: (clients: AwsClients) => void;
+  /**
    * Run every function from its deployed bundle (`LOCAL_BUNDLES=1 npm start`): the entry file of each function's
    * esbuild bundle, as `npm run deploy` builds it. Each instance is a process of its own with exactly the
    * environment the function's template gives it (resolved to the local engines), calling KMS, EventBridge
@@ -213,6 +218,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       s3Endpoint: fauxqs.endpoint,
     });
     stopStack.push({ stop: async () => destroyAwsClients(clients) });
+    options.onAwsClients?.(clients);
 
     progress('creating tables, queues and buckets from the definitions');
     const visibility = integerSetting(options.environment ?? {}, 'LOCAL_QUEUE_VISIBILITY_SECONDS', 5, 43_200);
