@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { DynamoCatalogRepository } from '../../functions/adapters/aws/catalog-repository';
+import { DynamoCatalogRepository, POINTER_REPLICAS } from '../../functions/adapters/aws/catalog-repository';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import type { Clock } from '../../functions/ports/clock';
 import { importCatalog, publishCatalogChange } from '../../functions/usecases/catalog/import';
@@ -62,6 +62,59 @@ describe('catalog import and versions (DynamoDB Local)', () => {
     const reader = new CatalogReader(repository, clock);
     const old = await reader.release({ commercial: 1, fx: 1, tax: 1 });
     expect(old.fx.content.fx_rates.rates[0]?.rate).toBe('1.0842');
+  });
+
+  it('writes the pointer and its replicas in one transaction: every replica names the new revision, and a read after the publication never sees the older one', async () => {
+    await importCatalog({ repository, clock }, minimalDocument());
+    const changed = minimalDocument({
+      fx_rates: {
+        base_currency: 'EUR',
+        rates: [{ pair: 'EUR→USD', rate: '1.0901', source: 'ecb', method: 'provider', precision: 4 }],
+      },
+    });
+    await importCatalog({ repository, clock }, changed);
+    const revisions = await Promise.all(
+      Array.from({ length: POINTER_REPLICAS }, async (_, replica) => {
+        const item = await clients.documents.send(
+          new GetCommand({
+            TableName: tableName,
+            Key: { pk: `pointer#${replica}`, sk: 'current' },
+            ConsistentRead: true,
+          }),
+        );
+        return item.Item?.revision;
+      }),
+    );
+    expect(new Set(revisions)).toEqual(new Set([2]));
+    // Reads pick replicas at random: many reads, every one the new revision.
+    const reads = await Promise.all(Array.from({ length: 200 }, () => repository.current()));
+    expect(new Set(reads.map((publication) => publication?.revision))).toEqual(new Set([2]));
+  });
+
+  it('reads the pointer itself when a catalog was last published before the replicas existed', async () => {
+    await importCatalog({ repository, clock }, minimalDocument());
+    const pointer = await clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: { pk: 'pointer', sk: 'current' }, ConsistentRead: true }),
+    );
+    for (let replica = 0; replica < POINTER_REPLICAS; replica += 1)
+      await clients.documents.send(
+        new DeleteCommand({ TableName: tableName, Key: { pk: `pointer#${replica}`, sk: 'current' } }),
+      );
+    expect(await repository.current()).toEqual(pointer.Item?.publication);
+    // The next publication writes the replicas again.
+    await importCatalog(
+      { repository, clock },
+      minimalDocument({
+        fx_rates: {
+          base_currency: 'EUR',
+          rates: [{ pair: 'EUR→USD', rate: '1.0999', source: 'ecb', method: 'provider', precision: 4 }],
+        },
+      }),
+    );
+    const replica = await clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: { pk: 'pointer#0', sk: 'current' }, ConsistentRead: true }),
+    );
+    expect(replica.Item?.revision).toBe(2);
   });
 
   it('refuses an invalid document with every problem and its path, writing nothing', async () => {

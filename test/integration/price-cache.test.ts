@@ -86,6 +86,9 @@ afterEach(() => {
   expect(failures).toEqual([]);
 });
 
+/** A read of one of the pointer's replicas (any of them: readers pick one at random). */
+const POINTER_REPLICA = { pk: expect.stringMatching(/^pointer#([0-9]|[12][0-9]|3[01])$/), sk: 'current' };
+
 describe('price cache on DynamoDB Local', () => {
   it('misses, hits locally, then a new instance hits the shared table', async () => {
     const first = instance();
@@ -399,7 +402,7 @@ describe('GET /catalog/prices on DynamoDB Local: one round trip for the pointer 
       {
         command: 'BatchGetCommand',
         tables: {
-          [catalogTable]: { Keys: [{ pk: 'pointer', sk: 'current' }], ConsistentRead: true },
+          [catalogTable]: { Keys: [POINTER_REPLICA], ConsistentRead: true },
           [cacheTable]: { Keys: [{ key: 'pl_eur:US:USD:sku_game:1|channel:web' }] },
         },
       },
@@ -417,7 +420,7 @@ describe('GET /catalog/prices on DynamoDB Local: one round trip for the pointer 
       {
         command: 'BatchGetCommand',
         tables: {
-          [catalogTable]: { Keys: [{ pk: 'pointer', sk: 'current' }], ConsistentRead: true },
+          [catalogTable]: { Keys: [POINTER_REPLICA], ConsistentRead: true },
           [cacheTable]: {
             Keys: [
               { key: tagKey('sku', 'sku_game') },
