@@ -320,6 +320,9 @@ export class PartitionRecorder {
   }
 }
 
+/** A key named `<family>#<n>`: one shard of a sharded key. */
+const SHARD_MEMBER = /^(.*)#(\d+)$/;
+
 /** One key's load at the goal rates. */
 export interface KeyLoad {
   readonly name: string;
@@ -338,7 +341,7 @@ export interface KeyLoad {
  * Each key's units per second when every phase runs at its goal rate (operations per second), all together. A
  * shared key carries units per operation × the rate, summed over phases. A key of one entity carries what its
  * entity consumed in the phase, counted as if within one second (an event's deliveries, a quote's commit: the
- * worst case). Hottest first.
+ * worst case). The members of a sharded family (names ending `#<n>`) carry its mean. Hottest first.
  */
 export const loadAtGoals = (
   phases: ReadonlyMap<string, PhaseUsage>,
@@ -352,7 +355,8 @@ export const loadAtGoals = (
     const rate = goals[phase];
     if (rate === undefined || usage.operations === 0) continue;
     for (const [name, units] of usage.units) {
-      const shared = units.halves === 3;
+      // A member of a sharded family is shared by the family's operations, whichever half hashed to it.
+      const shared = units.halves === 3 || SHARD_MEMBER.test(name);
       const entry = keys.get(name) ?? {
         ref: units.ref,
         read: 0,
@@ -372,6 +376,31 @@ export const loadAtGoals = (
       );
       keys.set(name, entry);
     }
+  }
+  // A sharded family (`yes#0` … `yes#15`, `pointer#0` …): its members share its load evenly at the goal rates,
+  // whatever the few operations of a run happened to hash where. Reported as one row per family.
+  // The family's size: the members seen, or the highest shard number seen + 1 when a short run missed some.
+  const families = new Map<string, { members: string[]; size: number; read: number; write: number }>();
+  for (const [name, entry] of keys) {
+    const match = name.match(SHARD_MEMBER);
+    if (!match?.[1]) continue;
+    const group = families.get(match[1]) ?? { members: [], size: 0, read: 0, write: 0 };
+    group.members.push(name);
+    group.size = Math.max(group.size, group.members.length, Number(match[2]) + 1);
+    group.read += entry.read;
+    group.write += entry.write;
+    families.set(match[1], group);
+  }
+  for (const [family, group] of families) {
+    if (group.size < 2) continue;
+    const first = keys.get(group.members[0] as string);
+    if (!first) continue;
+    for (const member of group.members) keys.delete(member);
+    keys.set(`${family}#* (${group.size} keys)`, {
+      ...first,
+      read: group.read / group.size,
+      write: group.write / group.size,
+    });
   }
   return [...keys]
     .map(([name, entry]) => ({

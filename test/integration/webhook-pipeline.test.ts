@@ -12,6 +12,7 @@ import { FUNCTION_FACTORIES } from '../../functions/composition/functions';
 import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import { composeService } from '../../functions/composition/service';
 import { webhookContext } from '../../functions/composition/webhooks';
+import { FANOUT_PENDING, FANOUT_PENDING_MARKERS } from '../../functions/domain/webhooks/envelope';
 import { secretBytes } from '../../functions/domain/webhooks/secret';
 import { verifySignatureHeader } from '../../functions/domain/webhooks/signature';
 import { newId } from '../../functions/shared/ids';
@@ -264,6 +265,47 @@ describe('outbox sweeper', () => {
     expect(stored?.fanned_out_at).toBeDefined();
     expect(stored?.fanout_pending).toBeUndefined();
     expect(await webhooks.deliveries.forEvent(item.event_id)).toHaveLength(1);
+  });
+});
+
+describe('the fan-out-pending marker, sharded', () => {
+  const clients = engineClients();
+  afterAll(() => destroyAwsClients(clients));
+
+  it('spreads events over the shards, and the sweeper’s read finds every shard’s and a pre-shard marker, oldest first', async () => {
+    const resources = await provisionIsolated(clients);
+    const deps = composeService(enginePlatform(clients, resources, { now: () => new Date() }), 'sweeper');
+    const events = deps.webhooks.events;
+    const start = Date.parse('2026-11-22T12:00:00.000Z');
+    const items = Array.from({ length: 48 }, (_, index) =>
+      outboxItemOf(
+        {
+          type: 'payout.processed',
+          data: { payout_id: `po_${index}` },
+          trace_id: newId('trc'),
+          versions: NO_VERSIONS,
+        },
+        new Date(start + index * 1_000),
+        30,
+      ),
+    );
+    // One written before the markers were sharded: the single marker value.
+    const legacy = {
+      ...outboxItemOf(
+        { type: 'payout.processed', data: {}, trace_id: newId('trc'), versions: NO_VERSIONS },
+        new Date(start - 1_000),
+        30,
+      ),
+      fanout_pending: FANOUT_PENDING,
+    };
+    for (const item of [...items, legacy]) expect(await events.put(item)).toBe(true);
+    expect(new Set(items.map((item) => item.fanout_pending)).size).toBeGreaterThan(8);
+    expect(items.every((item) => FANOUT_PENDING_MARKERS.includes(item.fanout_pending ?? ''))).toBe(true);
+    const pending = await events.pendingFanout('2026-11-23', 20);
+    expect(pending.map((item) => item.event_id)).toEqual(
+      [legacy, ...items].slice(0, 20).map((item) => item.event_id),
+    );
+    expect(await events.pendingFanout('2026-11-23', 100)).toHaveLength(49);
   });
 });
 

@@ -9,7 +9,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { type DeliveryStatus, FANOUT_PENDING } from '../../domain/webhooks/envelope';
+import { type DeliveryStatus, FANOUT_PENDING_MARKERS } from '../../domain/webhooks/envelope';
 import type { RequestCompletion } from '../../ports/idempotency';
 import type {
   AttemptRecord,
@@ -100,17 +100,28 @@ export class DynamoEventStore implements EventStore {
     }
   }
 
+  /** The oldest `limit` events whose fan-out is not recorded: each marker's partition read, merged by time. */
   async pendingFanout(before: string, limit: number): Promise<OutboxItem[]> {
-    const result = await this.documents.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'fanout-pending',
-        KeyConditionExpression: 'fanout_pending = :pending AND ts_id < :before',
-        ExpressionAttributeValues: { ':pending': FANOUT_PENDING, ':before': before },
-        Limit: limit,
-      }),
+    const pages = await Promise.all(
+      FANOUT_PENDING_MARKERS.map((marker) =>
+        this.documents.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: 'fanout-pending',
+            KeyConditionExpression: 'fanout_pending = :pending AND ts_id < :before',
+            ExpressionAttributeValues: { ':pending': marker, ':before': before },
+            Limit: limit,
+          }),
+        ),
+      ),
     );
-    return (result.Items ?? []).map((item) => outboxItemSchema.parse(item));
+    return pages
+      .flatMap((page) => page.Items ?? [])
+      .map((item) => outboxItemSchema.parse(item))
+      .map((item) => ({ item, order: item.ts_id ?? '' }))
+      .sort((left, right) => (left.order < right.order ? -1 : left.order > right.order ? 1 : 0))
+      .map(({ item }) => item)
+      .slice(0, limit);
   }
 
   async byDay(

@@ -94,11 +94,38 @@ export const dayOf = (ts: string): string => ts.slice(0, 10);
 /** Marks an outbox item whose fan-out is not recorded yet (the sparse `fanout-pending` index). */
 export const FANOUT_PENDING = 'yes';
 
+/**
+ * The `fanout-pending` index is written twice per event (marked, then unmarked): one marker value for every event
+ * would be one index partition at 2 writes per event. The marker carries a shard of the event id instead
+ * (`yes#0` … `yes#15`), so 16 partitions share the writes; the sweeper reads them all (docs/capacity.md §8a).
+ */
+export const FANOUT_PENDING_SHARDS = 16;
+
+/** A stable shard of a key in `0 … shards - 1` (FNV-1a over its UTF-16 code units). */
+export const shardOf = (key: string, shards: number): number => {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < key.length; index += 1) {
+    hash ^= key.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+};
+
+/** The pending-fan-out marker of an event: `yes#<shard of its id>`. */
+export const fanoutPendingMarker = (eventId: string): string =>
+  `${FANOUT_PENDING}#${shardOf(eventId, FANOUT_PENDING_SHARDS)}`;
+
+/** Every marker value the sweeper reads: each shard's, and the single one of events written before the shards. */
+export const FANOUT_PENDING_MARKERS: readonly string[] = [
+  FANOUT_PENDING,
+  ...Array.from({ length: FANOUT_PENDING_SHARDS }, (_, shard) => `${FANOUT_PENDING}#${shard}`),
+];
+
 /** The index keys of a new outbox item: its day, its time order, and the pending-fan-out marker. */
 export const outboxKeys = (ts: string, eventId: string) => ({
   day: dayOf(ts),
   ts_id: timeKey(ts, eventId),
-  fanout_pending: FANOUT_PENDING,
+  fanout_pending: fanoutPendingMarker(eventId),
 });
 
 /** The UTC days from `from` to `to` inclusive, oldest first (at most `maxDays`, else RangeError). */
