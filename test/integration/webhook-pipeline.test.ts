@@ -309,6 +309,71 @@ describe('the fan-out-pending marker, sharded', () => {
   });
 });
 
+describe('a day of events, sharded', () => {
+  const clients = engineClients();
+  afterAll(() => destroyAwsClients(clients));
+
+  it('lists a day over its shards and its pre-shard key in time order, page by page, each event once, inside the window', async () => {
+    const resources = await provisionIsolated(clients);
+    const deps = composeService(enginePlatform(clients, resources, { now: () => new Date() }), 'webhooks');
+    const events = deps.webhooks.events;
+    const start = Date.parse('2026-11-22T08:00:00.000Z');
+    const item = (index: number) =>
+      outboxItemOf(
+        { type: 'payout.processed', data: { index }, trace_id: newId('trc'), versions: NO_VERSIONS },
+        new Date(start + index * 60_000),
+        30,
+      );
+    const sharded = Array.from({ length: 60 }, (_, index) => item(index * 2));
+    // Events written before the shards carry the plain day.
+    const legacy = Array.from({ length: 5 }, (_, index) => ({ ...item(index * 2 + 1), day: '2026-11-22' }));
+    for (const event of [...sharded, ...legacy]) expect(await events.put(event)).toBe(true);
+    expect(new Set(sharded.map((event) => event.day)).size).toBeGreaterThan(8);
+    const all = [...sharded, ...legacy].sort((left, right) =>
+      (left.ts_id ?? '') < (right.ts_id ?? '') ? -1 : 1,
+    );
+
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await events.byDay(
+        '2026-11-22',
+        '2026-11-22T00:00:00.000Z',
+        '2026-11-22T23:59:59.999Z',
+        7,
+        cursor,
+      );
+      listed.push(...page.items.map((event) => event.event_id));
+      cursor = page.cursor;
+      pages += 1;
+    } while (cursor && pages < 50);
+    expect(listed).toEqual(all.map((event) => event.event_id));
+
+    // A window inside the day: only its events.
+    const window = await events.byDay(
+      '2026-11-22',
+      '2026-11-22T08:10:00.000Z',
+      '2026-11-22T08:20:00.000Z',
+      100,
+    );
+    expect(window.items.map((event) => event.event_id)).toEqual(
+      all
+        .filter((event) => event.ts >= '2026-11-22T08:10:00.000Z' && event.ts <= '2026-11-22T08:20:00.000Z')
+        .map((event) => event.event_id),
+    );
+    await expect(
+      events.byDay(
+        '2026-11-22',
+        '2026-11-22T00:00:00.000Z',
+        '2026-11-22T23:59:59.999Z',
+        7,
+        'bm90LWEtY3Vyc29y',
+      ),
+    ).rejects.toThrow('the cursor is not one this API returned');
+  });
+});
+
 describe('egress guard in the pipeline', () => {
   it('refuses a loopback receiver when loopback is not allow-listed: stopped, reason recorded, 0 connections', async () => {
     const stack = await start({ webhooks: { egress: { allowHttp: true, allowedCidrs: [] } } });

@@ -9,7 +9,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { type DeliveryStatus, FANOUT_PENDING_MARKERS } from '../../domain/webhooks/envelope';
+import { type DeliveryStatus, dayKeys, FANOUT_PENDING_MARKERS } from '../../domain/webhooks/envelope';
 import type { RequestCompletion } from '../../ports/idempotency';
 import type {
   AttemptRecord,
@@ -29,12 +29,21 @@ import type {
   ReplayRepository,
 } from '../../ports/webhooks';
 import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
-import { keyCursor } from '../../shared/cursor';
+import { cursorCodec, keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { writeWithCompletion } from './idempotency-ledger';
 
 /** The listings' cursors: each query's `LastEvaluatedKey` (the table's key and the index's). */
-const eventsByDay = keyCursor('events-by-day', { event_id: 'string', day: 'string', ts_id: 'string' });
+/** A day's listing over its shards: the last `ts_id` returned. */
+const eventsByDay = cursorCodec('events-by-day-shards', (position): { after: string } | undefined => {
+  if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
+  const { after, ...rest } = position as { after?: unknown };
+  return Object.keys(rest).length === 0 && typeof after === 'string' && after.length <= 200
+    ? { after }
+    : undefined;
+});
+
+const compareText = (left: string, right: string): number => (left < right ? -1 : left > right ? 1 : 0);
 const endpointsScan = keyCursor('endpoints', { endpoint_id: 'string' });
 const deliveriesByEndpoint = keyCursor('deliveries-by-endpoint', {
   event_id: 'string',
@@ -118,12 +127,15 @@ export class DynamoEventStore implements EventStore {
     return pages
       .flatMap((page) => page.Items ?? [])
       .map((item) => outboxItemSchema.parse(item))
-      .map((item) => ({ item, order: item.ts_id ?? '' }))
-      .sort((left, right) => (left.order < right.order ? -1 : left.order > right.order ? 1 : 0))
-      .map(({ item }) => item)
+      .sort((left, right) => compareText(left.ts_id ?? '', right.ts_id ?? ''))
       .slice(0, limit);
   }
 
+  /**
+   * A day's events in time order: the day's shards (and its plain key, for events written before the shards)
+   * read side by side and merged by `ts_id`, unique per event. The cursor is the last `ts_id` returned: the next
+   * page reads each shard after it, so no shard's position has to be carried.
+   */
   async byDay(
     day: string,
     from: string,
@@ -131,24 +143,35 @@ export class DynamoEventStore implements EventStore {
     limit: number,
     cursor?: string,
   ): Promise<Page<OutboxItem>> {
-    const start = eventsByDay.decode(cursor);
-    const result = await this.documents.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'by-day',
-        KeyConditionExpression: '#day = :day AND ts_id BETWEEN :from AND :to',
-        ExpressionAttributeNames: { '#day': 'day' },
-        // `#` sorts before every ULID character, `~` after: the window covers every id at its ends.
-        ExpressionAttributeValues: { ':day': day, ':from': `${from}#`, ':to': `${to}#~` },
-        Limit: limit,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
+    const after = cursor === undefined ? undefined : eventsByDay.decode(cursor).after;
+    // `#` sorts before every ULID character, `~` after: the window covers every id at its ends. After a cursor,
+    // the smallest string above the last `ts_id` is it with a NUL appended.
+    const lower = after === undefined ? `${from}#` : `${after}\u0000`;
+    const upper = `${to}#~`;
+    if (lower > upper) return { items: [] };
+    const pages = await Promise.all(
+      dayKeys(day).map((key) =>
+        this.documents.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: 'by-day',
+            KeyConditionExpression: '#day = :day AND ts_id BETWEEN :from AND :to',
+            ExpressionAttributeNames: { '#day': 'day' },
+            ExpressionAttributeValues: { ':day': key, ':from': lower, ':to': upper },
+            Limit: limit,
+          }),
+        ),
+      ),
     );
-    const next = eventsByDay.encode(result.LastEvaluatedKey);
-    return {
-      items: (result.Items ?? []).map((item) => outboxItemSchema.parse(item)),
-      ...(next ? { cursor: next } : {}),
-    };
+    const merged = pages
+      .flatMap((page) => page.Items ?? [])
+      .map((item) => outboxItemSchema.parse(item))
+      .sort((left, right) => compareText(left.ts_id ?? '', right.ts_id ?? ''));
+    const items = merged.slice(0, limit);
+    // More may follow when a shard filled its page or the merge had more than a page.
+    const more = merged.length > limit || pages.some((page) => page.LastEvaluatedKey !== undefined);
+    const last = items.at(-1)?.ts_id;
+    return { items, ...(more && last ? { cursor: eventsByDay.encode({ after: last }) } : {}) };
   }
 }
 

@@ -121,9 +121,25 @@ export const FANOUT_PENDING_MARKERS: readonly string[] = [
   ...Array.from({ length: FANOUT_PENDING_SHARDS }, (_, shard) => `${FANOUT_PENDING}#${shard}`),
 ];
 
-/** The index keys of a new outbox item: its day, its time order, and the pending-fan-out marker. */
+/**
+ * The `by-day` index gets one write per event: one key per day would be one partition for every event of the day
+ * (about 500 events/s). Its key carries a shard of the event id too (`2026-11-26#0` … `#15`); a day's listing reads
+ * the 16 and the plain day of events written before, merged by time.
+ */
+export const DAY_SHARDS = 16;
+
+/** The `by-day` key of an event: its UTC day and the shard of its id. */
+export const dayKey = (ts: string, eventId: string): string => `${dayOf(ts)}#${shardOf(eventId, DAY_SHARDS)}`;
+
+/** Every `by-day` key of a day: each shard's, and the plain day of events written before the shards. */
+export const dayKeys = (day: string): string[] => [
+  day,
+  ...Array.from({ length: DAY_SHARDS }, (_, shard) => `${day}#${shard}`),
+];
+
+/** The index keys of a new outbox item: its day (sharded), its time order, and the pending-fan-out marker. */
 export const outboxKeys = (ts: string, eventId: string) => ({
-  day: dayOf(ts),
+  day: dayKey(ts, eventId),
   ts_id: timeKey(ts, eventId),
   fanout_pending: fanoutPendingMarker(eventId),
 });
