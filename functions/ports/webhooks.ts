@@ -120,7 +120,11 @@ export interface EndpointUpdateOptions {
 export interface EndpointRepository {
   /** Writes a new endpoint (with the request's completion in the same transaction when given). */
   create(record: EndpointRecord, completion?: RequestCompletion): Promise<void>;
-  get(endpointId: string): Promise<EndpointRecord | undefined>;
+  /**
+   * The endpoint's record. Consistent by default (changes read back their writes); `consistent: false` for the
+   * deliver function's read per delivery, which may lag a change by a moment and costs half as much.
+   */
+  get(endpointId: string, options?: { readonly consistent?: boolean }): Promise<EndpointRecord | undefined>;
   list(limit: number, cursor?: string): Promise<Page<EndpointRecord>>;
   /** The endpoint a partner key (as its SHA-256) belongs to, as its current or its previous key. */
   byPartnerKey(partnerKeySha256: string): Promise<EndpointRecord | undefined>;

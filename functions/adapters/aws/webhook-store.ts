@@ -212,9 +212,16 @@ export class DynamoEndpointRepository implements EndpointRepository {
     );
   }
 
-  async get(endpointId: string): Promise<EndpointRecord | undefined> {
+  async get(
+    endpointId: string,
+    options: { readonly consistent?: boolean } = {},
+  ): Promise<EndpointRecord | undefined> {
     const result = await this.documents.send(
-      new GetCommand({ TableName: this.tableName, Key: { endpoint_id: endpointId }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { endpoint_id: endpointId },
+        ConsistentRead: options.consistent ?? true,
+      }),
     );
     return result.Item as EndpointRecord | undefined;
   }

@@ -76,7 +76,9 @@ export const deliverAttempt = async (
 
   const [item, endpoint] = await Promise.all([
     ctx.events.get(message.event_id),
-    ctx.endpoints.get(message.endpoint_id),
+    // Read per delivery, so eventually consistent: half the read units, and a change reaches deliveries within
+    // DynamoDB's replication lag (usually well under a second; the claim above is what guards against twice).
+    ctx.endpoints.get(message.endpoint_id, { consistent: false }),
   ]);
   const stop = async (reason: string, disable = false): Promise<DeliveryResult> => {
     const attempt: AttemptRecord = {
