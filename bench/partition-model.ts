@@ -123,10 +123,15 @@ export class PartitionRecorder {
 
   constructor(private readonly raw: DynamoDBClient) {}
 
-  /** The physical names of the tables (the stack's, known once it has provisioned them). */
+  /**
+   * The physical names of the tables (the stack's, known once it has provisioned them). Only the service's: the
+   * local twins' own tables (stream checkpoints, schedules) do not exist in AWS.
+   */
   mapTables(tableNames: Readonly<Record<TableId, string>>): void {
     this.#tables = new Map(
-      (Object.keys(tableNames) as TableId[]).map((id) => [tableNames[id], shapeOf(id)] as const),
+      (Object.keys(tableNames) as TableId[])
+        .filter((id) => TABLES[id].scope === 'service')
+        .map((id) => [tableNames[id], shapeOf(id)] as const),
     );
   }
 

@@ -9,7 +9,12 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { type DeliveryStatus, dayKeys, FANOUT_PENDING_MARKERS } from '../../domain/webhooks/envelope';
+import {
+  type DeliveryStatus,
+  dayKeys,
+  FANOUT_PENDING_MARKERS,
+  shardOf,
+} from '../../domain/webhooks/envelope';
 import type { RequestCompletion } from '../../ports/idempotency';
 import type {
   AttemptRecord,
@@ -32,6 +37,7 @@ import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
 import { cursorCodec, keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { writeWithCompletion } from './idempotency-ledger';
+import { type ListingPosition, mergedPage } from './sharded-query';
 
 /** The listings' cursors: each query's `LastEvaluatedKey` (the table's key and the index's). */
 /** A day's listing over its shards: the last `ts_id` returned. */
@@ -50,12 +56,21 @@ const deliveriesByEndpoint = keyCursor('deliveries-by-endpoint', {
   endpoint_id: 'string',
   ts_id: 'string',
 });
-const deliveriesByStatus = keyCursor('deliveries-by-status', {
-  event_id: 'string',
-  endpoint_id: 'string',
-  status: 'string',
-  ts_id: 'string',
-});
+/** A listing by status over its shards: the last delivery returned (its `ts_id` and endpoint). */
+const deliveriesByStatus = cursorCodec(
+  'deliveries-by-status-shards',
+  (position): ListingPosition | undefined => {
+    if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
+    const { sort, tie, ...rest } = position as { sort?: unknown; tie?: unknown };
+    return Object.keys(rest).length === 0 &&
+      typeof sort === 'string' &&
+      typeof tie === 'string' &&
+      sort.length <= 300 &&
+      tie.length <= 100
+      ? { sort, tie }
+      : undefined;
+  },
+);
 
 /** The outbox on the events table. */
 export class DynamoEventStore implements EventStore {
@@ -367,6 +382,28 @@ const withChanges = (record: EndpointRecord, changes: EndpointChanges, at: strin
 
 const DELIVERY_INDEX = { endpoint: 'by-endpoint', status: 'by-status' } as const;
 
+/**
+ * The `by-status` index is written on every status change of every delivery: one key per status would be one
+ * partition for all of them (≈ 330 deliveries/s). The stored `status` carries a shard of the delivery's keys
+ * (`pending#0` … `pending#63`): the store writes and compares that form and answers the status alone; a listing by
+ * status merges the 64 shards and the plain status of deliveries written before (docs/capacity.md §8a).
+ */
+export const STATUS_SHARDS = 64;
+
+/** The stored form of a delivery's status: `<status>#<shard of its event and endpoint>`. */
+export const storedStatus = (eventId: string, endpointId: string, status: DeliveryStatus): string =>
+  `${status}#${shardOf(`${eventId}#${endpointId}`, STATUS_SHARDS)}`;
+
+/** The status of a stored delivery, whichever form it was stored in. */
+const decoded = <T extends Record<string, unknown> | undefined>(item: T): T =>
+  item && typeof item.status === 'string' ? { ...item, status: item.status.split('#')[0] } : item;
+
+/** Every `by-status` key of a status: each shard's, and the plain status of deliveries written before. */
+const statusKeys = (status: DeliveryStatus): string[] => [
+  status,
+  ...Array.from({ length: STATUS_SHARDS }, (_, shard) => `${status}#${shard}`),
+];
+
 export class DynamoDeliveryRepository implements DeliveryRepository {
   constructor(
     private readonly documents: DynamoDBDocumentClient,
@@ -382,7 +419,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
       await this.documents.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: record,
+          Item: { ...record, status: storedStatus(record.event_id, record.endpoint_id, record.status) },
           ConditionExpression: 'attribute_not_exists(event_id)',
         }),
       );
@@ -400,7 +437,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     const result = await this.documents.send(
       new GetCommand({ TableName: this.tableName, Key: this.key(eventId, endpointId), ConsistentRead: true }),
     );
-    return result.Item as DeliveryRecord | undefined;
+    return decoded(result.Item) as DeliveryRecord | undefined;
   }
 
   async confirm(
@@ -443,7 +480,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
-      records.push(...((page.Items ?? []) as DeliveryRecord[]));
+      records.push(...((page.Items ?? []).map(decoded) as DeliveryRecord[]));
       start = page.LastEvaluatedKey;
     } while (start);
     return records;
@@ -500,7 +537,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
       ':n': attempt.attempt,
       ':attempt': [attempt],
       ':empty': [],
-      ':status': next.status,
+      ':status': storedStatus(eventId, endpointId, next.status),
       ':at': at,
     };
     if (next.next_attempt_at) {
@@ -542,18 +579,20 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
           Key: this.key(eventId, endpointId),
           UpdateExpression:
             'SET #status = :retrying, replay_id = :replay, replay_from_status = :expected, updated_at = :at REMOVE stop_reason',
-          ConditionExpression: '#status = :expected',
+          // The expected status in either stored form (deliveries written before the shards carry it plain).
+          ConditionExpression: '#status IN (:expected, :expectedStored)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
-            ':retrying': 'retrying',
+            ':retrying': storedStatus(eventId, endpointId, 'retrying'),
             ':replay': replayId,
             ':at': at,
             ':expected': expectedStatus,
+            ':expectedStored': storedStatus(eventId, endpointId, expectedStatus),
           },
           ReturnValues: 'ALL_NEW',
         }),
       );
-      const record = result.Attributes as DeliveryRecord | undefined;
+      const record = decoded(result.Attributes) as DeliveryRecord | undefined;
       return record ? Math.max(record.last_attempt, record.completed_attempt) + 1 : undefined;
     } catch (error) {
       if (conditionalFailure(error) === 'condition') return undefined;
@@ -574,11 +613,12 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
           Key: this.key(eventId, endpointId),
           UpdateExpression: 'SET #status = :previous REMOVE replay_id, replay_from_status',
           ConditionExpression:
-            '#status = :retrying AND replay_id = :replay AND completed_attempt = last_attempt',
+            '#status IN (:retrying, :retryingStored) AND replay_id = :replay AND completed_attempt = last_attempt',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
-            ':previous': previousStatus,
+            ':previous': storedStatus(eventId, endpointId, previousStatus),
             ':retrying': 'retrying',
+            ':retryingStored': storedStatus(eventId, endpointId, 'retrying'),
             ':replay': replayId,
           },
         }),
@@ -595,26 +635,65 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     limit: number,
     cursor?: string,
   ): Promise<Page<DeliveryRecord>> {
-    const byEndpoint = 'endpointId' in index;
-    const codec = byEndpoint ? deliveriesByEndpoint : deliveriesByStatus;
-    const start = codec.decode(cursor);
+    if ('status' in index) return this.byStatus(index.status, from, to, limit, cursor);
+    const start = deliveriesByEndpoint.decode(cursor);
     const result = await this.documents.send(
       new QueryCommand({
         TableName: this.tableName,
-        IndexName: byEndpoint ? DELIVERY_INDEX.endpoint : DELIVERY_INDEX.status,
+        IndexName: DELIVERY_INDEX.endpoint,
         KeyConditionExpression: '#pk = :pk AND ts_id BETWEEN :from AND :to',
-        ExpressionAttributeNames: { '#pk': byEndpoint ? 'endpoint_id' : 'status' },
-        ExpressionAttributeValues: {
-          ':pk': byEndpoint ? index.endpointId : index.status,
-          ':from': `${from}#`,
-          ':to': `${to}#~`,
-        },
+        ExpressionAttributeNames: { '#pk': 'endpoint_id' },
+        ExpressionAttributeValues: { ':pk': index.endpointId, ':from': `${from}#`, ':to': `${to}#~` },
         Limit: limit,
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
-    const next = codec.encode(result.LastEvaluatedKey);
-    return { items: (result.Items ?? []) as DeliveryRecord[], ...(next ? { cursor: next } : {}) };
+    const next = deliveriesByEndpoint.encode(result.LastEvaluatedKey);
+    return {
+      items: (result.Items ?? []).map(decoded) as DeliveryRecord[],
+      ...(next ? { cursor: next } : {}),
+    };
+  }
+
+  /** Deliveries in one status, in time order: the status's shards merged (`sharded-query.ts`). */
+  private async byStatus(
+    status: DeliveryStatus,
+    from: string,
+    to: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<DeliveryRecord>> {
+    const after = cursor === undefined ? undefined : deliveriesByStatus.decode(cursor);
+    const upper = `${to}#~`;
+    const page = await mergedPage(
+      {
+        keys: statusKeys(status),
+        query: async (key, lower, pageLimit, start) => {
+          const result = await this.documents.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              IndexName: DELIVERY_INDEX.status,
+              KeyConditionExpression: '#status = :key AND ts_id BETWEEN :from AND :to',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':key': key, ':from': lower, ':to': upper },
+              Limit: pageLimit,
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+          );
+          return {
+            items: result.Items ?? [],
+            ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}),
+          };
+        },
+        sortOf: (item) => String(item.ts_id),
+        tieOf: (item) => String(item.endpoint_id),
+      },
+      { lower: `${from}#`, limit, ...(after ? { after } : {}) },
+    );
+    return {
+      items: page.items.map(decoded) as unknown as DeliveryRecord[],
+      ...(page.next ? { cursor: deliveriesByStatus.encode(page.next) } : {}),
+    };
   }
 }
 

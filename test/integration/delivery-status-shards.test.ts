@@ -1,0 +1,138 @@
+/**
+ * Deliveries' status stored in shards (`pending#0` … `pending#63`) on DynamoDB Local: the store answers the status
+ * alone, a listing by status merges the shards and the plain status of deliveries written before, in time order
+ * (ties by endpoint), page by page, each delivery once; status changes move a delivery between listings; a replay
+ * restarts and reverts a delivery stored in either form.
+ */
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destroyAwsClients } from '../../functions/adapters/aws/clients';
+import {
+  DynamoDeliveryRepository,
+  STATUS_SHARDS,
+  storedStatus,
+} from '../../functions/adapters/aws/webhook-store';
+import type { DeliveryStatus } from '../../functions/domain/webhooks/envelope';
+import type { DeliveryRecord } from '../../functions/ports/webhooks';
+import { engineClients, provisionIsolated } from '../support/engines';
+
+const clients = engineClients();
+afterAll(() => destroyAwsClients(clients));
+
+let deliveries: DynamoDeliveryRepository;
+let tableName: string;
+
+beforeAll(async () => {
+  const resources = await provisionIsolated(clients);
+  tableName = resources.tableNames.deliveries;
+  deliveries = new DynamoDeliveryRepository(clients.documents, tableName);
+});
+
+const record = (minute: number, endpointId: string, status: DeliveryStatus): DeliveryRecord => {
+  const ts = new Date(Date.parse('2026-11-22T10:00:00.000Z') + minute * 60_000).toISOString();
+  const eventId = `evt_${String(minute).padStart(3, '0')}`;
+  return {
+    event_id: eventId,
+    endpoint_id: endpointId,
+    event_type: 'payout.processed',
+    ts_id: `${ts}#${eventId}`,
+    status,
+    created_at: ts,
+    updated_at: ts,
+    last_attempt: 0,
+    completed_attempt: 0,
+    attempts: [],
+    expires_at: 1_900_000_000,
+  };
+};
+
+const listAll = async (status: DeliveryStatus, pageSize: number): Promise<string[]> => {
+  const listed: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 200; pages += 1) {
+    const page = await deliveries.query(
+      { status },
+      '2026-11-22T00:00:00.000Z',
+      '2026-11-22T23:59:59.999Z',
+      pageSize,
+      cursor,
+    );
+    listed.push(...page.items.map((item) => `${item.event_id}/${item.endpoint_id}:${item.status}`));
+    cursor = page.cursor;
+    if (!cursor) break;
+  }
+  return listed;
+};
+
+describe('deliveries by status, in shards', () => {
+  it('stores the sharded form, answers the status alone, and lists every shard and the pre-shard form in order, page by page', async () => {
+    const created: DeliveryRecord[] = [];
+    // 40 events × 3 endpoints pending: ties on ts_id (one event, three endpoints) within and across shards.
+    for (let minute = 0; minute < 40; minute += 1)
+      for (const endpoint of ['ep_a', 'ep_b', 'ep_c'])
+        created.push(await deliveries.createIfAbsent(record(minute, endpoint, 'pending')));
+    // Deliveries written before the shards: the plain status.
+    const legacy = [record(100, 'ep_a', 'pending'), record(101, 'ep_b', 'dead')];
+    for (const item of legacy)
+      await clients.documents.send(new PutCommand({ TableName: tableName, Item: item }));
+
+    const raw = await clients.documents.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: { event_id: 'evt_000', endpoint_id: 'ep_a' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(raw.Item?.status).toBe(storedStatus('evt_000', 'ep_a', 'pending'));
+    expect(raw.Item?.status).toMatch(/^pending#\d+$/);
+    expect((await deliveries.get('evt_000', 'ep_a'))?.status).toBe('pending');
+    expect((await deliveries.forEvent('evt_000')).map((item) => item.status)).toEqual([
+      'pending',
+      'pending',
+      'pending',
+    ]);
+    const shards = new Set(created.map((item) => storedStatus(item.event_id, item.endpoint_id, 'pending')));
+    expect(shards.size).toBeGreaterThan(STATUS_SHARDS / 2);
+
+    const expected = [...created, legacy[0] as DeliveryRecord].map(
+      (item) => `${item.event_id}/${item.endpoint_id}:pending`,
+    );
+    expect(await listAll('pending', 7)).toEqual(expected);
+    expect(await listAll('pending', 500)).toEqual(expected);
+    expect(await listAll('dead', 7)).toEqual(['evt_101/ep_b:dead']);
+  });
+
+  it('moves a delivery between listings with its status, and replays one stored in either form', async () => {
+    expect(
+      await deliveries.claim('evt_001', 'ep_b', 1, '2026-11-22T10:01:00.000Z', '2026-11-22T10:02:00.000Z'),
+    ).toBe('claimed');
+    await deliveries.recordAttempt(
+      'evt_001',
+      'ep_b',
+      { attempt: 1, at: '2026-11-22T10:01:01.000Z', duration_ms: 5, outcome: 'delivered', http_status: 200 },
+      { status: 'delivered' },
+      '2026-11-22T10:01:01.000Z',
+    );
+    expect(await listAll('delivered', 10)).toEqual(['evt_001/ep_b:delivered']);
+    expect(await listAll('pending', 500)).not.toContain('evt_001/ep_b:pending');
+
+    // A replay of the sharded one and of the pre-shard dead one: restarted, then reverted.
+    for (const [eventId, endpointId, from] of [
+      ['evt_001', 'ep_b', 'delivered'],
+      ['evt_101', 'ep_b', 'dead'],
+    ] as const) {
+      expect(
+        await deliveries.startReplay(eventId, endpointId, 'rpl_1', from, '2026-11-22T11:00:00.000Z'),
+      ).toBeGreaterThan(0);
+      expect((await deliveries.get(eventId, endpointId))?.status).toBe('retrying');
+      await deliveries.revertReplay(eventId, endpointId, 'rpl_1', from);
+      expect((await deliveries.get(eventId, endpointId))?.status).toBe(from);
+    }
+    expect(await listAll('dead', 7)).toEqual(['evt_101/ep_b:dead']);
+    expect(await listAll('retrying', 7)).toEqual([]);
+    // A replay that expects another status changes nothing.
+    expect(
+      await deliveries.startReplay('evt_002', 'ep_a', 'rpl_2', 'dead', '2026-11-22T11:00:00.000Z'),
+    ).toBeUndefined();
+  });
+});
