@@ -85,7 +85,13 @@ export const describeReport = (report: JournalVerificationReport): string => {
   );
 };
 
-/** Fetches the export through the admin client from `baseUrl`, saving it to `out` when given. */
+/** Entries asked per export page (the API's largest), and the pages followed at most. */
+const EXPORT_PAGE = 2_000;
+const MAX_EXPORT_PAGES = 100_000;
+
+type JsonObject = Record<string, unknown>;
+
+/** Fetches the export through the admin client from `baseUrl`, page by page, saving it to `out` when given. */
 const fetchExport = async (
   io: CliIo,
   options: Options & { readonly fromApi: string },
@@ -95,7 +101,24 @@ const fetchExport = async (
     { ...io, env: { ...io.env, API_URL: options.fromApi } },
     { ...clientOptions, ...(options.sigv4 ? { sigv4: true } : {}) },
   );
-  const { body } = await client.get('/audit/journal/export');
+  // The export comes by page, pinned to the head of the first: the pages together are the document.
+  const pages: JsonObject[] = [];
+  let cursor: string | undefined;
+  do {
+    const { body: page } = await client.get(
+      `/audit/journal/export?limit=${EXPORT_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
+    pages.push(page as JsonObject);
+    const next = (page as JsonObject).next_cursor;
+    cursor = typeof next === 'string' ? next : undefined;
+    if (pages.length > MAX_EXPORT_PAGES)
+      throw new Error(`the export did not end within ${MAX_EXPORT_PAGES} pages`);
+  } while (cursor);
+  const body = {
+    log_id: pages[0]?.log_id,
+    entries: pages.flatMap((page) => (Array.isArray(page.entries) ? page.entries : [])),
+    heads: pages.flatMap((page) => (Array.isArray(page.heads) ? page.heads : [])),
+  };
   if (options.out !== undefined) {
     await io.writeFile(options.out, `${JSON.stringify(body, null, 2)}\n`);
     io.stdout(`export saved to ${options.out}\n`);

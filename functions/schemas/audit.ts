@@ -85,8 +85,36 @@ export const journalConsistencyResponseSchema = z.object({
   proof: proofSchema,
 });
 
+/** Entries per export page at most (a page stays far below API Gateway's and Lambda's 6 MB). */
+export const JOURNAL_EXPORT_MAX_PAGE = 2_000;
+export const JOURNAL_EXPORT_DEFAULT_PAGE = 1_000;
+
+/** `GET /audit/journal/export?limit=&cursor=` */
+export const journalExportQuerySchema = z.strictObject({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(JOURNAL_EXPORT_MAX_PAGE)
+    .optional()
+    .describe(`Entries per page, 1–${JOURNAL_EXPORT_MAX_PAGE} (default ${JOURNAL_EXPORT_DEFAULT_PAGE}).`),
+  cursor: z.string().max(2_048).optional().describe('`next_cursor` of the previous page.'),
+});
+
 export const journalExportResponseSchema = z.object({
   log_id: z.string(),
-  entries: z.array(journalEntrySchema).describe('Every entry the last head covers, in index order.'),
-  heads: z.array(signedTreeHeadSchema).describe('Every signed head, in tree size order.'),
+  tree_size: count.describe(
+    'The signed head the export is pinned to (the latest when its first page was read): every page lists entries and heads up to it.',
+  ),
+  entries: z
+    .array(journalEntrySchema)
+    .describe(
+      'This page of the entries the pinned head covers, in index order; the pages together are all of them.',
+    ),
+  heads: z
+    .array(signedTreeHeadSchema)
+    .describe(
+      "The signed heads whose tree size falls in this page's entries (the first page also those of size 0), in tree size order; the pages together are every head up to the pinned one.",
+    ),
+  next_cursor: z.string().optional().describe('Present when more pages follow: pass it as `cursor`.'),
 });

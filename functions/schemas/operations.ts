@@ -20,6 +20,7 @@ import {
   journalEntryPathSchema,
   journalEntryQuerySchema,
   journalEntryResponseSchema,
+  journalExportQuerySchema,
   journalExportResponseSchema,
   journalHeadsPageResponseSchema,
   journalHeadsQuerySchema,
@@ -397,9 +398,15 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     errors: [400, 404, 503],
   },
   exportJournal: {
-    summary: 'Every sealed entry and every signed head, for `npm run verify-journal`.',
-    response: { status: 200, schema: journalExportResponseSchema, description: 'The journal export.' },
-    errors: [503],
+    summary:
+      'Every sealed entry and every signed head, by page (at most 2 000 entries each) pinned to the head of the first, for `npm run verify-journal`.',
+    query: journalExportQuerySchema,
+    response: {
+      status: 200,
+      schema: journalExportResponseSchema,
+      description: 'One page of the journal export.',
+    },
+    errors: [400, 503],
   },
   exportCatalog: {
     summary: 'The catalog in force, of a revision, or of the versions a receipt pins, in the import format.',

@@ -194,6 +194,38 @@ describe('audit journal on DynamoDB Local and fauxqs', () => {
     expect(report).toMatchObject({ ok: true, entries: 40, tree_size: 40 });
   });
 
+  it('exports by page: each page bounded, the pages together the whole document, pinned to the head of the first', async () => {
+    const journal = journalWith(3);
+    for (let i = 0; i < 23; i += 1) await journal.append({ entry_id: `p-${i}`, type: 'paged', data: { i } });
+    now += 61_000;
+    await journal.closeSliceIfDue();
+    const whole = await journal.exportAll();
+    expect(whole.entries).toHaveLength(23);
+
+    const entries: unknown[] = [];
+    const heads: unknown[] = [];
+    let cursor: { size: number; from: number } | undefined;
+    let pages = 0;
+    do {
+      const page = await journal.exportPage({ limit: 4, ...(cursor ? { cursor } : {}) });
+      expect(page.entries.length).toBeLessThanOrEqual(4);
+      expect(page.tree_size).toBe(23);
+      entries.push(...page.entries);
+      heads.push(...page.heads);
+      cursor = page.next;
+      pages += 1;
+      // Entries appended meanwhile do not change the export the first page pinned.
+      if (pages === 2) await journal.append({ entry_id: 'late', type: 'paged', data: {} });
+    } while (cursor);
+    expect(pages).toBe(6);
+    expect({ log_id: whole.log_id, entries, heads }).toEqual(whole);
+    expect(verifyJournalExport({ log_id: whole.log_id, entries, heads }, jwks)).toMatchObject({
+      ok: true,
+      entries: 23,
+      tree_size: 23,
+    });
+  });
+
   it('is idempotent by entry_id, also under concurrency', async () => {
     const journal = journalWith(100);
     expect(await journal.append({ entry_id: 'once', type: 't', data: 1 })).toEqual({

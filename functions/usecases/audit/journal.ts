@@ -143,6 +143,12 @@ export interface HeadsPage {
   readonly next?: number;
 }
 
+/** One page of the journal export, and where the next one starts. */
+export interface JournalExportPage extends JournalExport {
+  readonly tree_size: number;
+  readonly next?: { readonly size: number; readonly from: number };
+}
+
 export interface EntriesPage {
   /** The signed head the page is read against: only entries it covers are listed. */
   readonly tree_size: number;
@@ -467,30 +473,55 @@ export class Journal {
    * The export document (`npm run verify-journal`): every entry the latest signed head covers and every head up
    * to it. Entries appended after it follow in a later export, once their slice has closed.
    */
-  async exportAll(): Promise<JournalExport> {
-    const latest = await this.deps.store.latestHead();
-    const size = latest?.tree_size ?? 0;
+  /**
+   * One page of the export `npm run verify-journal` checks: the entries `[from, from + limit)` of the head the
+   * export is pinned to (the latest when its first page is read), and the heads whose tree size falls in them (the
+   * first page also those of size 0). The pages together are the whole document (`exportAll`), each bounded.
+   */
+  async exportPage(options: {
+    readonly limit: number;
+    readonly cursor?: { readonly size: number; readonly from: number };
+  }): Promise<JournalExportPage> {
+    const size = options.cursor?.size ?? (await this.deps.store.latestHead())?.tree_size ?? 0;
+    const from = Math.min(options.cursor?.from ?? 0, size);
+    const to = Math.min(size, from + options.limit);
     const entries: StoredEntry[] = [];
-    while (entries.length < size) {
-      const page = await this.deps.store.entries(
-        entries.length,
-        Math.min(EXPORT_PAGE, size - entries.length),
-      );
-      const gap = page.findIndex((record, i) => record.entry.index !== entries.length + i);
+    while (from + entries.length < to) {
+      const at = from + entries.length;
+      const page = await this.deps.store.entries(at, Math.min(EXPORT_PAGE, to - at));
+      const gap = page.findIndex((record, i) => record.entry.index !== at + i);
       if (gap !== -1 || page.length === 0) {
-        throw new JournalIntegrityError(
-          `entry ${entries.length + Math.max(gap, 0)} is missing below head ${size}`,
-        );
+        throw new JournalIntegrityError(`entry ${at + Math.max(gap, 0)} is missing below head ${size}`);
       }
       entries.push(...page.map((record) => record.entry));
     }
     const heads: SignedTreeHead[] = [];
-    for (let from = 0; from <= size && size > 0; ) {
-      const page = (await this.deps.store.heads(from, EXPORT_PAGE)).filter((head) => head.tree_size <= size);
+    for (let next = from === 0 ? 0 : from + 1; next <= to; ) {
+      const page = (await this.deps.store.heads(next, EXPORT_PAGE)).filter((head) => head.tree_size <= to);
       heads.push(...page);
       if (page.length < EXPORT_PAGE) break;
-      from = (page.at(-1) as SignedTreeHead).tree_size + 1;
+      next = (page.at(-1) as SignedTreeHead).tree_size + 1;
     }
+    return {
+      log_id: this.deps.logId,
+      tree_size: size,
+      entries,
+      heads,
+      ...(to < size ? { next: { size, from: to } } : {}),
+    };
+  }
+
+  /** The whole export, page after page (in process: tests and tools; the API serves it by page). */
+  async exportAll(): Promise<JournalExport> {
+    const entries: StoredEntry[] = [];
+    const heads: SignedTreeHead[] = [];
+    let cursor: { size: number; from: number } | undefined;
+    do {
+      const page = await this.exportPage({ limit: EXPORT_PAGE, ...(cursor ? { cursor } : {}) });
+      entries.push(...page.entries);
+      heads.push(...page.heads);
+      cursor = page.next;
+    } while (cursor);
     return { log_id: this.deps.logId, entries, heads };
   }
 }

@@ -532,6 +532,9 @@ const world = cliWorld;
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
+/** The first page the CLI asks for (the largest the API serves). */
+const EXPORT_URL = 'http://127.0.0.1:4000/audit/journal/export?limit=2000';
+
 describe('npm run verify-journal', () => {
   it('parses its options and refuses wrong command lines', () => {
     expect(parseOptions(['e.json', '--keys', 'k.json', '--proof-sample', '5'])).toEqual({
@@ -603,12 +606,12 @@ describe('npm run verify-journal', () => {
 
   it('fetches the export with the admin client, saves it, and verifies it', async () => {
     const routes = {
-      'http://127.0.0.1:4000/audit/journal/export': () => json(base),
+      [EXPORT_URL]: () => json({ ...base, tree_size: base.entries.length }),
       'http://127.0.0.1:4000/keys': () => json(keys.jwks),
     };
     const w = world({}, routes, { ADMIN_TOKEN: 'adm_secret' });
     expect(await run(['--from-api', 'http://127.0.0.1:4000', '--out', 'saved.json'], w.io)).toBe(0);
-    expect(w.requests[0]?.url).toBe('http://127.0.0.1:4000/audit/journal/export');
+    expect(w.requests[0]?.url).toBe(EXPORT_URL);
     const [first] = w.requests;
     expect((first?.init.headers ?? {}) as Record<string, string>).toMatchObject({
       Authorization: 'Bearer adm_secret',
@@ -618,12 +621,46 @@ describe('npm run verify-journal', () => {
     expect(w.out.join('')).toContain('journal audit-log: OK');
   });
 
+  it('follows the export’s pages and verifies the whole document they make', async () => {
+    const half = Math.ceil(base.entries.length / 2);
+    const headsOf = (from: number, to: number) =>
+      base.heads.filter(
+        (head) => (from === 0 ? head.tree_size >= 0 : head.tree_size > from) && head.tree_size <= to,
+      );
+    const size = base.entries.length;
+    const routes = {
+      [EXPORT_URL]: () =>
+        json({
+          log_id: base.log_id,
+          tree_size: size,
+          entries: base.entries.slice(0, half),
+          heads: headsOf(0, half),
+          next_cursor: 'c2',
+        }),
+      [`${EXPORT_URL}&cursor=c2`]: () =>
+        json({
+          log_id: base.log_id,
+          tree_size: size,
+          entries: base.entries.slice(half),
+          heads: headsOf(half, size),
+        }),
+      'http://127.0.0.1:4000/keys': () => json(keys.jwks),
+    };
+    const w = world({}, routes, { ADMIN_TOKEN: 'adm_secret' });
+    expect(await run(['--from-api', 'http://127.0.0.1:4000', '--out', 'saved.json'], w.io)).toBe(0);
+    expect(w.requests.map((request) => request.url).slice(0, 2)).toEqual([
+      EXPORT_URL,
+      `${EXPORT_URL}&cursor=c2`,
+    ]);
+    expect(JSON.parse(w.written.get('saved.json') as string)).toEqual(base);
+    expect(w.out.join('')).toContain('journal audit-log: OK');
+  });
+
   it('exits 1 when the API refuses, the keys are not a JWKS, or a file is missing', async () => {
     const refusing = world(
       {},
       {
-        'http://127.0.0.1:4000/audit/journal/export': () =>
-          json({ error: 'forbidden', error_description: 'nope', trace_id: 'trc_1' }, 403),
+        [EXPORT_URL]: () => json({ error: 'forbidden', error_description: 'nope', trace_id: 'trc_1' }, 403),
       },
       { ADMIN_TOKEN: 't' },
     );
