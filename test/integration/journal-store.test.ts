@@ -16,7 +16,7 @@ import { verifyConsistency } from '../../functions/domain/audit/merkle';
 import type { Clock } from '../../functions/ports/clock';
 import { journalEntryKey, journalHeadKey, type SignedTreeHead } from '../../functions/ports/journal';
 import type { PublicJwk } from '../../functions/ports/signing';
-import { Journal, JournalIntegrityError } from '../../functions/usecases/audit/journal';
+import { Journal, JournalIntegrityError, JournalRangeError } from '../../functions/usecases/audit/journal';
 import { engineClients, provisionIsolated } from '../support/engines';
 
 const clients = engineClients();
@@ -204,7 +204,7 @@ describe('audit journal on DynamoDB Local and fauxqs', () => {
 
     const entries: unknown[] = [];
     const heads: unknown[] = [];
-    let cursor: { size: number; from: number } | undefined;
+    let cursor: string | undefined;
     let pages = 0;
     do {
       const page = await journal.exportPage({ limit: 4, ...(cursor ? { cursor } : {}) });
@@ -212,12 +212,17 @@ describe('audit journal on DynamoDB Local and fauxqs', () => {
       expect(page.tree_size).toBe(23);
       entries.push(...page.entries);
       heads.push(...page.heads);
-      cursor = page.next;
+      cursor = page.next_cursor;
       pages += 1;
       // Entries appended meanwhile do not change the export the first page pinned.
       if (pages === 2) await journal.append({ entry_id: 'late', type: 'paged', data: {} });
     } while (cursor);
     expect(pages).toBe(6);
+    // A cursor naming a head the journal never signed is a bad request, not a missing entry.
+    const forged = Buffer.from(
+      JSON.stringify({ l: 'journal-export', p: { size: 10_000, from: 0 } }),
+    ).toString('base64url');
+    await expect(journal.exportPage({ limit: 4, cursor: forged })).rejects.toBeInstanceOf(JournalRangeError);
     expect({ log_id: whole.log_id, entries, heads }).toEqual(whole);
     expect(verifyJournalExport({ log_id: whole.log_id, entries, heads }, jwks)).toMatchObject({
       ok: true,

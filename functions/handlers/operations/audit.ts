@@ -6,7 +6,6 @@ import {
   journalExportQuerySchema,
   journalHeadsQuerySchema,
 } from '../../schemas/audit';
-import { cursorCodec } from '../../shared/cursor';
 import type { Journal } from '../../usecases/audit/journal';
 import { HttpError } from '../middleware/errors';
 import type { Operation } from '../middleware/http';
@@ -60,19 +59,6 @@ export const getJournalConsistencyOperation =
     return { statusCode: 200, body: await journal.consistency(query.from, query.to) };
   };
 
-/** The export's position: the pinned head's size and the next entry index. */
-const exportCursor = cursorCodec('journal-export', (position): { size: number; from: number } | undefined => {
-  if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
-  const { size, from, ...rest } = position as { size?: unknown; from?: unknown };
-  return Object.keys(rest).length === 0 &&
-    Number.isSafeInteger(size) &&
-    Number.isSafeInteger(from) &&
-    (from as number) >= 0 &&
-    (from as number) <= (size as number)
-    ? { size: size as number, from: from as number }
-    : undefined;
-});
-
 /**
  * `GET /audit/journal/export?limit=&cursor=`: the document `npm run verify-journal` checks offline, by page (at
  * most 2 000 entries, so no page nears the 6 MB a response may carry), pinned to the head of its first page.
@@ -81,15 +67,11 @@ export const exportJournalOperation =
   (journal: Journal): Operation =>
   async ({ event }) => {
     const query = parseWith(journalExportQuerySchema, event.queryStringParameters ?? {}, 'query');
-    const page = await journal.exportPage({
+    const body = await journal.exportPage({
       limit: query.limit ?? JOURNAL_EXPORT_DEFAULT_PAGE,
-      ...(query.cursor ? { cursor: exportCursor.decode(query.cursor) } : {}),
+      ...(query.cursor ? { cursor: query.cursor } : {}),
     });
-    const { next, ...body } = page;
-    return {
-      statusCode: 200,
-      body: { ...body, ...(next ? { next_cursor: exportCursor.encode(next) } : {}) },
-    };
+    return { statusCode: 200, body };
   };
 
 /** Every journal operation by the `operation` name of its route. */

@@ -40,6 +40,7 @@ import {
 import { ServiceError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
 import type { JournalEntryInput, JournalMirror, JournalState, JournalStore } from '../../ports/journal';
+import { cursorCodec } from '../../shared/cursor';
 import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 
 /** No entry (or no head) of that index (size). */
@@ -143,11 +144,24 @@ export interface HeadsPage {
   readonly next?: number;
 }
 
-/** One page of the journal export, and where the next one starts. */
+/** One page of the journal export, and the cursor of the next one. */
 export interface JournalExportPage extends JournalExport {
   readonly tree_size: number;
-  readonly next?: { readonly size: number; readonly from: number };
+  readonly next_cursor?: string;
 }
+
+/** The export's position: the pinned head's size and the next entry index. */
+const exportCursor = cursorCodec('journal-export', (position): { size: number; from: number } | undefined => {
+  if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
+  const { size, from, ...rest } = position as { size?: unknown; from?: unknown };
+  return Object.keys(rest).length === 0 &&
+    Number.isSafeInteger(size) &&
+    Number.isSafeInteger(from) &&
+    (from as number) >= 0 &&
+    (from as number) <= (size as number)
+    ? { size: size as number, from: from as number }
+    : undefined;
+});
 
 export interface EntriesPage {
   /** The signed head the page is read against: only entries it covers are listed. */
@@ -480,10 +494,17 @@ export class Journal {
    */
   async exportPage(options: {
     readonly limit: number;
-    readonly cursor?: { readonly size: number; readonly from: number };
+    readonly cursor?: string;
   }): Promise<JournalExportPage> {
-    const size = options.cursor?.size ?? (await this.deps.store.latestHead())?.tree_size ?? 0;
-    const from = Math.min(options.cursor?.from ?? 0, size);
+    const position = options.cursor === undefined ? undefined : exportCursor.decode(options.cursor);
+    const latest = (await this.deps.store.latestHead())?.tree_size ?? 0;
+    // The cursor is the caller's: a head the journal never signed is a bad request, not a missing entry.
+    if (position && position.size > latest)
+      throw new JournalRangeError(
+        `the cursor names tree size ${position.size}, past the latest head ${latest}`,
+      );
+    const size = position?.size ?? latest;
+    const from = Math.min(position?.from ?? 0, size);
     const to = Math.min(size, from + options.limit);
     const entries: StoredEntry[] = [];
     while (from + entries.length < to) {
@@ -507,7 +528,7 @@ export class Journal {
       tree_size: size,
       entries,
       heads,
-      ...(to < size ? { next: { size, from: to } } : {}),
+      ...(to < size ? { next_cursor: exportCursor.encode({ size, from: to }) } : {}),
     };
   }
 
@@ -515,12 +536,12 @@ export class Journal {
   async exportAll(): Promise<JournalExport> {
     const entries: StoredEntry[] = [];
     const heads: SignedTreeHead[] = [];
-    let cursor: { size: number; from: number } | undefined;
+    let cursor: string | undefined;
     do {
       const page = await this.exportPage({ limit: EXPORT_PAGE, ...(cursor ? { cursor } : {}) });
       entries.push(...page.entries);
       heads.push(...page.heads);
-      cursor = page.next;
+      cursor = page.next_cursor;
     } while (cursor);
     return { log_id: this.deps.logId, entries, heads };
   }
