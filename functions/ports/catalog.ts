@@ -64,7 +64,12 @@ export interface HistoryPosition {
  * size goes in whole or not at all.
  */
 export interface CatalogRepository {
-  current(): Promise<Publication | undefined>;
+  /**
+   * The publication in force. Readers may be served a replica of the pointer; `primary` reads the pointer itself,
+   * which a publication's condition compares with: writers read it, so a replica that lags (a publication by a
+   * build that wrote the pointer alone) can never block the next publication, which rewrites every replica.
+   */
+  current(options?: { readonly primary?: boolean }): Promise<Publication | undefined>;
   /** Every publication, oldest first; with `afterRevision`, only those above it (publications are immutable). */
   publications(options?: { readonly afterRevision?: number }): Promise<Publication[]>;
   part(kind: CatalogPartKind, version: number): Promise<StoredPart | undefined>;

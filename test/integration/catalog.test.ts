@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCatalogRepository, POINTER_REPLICAS } from '../../functions/adapters/aws/catalog-repository';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
@@ -89,6 +89,33 @@ describe('catalog import and versions (DynamoDB Local)', () => {
     // Reads pick replicas at random: many reads, every one the new revision.
     const reads = await Promise.all(Array.from({ length: 200 }, () => repository.current()));
     expect(new Set(reads.map((publication) => publication?.revision))).toEqual(new Set([2]));
+  });
+
+  it('publishes against the pointer itself: replicas left behind by a publication that wrote the pointer alone block nothing, and the next publication heals them', async () => {
+    await importCatalog({ repository, clock }, minimalDocument());
+    // An older build publishes revision 2 by writing the pointer alone: every replica still says revision 1.
+    const pointer = await clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: { pk: 'pointer', sk: 'current' }, ConsistentRead: true }),
+    );
+    const publication = { ...(pointer.Item?.publication as Record<string, unknown>), revision: 2 };
+    await clients.documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { pk: 'pointer', sk: 'current', revision: 2, publication },
+      }),
+    );
+    const result = await importCatalog(
+      { repository, clock },
+      minimalDocument({
+        fx_rates: {
+          base_currency: 'EUR',
+          rates: [{ pair: 'EUR→USD', rate: '1.0777', source: 'ecb', method: 'provider', precision: 4 }],
+        },
+      }),
+    );
+    expect(result.revision).toBe(3);
+    const reads = await Promise.all(Array.from({ length: POINTER_REPLICAS }, () => repository.current()));
+    expect(new Set(reads.map((read) => read?.revision))).toEqual(new Set([3]));
   });
 
   it('reads the pointer itself when a catalog was last published before the replicas existed', async () => {

@@ -84,14 +84,19 @@ export class DynamoCatalogRepository implements CatalogRepository {
     this.batches = itemBatchesOf(documents);
   }
 
-  async current(): Promise<Publication | undefined> {
+  async current(options: { readonly primary?: boolean } = {}): Promise<Publication | undefined> {
+    const pointer = () => this.batches.get(this.tableName, POINTER_KEY, { consistent: true });
+    if (options.primary) {
+      const item = await pointer();
+      return item ? (item.publication as Publication) : undefined;
+    }
     // Round robin from a random start: an instance spreads its reads evenly, instances start apart.
     this.nextReplica = (this.nextReplica + 1) % POINTER_REPLICAS;
     const replica = await this.batches.get(this.tableName, replicaKey(this.nextReplica), {
       consistent: true,
     });
     // A catalog last published before the replicas existed has only the pointer itself.
-    const item = replica ?? (await this.batches.get(this.tableName, POINTER_KEY, { consistent: true }));
+    const item = replica ?? (await pointer());
     return item ? (item.publication as Publication) : undefined;
   }
 

@@ -168,9 +168,12 @@ export const publishCatalogChange = async (
   );
 };
 
-/** The publication at the pointer with its parts, or `undefined` before the first one. */
+/**
+ * The publication at the pointer with its parts, or `undefined` before the first one: what changes are made
+ * against, so the pointer itself, never a replica.
+ */
 export const currentCatalog = async (repository: CatalogRepository): Promise<CurrentCatalog | undefined> => {
-  const publication = await repository.current();
+  const publication = await repository.current({ primary: true });
   if (!publication) return undefined;
   const parts = await Promise.all(
     CATALOG_PART_KINDS.map(async (kind) => {
