@@ -335,6 +335,13 @@ export const KEYS = {
   },
 } as const satisfies Record<string, KeyDefinition>;
 
+/**
+ * A key's ARN by its definition id (`KEYS.*.id`), as the local engines name it: the AWS twin finds a key by the
+ * `key/<id>` it ends with, and the bundles' environment gives it so.
+ */
+export const keyArn = (id: string, region: string, account: string): string =>
+  `arn:aws:kms:${region}:${account}:key/${id}`;
+
 /** EventBridge Scheduler group for one-time delivery retries (longer than SQS's 15-minute delay). */
 export const SCHEDULER = {
   groupName: 'deliveries',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KEYS, type KeyId, type QueueId } from '../../definitions';
+import { KEYS, type KeyId, keyArn, type QueueId } from '../../definitions';
 import type { OneTimeScheduler } from '../../ports/scheduler';
 import { IntegrityError } from '../../ports/signing';
 import { canonicalContext, type LocalKmsKeys } from './local-signing';
@@ -103,8 +103,9 @@ const statistic = (stat: string, values: readonly number[]): number | undefined 
   if (stat === 'Sum') return values.reduce((sum, value) => sum + value, 0);
   if (stat === 'SampleCount') return values.length;
   if (stat === 'Average') return values.reduce((sum, value) => sum + value, 0) / values.length;
-  if (stat === 'Minimum') return Math.min(...values);
-  if (stat === 'Maximum') return Math.max(...values);
+  // A reduce, not a spread: a day of samples is more arguments than a call may take.
+  if (stat === 'Minimum') return values.reduce((least, value) => (value < least ? value : least));
+  if (stat === 'Maximum') return values.reduce((most, value) => (value > most ? value : most));
   const percentile = stat.match(/^p(\d{1,2}(?:\.\d+)?)$/);
   if (!percentile)
     throw new TwinError('InvalidParameterValueException', `the statistic ${stat} is not emulated`);
@@ -200,7 +201,7 @@ const contextAad = (context: unknown): Uint8Array => {
 const BLOB_VERSION = 0x01;
 
 const kmsOperation = (options: AwsTwinOptions, operation: string, request: Json): Json | Promise<Json> => {
-  const arnOf = (key: KeyId) => `arn:aws:kms:${options.region}:${options.account}:key/${KEYS[key].id}`;
+  const arnOf = (key: KeyId) => keyArn(KEYS[key].id, options.region, options.account);
   const wrongUse = (key: KeyId): never => {
     throw new TwinError('InvalidKeyUsageException', `${operation} is not valid for the key ${arnOf(key)}`);
   };

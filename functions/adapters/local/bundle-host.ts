@@ -125,14 +125,23 @@ export class BundleHost<Event, Result> {
             waiter?.reject(new BundleInvocationError(message.error.name, message.error.message));
           else waiter?.resolve(message.result as Result);
         });
-        proc.once('exit', (code, signal) => {
+        const end = (gone: Error) => {
           this.#children.delete(instance);
           child = undefined;
-          const gone = new Error(`the ${this.options.functionId} instance exited (${signal ?? code})`);
           reject(gone);
           for (const waiter of pending.values()) waiter.reject(gone);
           pending.clear();
-        });
+        };
+        proc.once('exit', (code, signal) =>
+          end(new Error(`the ${this.options.functionId} instance exited (${signal ?? code})`)),
+        );
+        // A process that cannot start, or a send on a channel that just closed: that instance's calls fail, the
+        // stack goes on (an unhandled 'error' would end it).
+        proc.on('error', (error) =>
+          end(
+            new Error(`the ${this.options.functionId} instance failed: ${error.message}`, { cause: error }),
+          ),
+        );
       });
     const instance: LambdaHandler<Event, Result> = async (event: Event, context: Context) => {
       child ??= start();
@@ -141,11 +150,14 @@ export class BundleHost<Event, Result> {
       return new Promise<Result>((resolve, reject) => {
         pending.set(id, { resolve, reject });
         const { getRemainingTimeInMillis, done: _done, fail: _fail, succeed: _succeed, ...rest } = context;
-        proc.send({
-          id,
-          event: asLambdaJson(event),
-          context: { ...rest, remainingMs: getRemainingTimeInMillis() },
-        });
+        proc.send(
+          { id, event: asLambdaJson(event), context: { ...rest, remainingMs: getRemainingTimeInMillis() } },
+          (error) => {
+            if (!error) return;
+            pending.delete(id);
+            reject(error);
+          },
+        );
       });
     };
     return instance;

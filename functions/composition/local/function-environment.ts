@@ -16,6 +16,7 @@ import {
   environmentOf,
   type FunctionId,
   KEYS,
+  keyArn,
   OPERATOR_ROLES_ENV_VAR,
   QUEUES,
   type QueueId,
@@ -29,6 +30,9 @@ import { METRICS_NAMESPACE_ENV_VAR } from '../../definitions/objectives';
 export const LOCAL_CALLER_USAGE_PLAN = 'pricing-local-callers';
 /** The account of the local engines' ARNs. */
 export const LOCAL_ACCOUNT = '000000000000';
+
+/** A key's ARN on the local engines. */
+export const localKeyArn = (id: string): string => keyArn(id, LOCAL_REGION, LOCAL_ACCOUNT);
 
 export interface ResourceNames {
   readonly region: string;
@@ -47,7 +51,7 @@ const resolvedValue = (names: ResourceNames, variable: string): string | undefin
   const bucket = (Object.keys(BUCKETS) as BucketId[]).find((id) => BUCKETS[id].envVar === variable);
   if (bucket) return names.bucket(bucket);
   const key = Object.values(KEYS).find((definition) => definition.envVar === variable);
-  if (key) return `arn:aws:kms:${names.region}:${names.account}:key/${key.id}`;
+  if (key) return keyArn(key.id, names.region, names.account);
   return {
     [SCHEDULER.groupEnvVar]: SCHEDULER.groupName,
     [SCHEDULER.roleEnvVar]: `arn:aws:iam::${names.account}:role/pricing-scheduler`,

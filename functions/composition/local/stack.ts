@@ -64,7 +64,12 @@ import { crashHookFromEnv } from '../idempotency';
 import { fxTickSecondsFromEnv, localRateSourceAccess } from '../rates';
 import { composeService, type ServicePlatform } from '../service';
 import { LOCAL_EGRESS } from '../webhooks';
-import { LOCAL_ACCOUNT, LOCAL_CALLER_USAGE_PLAN, lambdaEnvironmentOnEngines } from './function-environment';
+import {
+  LOCAL_ACCOUNT,
+  LOCAL_CALLER_USAGE_PLAN,
+  lambdaEnvironmentOnEngines,
+  localKeyArn,
+} from './function-environment';
 import { type GatewayOperator, type HttpFunctionPool, startGateway } from './gateway';
 
 export interface LocalStackOptions {
@@ -229,11 +234,17 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       ...(visibility ? { visibilityTimeoutSeconds: visibility } : {}),
     });
     const keys = await loadOrCreateLocalKeys(path.join(root, 'keys'));
+    // The twin of EventBridge Scheduler one-time schedules: the functions' (in process) and the AWS twin's (bundles).
+    const scheduler = new LocalOneTimeScheduler(
+      clients.documents,
+      resources.tableNames.localSchedules,
+      clock,
+    );
     // On bundles, the functions call KMS, Scheduler and API Gateway as in AWS: the twin answers with these keys.
     const twin = options.bundles
       ? await startAwsTwin({
           keys: keys.kms,
-          scheduler: new LocalOneTimeScheduler(clients.documents, resources.tableNames.localSchedules, clock),
+          scheduler,
           queueOfArn: queueOfArnIn(resources.queueUrls),
           usagePlans: [LOCAL_CALLER_USAGE_PLAN],
           region: LOCAL_REGION,
@@ -242,7 +253,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
         })
       : undefined;
     if (twin) stopStack.push(twin);
-    const signing = twin ? twinSigning(twin.endpoint) : keys;
+    const signing = twin ? twinSigning(twin.endpoint, stopStack) : keys;
 
     const loggers = new Map<string, Logger>();
     const loggerFor = (name: string): Logger => {
@@ -255,11 +266,6 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     };
     const stackLogger = loggerFor('pricing-local');
     const queue = new SqsMessageQueue(clients.sqs, (id) => resources.queueUrls[id]);
-    const scheduler = new LocalOneTimeScheduler(
-      clients.documents,
-      resources.tableNames.localSchedules,
-      clock,
-    );
     const dispatcher = new ScheduleDispatcher(scheduler, queue, stackLogger, options.schedulerIntervalMs);
 
     const pollers: { healthy: boolean; start(): void; stop(): Promise<void> }[] = [];
@@ -594,9 +600,10 @@ const closeServer = (server: Server): Promise<void> =>
   });
 
 /** The in-process stack's signers on bundles: KMS's adapters through the twin, with the keys' ARNs. */
-const twinSigning = (endpoint: string) => {
+const twinSigning = (endpoint: string, stopStack: Stoppable[]) => {
   const kms = new KMSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint });
-  const arn = (id: DirectKeyId) => `arn:aws:kms:${LOCAL_REGION}:${LOCAL_ACCOUNT}:key/${KEYS[id].id}`;
+  stopStack.push({ stop: async () => kms.destroy() });
+  const arn = (id: DirectKeyId) => localKeyArn(KEYS[id].id);
   return {
     receiptSigner: new KmsReceiptSigner(kms, arn('receiptSigning')),
     quoteMac: new KmsMacSigner(kms, arn('quoteMac')),
@@ -606,8 +613,9 @@ const twinSigning = (endpoint: string) => {
 
 /**
  * What the bundles are configured with besides their template's variables: the service's settings from the
- * environment (`TUNABLE_SETTINGS`, read the same way in AWS), the stack's webhook egress (loopback receivers over
- * http by default) and its log level.
+ * environment (`TUNABLE_SETTINGS`, read the same way in AWS; not the SDK's endpoint variables, which must point at
+ * the local engines whatever the shell has exported), the stack's webhook egress (loopback receivers over http by
+ * default) and its log level.
  */
 const bundleSettings = (
   environment: Readonly<Record<string, string | undefined>>,
@@ -616,7 +624,10 @@ const bundleSettings = (
 ): Record<string, string> => ({
   ...Object.fromEntries(
     Object.entries(environment).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined && TUNABLE_SETTINGS.test(entry[0]),
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined &&
+        TUNABLE_SETTINGS.test(entry[0]) &&
+        !entry[0].startsWith('AWS_ENDPOINT_URL_'),
     ),
   ),
   WEBHOOK_ALLOW_HTTP: String(egress.allowHttp),
