@@ -100,6 +100,28 @@ describe('deliveries by status, in shards', () => {
     expect(await listAll('pending', 7)).toEqual(expected);
     expect(await listAll('pending', 500)).toEqual(expected);
     expect(await listAll('dead', 7)).toEqual(['evt_101/ep_b:dead']);
+
+    // A cursor reused with a window that ends before it, and an inverted window: nothing, not an error.
+    const first = await deliveries.query(
+      { status: 'pending' },
+      '2026-11-22T00:00:00.000Z',
+      '2026-11-22T23:59:59.999Z',
+      50,
+    );
+    expect(first.cursor).toBeDefined();
+    const before = await deliveries.query(
+      { status: 'pending' },
+      '2026-11-22T00:00:00.000Z',
+      '2026-11-22T10:05:00.000Z',
+      50,
+      first.cursor,
+    );
+    expect(before.items).toEqual([]);
+    for (const index of [{ status: 'pending' as const }, { endpointId: 'ep_a' }]) {
+      expect(
+        (await deliveries.query(index, '2026-11-23T00:00:00.000Z', '2026-11-22T00:00:00.000Z', 10)).items,
+      ).toEqual([]);
+    }
   });
 
   it('moves a delivery between listings with its status, and replays one stored in either form', async () => {

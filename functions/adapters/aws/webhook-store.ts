@@ -635,6 +635,8 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     limit: number,
     cursor?: string,
   ): Promise<Page<DeliveryRecord>> {
+    // An empty window (`from` after `to`) reads nothing: DynamoDB refuses a BETWEEN whose bounds are inverted.
+    if (`${from}#` > `${to}#~`) return { items: [] };
     if ('status' in index) return this.byStatus(index.status, from, to, limit, cursor);
     const start = deliveriesByEndpoint.decode(cursor);
     const result = await this.documents.send(
@@ -665,6 +667,8 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
   ): Promise<Page<DeliveryRecord>> {
     const after = cursor === undefined ? undefined : deliveriesByStatus.decode(cursor);
     const upper = `${to}#~`;
+    // A cursor past the window (reused with an earlier `to`): nothing is left in it.
+    if (after && after.sort > upper) return { items: [] };
     const page = await mergedPage(
       {
         keys: statusKeys(status),

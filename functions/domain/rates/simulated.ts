@@ -1,3 +1,4 @@
+import { fnv1a } from '../fnv1a';
 import { parsePair } from '../pricing/fx';
 import { parseRate } from './aggregate';
 import { BPS_PER_UNIT } from './protection';
@@ -36,16 +37,6 @@ export class SimulatedFeedError extends Error {
 }
 
 const DEFAULT_EPOCH = '2026-01-01T00:00:00.000Z';
-
-/** FNV-1a over the UTF-16 code units of a string. */
-const fnv1a = (text: string): number => {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < text.length; index += 1) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-};
 
 /** MurmurHash3's finaliser: a well-mixed 32-bit value from (key, step). */
 const mix = (key: number, step: number): number => {

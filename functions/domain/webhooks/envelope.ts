@@ -1,3 +1,4 @@
+import { fnv1a } from '../fnv1a';
 /**
  * Event envelopes (spec "Webhook event envelope", C11, C24): types, topics, versions and how an endpoint
  * sees an event. Pure.
@@ -102,14 +103,7 @@ export const FANOUT_PENDING = 'yes';
 export const FANOUT_PENDING_SHARDS = 16;
 
 /** A stable shard of a key in `0 … shards - 1` (FNV-1a over its UTF-16 code units). */
-export const shardOf = (key: string, shards: number): number => {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < key.length; index += 1) {
-    hash ^= key.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % shards;
-};
+export const shardOf = (key: string, shards: number): number => fnv1a(key) % shards;
 
 /** The pending-fan-out marker of an event: `yes#<shard of its id>`. */
 export const fanoutPendingMarker = (eventId: string): string =>
