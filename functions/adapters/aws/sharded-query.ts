@@ -80,6 +80,11 @@ class ShardStream {
     this.buffer.shift();
   }
 
+  /** Whether the stream may still hold items: some buffered, or its query not read to the end. */
+  get more(): boolean {
+    return !this.exhausted || this.buffer.length > 0;
+  }
+
   private async fetch(): Promise<void> {
     const page = await this.listing.query(this.key, this.lower, this.pageSize, this.start);
     const fresh = page.items
@@ -123,6 +128,6 @@ export const mergedPage = async (
     items.push(chosen.item);
     last = chosen.position;
   }
-  // A full page: more may follow (the next page finds out).
-  return { items, ...(last ? { next: last } : {}) };
+  // A full page: a cursor when some shard may still hold items.
+  return { items, ...(last && streams.some((stream) => stream.more) ? { next: last } : {}) };
 };

@@ -41,13 +41,21 @@ import { type ListingPosition, mergedPage } from './sharded-query';
 
 /** The listings' cursors: each query's `LastEvaluatedKey` (the table's key and the index's). */
 /** A day's listing over its shards: the last `ts_id` returned. */
-const eventsByDay = cursorCodec('events-by-day-shards', (position): { after: string } | undefined => {
-  if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
-  const { after, ...rest } = position as { after?: unknown };
-  return Object.keys(rest).length === 0 && typeof after === 'string' && after.length <= 200
-    ? { after }
-    : undefined;
-});
+/** A merged listing's cursor: the last item returned (its sort value and tie-breaker, `sharded-query.ts`). */
+const positionCursor = (listing: string) =>
+  cursorCodec(listing, (position): ListingPosition | undefined => {
+    if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
+    const { sort, tie, ...rest } = position as { sort?: unknown; tie?: unknown };
+    return Object.keys(rest).length === 0 &&
+      typeof sort === 'string' &&
+      typeof tie === 'string' &&
+      sort.length <= 600 &&
+      tie.length <= 300
+      ? { sort, tie }
+      : undefined;
+  });
+
+const eventsByDay = positionCursor('events-by-day-shards');
 
 const compareText = (left: string, right: string): number => (left < right ? -1 : left > right ? 1 : 0);
 const endpointsScan = keyCursor('endpoints', { endpoint_id: 'string' });
@@ -57,20 +65,7 @@ const deliveriesByEndpoint = keyCursor('deliveries-by-endpoint', {
   ts_id: 'string',
 });
 /** A listing by status over its shards: the last delivery returned (its `ts_id` and endpoint). */
-const deliveriesByStatus = cursorCodec(
-  'deliveries-by-status-shards',
-  (position): ListingPosition | undefined => {
-    if (typeof position !== 'object' || position === null || Array.isArray(position)) return undefined;
-    const { sort, tie, ...rest } = position as { sort?: unknown; tie?: unknown };
-    return Object.keys(rest).length === 0 &&
-      typeof sort === 'string' &&
-      typeof tie === 'string' &&
-      sort.length <= 300 &&
-      tie.length <= 100
-      ? { sort, tie }
-      : undefined;
-  },
-);
+const deliveriesByStatus = positionCursor('deliveries-by-status-shards');
 
 /** The outbox on the events table. */
 export class DynamoEventStore implements EventStore {
@@ -151,6 +146,11 @@ export class DynamoEventStore implements EventStore {
    * read side by side and merged by `ts_id`, unique per event. The cursor is the last `ts_id` returned: the next
    * page reads each shard after it, so no shard's position has to be carried.
    */
+  /**
+   * A day's events in time order: the day's shards (and its plain key, for events written before the shards)
+   * merged by `ts_id` (`sharded-query.ts`: each shard read only as far as the page needs). The cursor is the last
+   * event returned.
+   */
   async byDay(
     day: string,
     from: string,
@@ -158,35 +158,39 @@ export class DynamoEventStore implements EventStore {
     limit: number,
     cursor?: string,
   ): Promise<Page<OutboxItem>> {
-    const after = cursor === undefined ? undefined : eventsByDay.decode(cursor).after;
-    // `#` sorts before every ULID character, `~` after: the window covers every id at its ends. After a cursor,
-    // the smallest string above the last `ts_id` is it with a NUL appended.
-    const lower = after === undefined ? `${from}#` : `${after}\u0000`;
+    const after = cursor === undefined ? undefined : eventsByDay.decode(cursor);
+    // `#` sorts before every ULID character, `~` after: the window covers every id at its ends.
     const upper = `${to}#~`;
-    if (lower > upper) return { items: [] };
-    const pages = await Promise.all(
-      dayKeys(day).map((key) =>
-        this.documents.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: 'by-day',
-            KeyConditionExpression: '#day = :day AND ts_id BETWEEN :from AND :to',
-            ExpressionAttributeNames: { '#day': 'day' },
-            ExpressionAttributeValues: { ':day': key, ':from': lower, ':to': upper },
-            Limit: limit,
-          }),
-        ),
-      ),
+    if (`${from}#` > upper || (after && after.sort > upper)) return { items: [] };
+    const page = await mergedPage(
+      {
+        keys: dayKeys(day),
+        query: async (key, lower, pageLimit, start) => {
+          const result = await this.documents.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              IndexName: 'by-day',
+              KeyConditionExpression: '#day = :day AND ts_id BETWEEN :from AND :to',
+              ExpressionAttributeNames: { '#day': 'day' },
+              ExpressionAttributeValues: { ':day': key, ':from': lower, ':to': upper },
+              Limit: pageLimit,
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+          );
+          return {
+            items: result.Items ?? [],
+            ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}),
+          };
+        },
+        sortOf: (item) => String(item.ts_id),
+        tieOf: (item) => String(item.event_id),
+      },
+      { lower: `${from}#`, limit, ...(after ? { after } : {}) },
     );
-    const merged = pages
-      .flatMap((page) => page.Items ?? [])
-      .map((item) => outboxItemSchema.parse(item))
-      .sort((left, right) => compareText(left.ts_id ?? '', right.ts_id ?? ''));
-    const items = merged.slice(0, limit);
-    // More may follow when a shard filled its page or the merge had more than a page.
-    const more = merged.length > limit || pages.some((page) => page.LastEvaluatedKey !== undefined);
-    const last = items.at(-1)?.ts_id;
-    return { items, ...(more && last ? { cursor: eventsByDay.encode({ after: last }) } : {}) };
+    return {
+      items: page.items.map((item) => outboxItemSchema.parse(item)),
+      ...(page.next ? { cursor: eventsByDay.encode(page.next) } : {}),
+    };
   }
 }
 
