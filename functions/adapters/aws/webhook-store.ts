@@ -37,7 +37,7 @@ import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
 import { cursorCodec, keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { writeWithCompletion } from './idempotency-ledger';
-import { type ListingPosition, mergedPage } from './sharded-query';
+import { type ListingPosition, mergedPage, type ShardPage } from './sharded-query';
 
 /** The listings' cursors: each query's `LastEvaluatedKey` (the table's key and the index's). */
 /** A day's listing over its shards: the last `ts_id` returned. */
@@ -56,6 +56,36 @@ const positionCursor = (listing: string) =>
   });
 
 const eventsByDay = positionCursor('events-by-day-shards');
+
+/**
+ * One shard's query of a time-ordered index (`<key attribute> = <shard key> AND ts_id BETWEEN lower AND upper`),
+ * as a merged listing reads it.
+ */
+const timeIndexQuery =
+  (
+    documents: DynamoDBDocumentClient,
+    tableName: string,
+    indexName: string,
+    keyAttribute: string,
+    upper: string,
+  ) =>
+  async (key: string, lower: string, limit: number, start?: Record<string, unknown>): Promise<ShardPage> => {
+    const result = await documents.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: indexName,
+        KeyConditionExpression: '#key = :key AND ts_id BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#key': keyAttribute },
+        ExpressionAttributeValues: { ':key': key, ':from': lower, ':to': upper },
+        Limit: limit,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    return {
+      items: result.Items ?? [],
+      ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}),
+    };
+  };
 
 const compareText = (left: string, right: string): number => (left < right ? -1 : left > right ? 1 : 0);
 const endpointsScan = keyCursor('endpoints', { endpoint_id: 'string' });
@@ -165,23 +195,7 @@ export class DynamoEventStore implements EventStore {
     const page = await mergedPage(
       {
         keys: dayKeys(day),
-        query: async (key, lower, pageLimit, start) => {
-          const result = await this.documents.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              IndexName: 'by-day',
-              KeyConditionExpression: '#day = :day AND ts_id BETWEEN :from AND :to',
-              ExpressionAttributeNames: { '#day': 'day' },
-              ExpressionAttributeValues: { ':day': key, ':from': lower, ':to': upper },
-              Limit: pageLimit,
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          );
-          return {
-            items: result.Items ?? [],
-            ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}),
-          };
-        },
+        query: timeIndexQuery(this.documents, this.tableName, 'by-day', 'day', upper),
         sortOf: (item) => String(item.ts_id),
         tieOf: (item) => String(item.event_id),
       },
@@ -676,23 +690,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     const page = await mergedPage(
       {
         keys: statusKeys(status),
-        query: async (key, lower, pageLimit, start) => {
-          const result = await this.documents.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              IndexName: DELIVERY_INDEX.status,
-              KeyConditionExpression: '#status = :key AND ts_id BETWEEN :from AND :to',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':key': key, ':from': lower, ':to': upper },
-              Limit: pageLimit,
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          );
-          return {
-            items: result.Items ?? [],
-            ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}),
-          };
-        },
+        query: timeIndexQuery(this.documents, this.tableName, DELIVERY_INDEX.status, 'status', upper),
         sortOf: (item) => String(item.ts_id),
         tieOf: (item) => String(item.endpoint_id),
       },
