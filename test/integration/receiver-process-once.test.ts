@@ -159,7 +159,12 @@ const answerLosingClients = () => {
   return { faulty, lost };
 };
 
-const observingClients = () => {
+/**
+ * A client that counts transactions and records their cancellation reasons. With `contenders`, no transaction is
+ * sent before that many are waiting (or 2 s passed): none can commit before the others have read, so they race
+ * whatever the machine's load (without it, a fast winner could commit before a second one was built).
+ */
+const observingClients = (contenders = 0) => {
   const observed = createAwsClients({
     region: LOCAL_REGION,
     credentials: LOCAL_CREDENTIALS,
@@ -167,9 +172,19 @@ const observingClients = () => {
   });
   const codes: string[][] = [];
   const transactions = { count: 0 };
+  const waiting: (() => void)[] = [];
+  const gate = (): Promise<void> =>
+    new Promise((resolve) => {
+      waiting.push(resolve);
+      if (waiting.length >= contenders) for (const release of waiting.splice(0)) release();
+      else setTimeout(resolve, 2_000);
+    });
   observed.dynamoDb.middlewareStack.add(
     (next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand') transactions.count += 1;
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        transactions.count += 1;
+        if (contenders > 0) await gate();
+      }
       try {
         return await next(args);
       } catch (error) {
@@ -222,8 +237,9 @@ describe('IdempotencyStore.processTransactional (mode 1) on DynamoDB Local', () 
   it('50 concurrent deliveries of one event: the effect is applied exactly once, 49 duplicates', async () => {
     const event = eventAt();
     const { handler } = counting();
-    // Separate store instances, as separate function instances would be, on a client that sees the answers.
-    const { observed, codes, transactions } = observingClients();
+    // Separate store instances, as separate function instances would be, on a client that sees the answers; no
+    // transaction goes out before two are waiting, so at least two race.
+    const { observed, codes, transactions } = observingClients(2);
     const outcomes = await Promise.all(
       Array.from({ length: 50 }, () =>
         storeOf({ documents: observed.documents }).processTransactional({ ...event }, handler),
