@@ -132,18 +132,24 @@ describe('npm run secrets', () => {
     expect(result.output).toContain(join(result.dir, 'config/service-account.json'));
   });
 
-  it('fails on an AWS access key pair', { timeout: SCAN_TIMEOUT }, () => {
-    const base32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-    const keyId = `AKIA${Array.from(randomBytes(16), (byte) => base32[byte % 32]).join('')}`;
-    const secretKey = randomBytes(30).toString('base64');
-    const result = scan({
-      ...CLEAN,
-      'deploy/env.ts': `export const aws = {\n  accessKeyId: '${keyId}',\n  secretAccessKey: '${secretKey}',\n};\n`,
-    });
-    expect(result.status).not.toBe(0);
-    expect(result.output).toContain(join(result.dir, 'deploy/env.ts'));
-    expect(result.output).not.toContain(secretKey);
-  });
+  // A secret access key is 40 base64 characters; the last one may be '+' or '/', which the preset's rule (ending
+  // in \b) misses and the project's own pattern catches. Each ending is planted, not left to chance.
+  it.each(['A', '/', '+'])(
+    'fails on an AWS access key pair whose secret ends in %s',
+    { timeout: SCAN_TIMEOUT },
+    (last) => {
+      const base32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+      const keyId = `AKIA${Array.from(randomBytes(16), (byte) => base32[byte % 32]).join('')}`;
+      const secretKey = `${randomBytes(30).toString('base64').slice(0, 39)}${last}`;
+      const result = scan({
+        ...CLEAN,
+        'deploy/env.ts': `export const aws = {\n  accessKeyId: '${keyId}',\n  secretAccessKey: '${secretKey}',\n};\n`,
+      });
+      expect(result.status).not.toBe(0);
+      expect(result.output).toContain(join(result.dir, 'deploy/env.ts'));
+      expect(result.output).not.toContain(secretKey);
+    },
+  );
 
   it("fails on this service's own secret formats, not on their all-zero placeholders", {
     timeout: SCAN_TIMEOUT,
