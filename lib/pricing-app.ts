@@ -26,7 +26,28 @@ export interface PricingAppOptions {
   readonly machineOperatorRoles?: readonly MachineOperatorRole[];
   /** KMS key ARNs of retired receipt keys (C10). @default context `retiredReceiptKeyArns`, else none */
   readonly retiredReceiptKeyArns?: readonly string[];
+  /** A staged index migration's stage (see `retiredIndexesFromContext`). @default context `retiredIndexes`, else none */
+  readonly retiredIndexes?: RetiredIndexesStage;
 }
+
+/**
+ * `-c retiredIndexes=read|keep`: the stages of replacing a table's index (`retiredGlobalSecondaryIndexes` in the
+ * definitions), since CloudFormation adds or removes one index per table per update and an existing deployment
+ * keeps serving meanwhile:
+ * 1. `read`: the tables get the new index beside the retired one; the functions write the new key and still read
+ *    the retired index. Then `npm run migrate -- endpoint-shards` backfills the key on existing items.
+ * 2. `keep`: both indexes stay, the functions read the new one.
+ * 3. no value (every later deploy, and a new deployment at once): the retired index is removed.
+ */
+export type RetiredIndexesStage = 'read' | 'keep';
+
+export const retiredIndexesFromContext = (app: App): RetiredIndexesStage | undefined => {
+  const value = contextString(app, 'retiredIndexes');
+  if (value === undefined) return undefined;
+  if (value !== 'read' && value !== 'keep')
+    throw new Error(`context retiredIndexes must be read or keep, got ${JSON.stringify(value)}`);
+  return value;
+};
 
 /**
  * `retiredReceiptKeyArns`: receipt keys retired from signing whose receipts are still kept (C10), as a list in
@@ -130,6 +151,7 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
   const operatorTrustAccount = options.operatorTrustAccount ?? contextAccount(app, 'operatorTrustAccount');
   const machineOperatorRoles = options.machineOperatorRoles ?? machineOperatorRolesFromContext(app);
   const retiredReceiptKeyArns = options.retiredReceiptKeyArns ?? retiredReceiptKeyArnsFromContext(app);
+  const retiredIndexes = options.retiredIndexes ?? retiredIndexesFromContext(app);
   const stateful = new PricingStatefulStack(app, 'PricingStatefulStack', {
     stackName: `pricing-${stage}-stateful`,
     description: 'Pricing service: KMS keys, DynamoDB tables and S3 buckets (retained)',
@@ -140,6 +162,7 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
       contextInteger(app, 'receiptRetentionYears') ??
       RECEIPT_RETENTION_YEARS.default,
     terminationProtection: stage === 'prod',
+    ...(retiredIndexes ? { keepRetiredIndexes: true } : {}),
   });
   const service = new PricingServiceStack(app, 'PricingServiceStack', {
     stackName: `pricing-${stage}-service`,
@@ -156,6 +179,7 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     ...(operatorTrustAccount ? { operatorTrustAccount } : {}),
     ...(machineOperatorRoles ? { machineOperatorRoles } : {}),
     ...(retiredReceiptKeyArns ? { retiredReceiptKeyArns } : {}),
+    ...(retiredIndexes === 'read' ? { readRetiredIndexes: true } : {}),
   });
   service.addStackDependency(stateful);
 

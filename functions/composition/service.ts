@@ -40,6 +40,8 @@ import {
   operatorFunctions,
   type QueueId,
   queuesOf,
+  READ_RETIRED_INDEXES_ENV_VAR,
+  retiredIndexesReadBy,
   type ServiceTableId,
   tablesOf,
 } from '../definitions';
@@ -192,7 +194,13 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
       lazyObject<ServiceDependencies['webhooks']>({
         events: () => new DynamoEventStore(documents(), reach.table('events')),
         endpoints: () => new DynamoEndpointRepository(documents(), reach.table('endpoints')),
-        deliveries: () => new DynamoDeliveryRepository(documents(), reach.table('deliveries')),
+        deliveries: () =>
+          new DynamoDeliveryRepository(documents(), reach.table('deliveries'), {
+            // Only a function that queries a replacement index is told to read the retired one instead.
+            readRetiredIndexes:
+              (functionId === undefined || retiredIndexesReadBy(functionId).length > 0) &&
+              env[READ_RETIRED_INDEXES_ENV_VAR] === 'true',
+          }),
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
         // DPoP proofs' `jti`s are remembered in the idempotency table (items `dpop-jti#…`).
         dpopReplays: () => new DynamoDpopReplayCache(documents(), reach.table('idempotency')),

@@ -17,6 +17,7 @@ import {
   SCHEDULER,
   type ServiceTableId,
   TABLES,
+  type TableDefinition,
 } from './resources';
 import { ROUTES } from './routes';
 
@@ -206,7 +207,10 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       // Producers' events published; event history by day.
       events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
       // An event's deliveries, deliveries by endpoint or status; replays and confirmations update them.
-      deliveries: { actions: ['GetItem', 'Query', 'UpdateItem'], indexes: ['by-endpoint', 'by-status'] },
+      deliveries: {
+        actions: ['GetItem', 'Query', 'UpdateItem'],
+        indexes: ['by-endpoint-shard', 'by-status'],
+      },
       replays: { actions: ['Query', 'PutItem', 'BatchWriteItem'] },
       // The ledger, and the DPoP `jti`s remembered in the same table.
       idempotency: { actions: IDEMPOTENCY },
@@ -310,6 +314,25 @@ export const RETIRED_RECEIPT_KEY_IDS_ENV_VAR = 'RETIRED_RECEIPT_KEY_IDS';
 /** Private ranges the deliver function may POST to besides public unicast addresses (C17). */
 export const WEBHOOK_ALLOWED_CIDRS_ENV_VAR = 'WEBHOOK_ALLOWED_CIDRS';
 
+/**
+ * Set to `true` during a staged index migration (context `keepRetiredIndexes`, `TableDefinition.
+ * retiredGlobalSecondaryIndexes`): the functions read the retired index instead of its replacement until the new
+ * key is backfilled. Only on functions that query a replacement.
+ */
+export const READ_RETIRED_INDEXES_ENV_VAR = 'READ_RETIRED_INDEXES';
+
+/** The retired indexes a function reads instead of their replacements while a migration is staged. */
+export const retiredIndexesReadBy = (
+  functionId: FunctionId,
+): { readonly table: ServiceTableId; readonly index: string }[] =>
+  Object.entries(FUNCTION_ACCESS[functionId].tables).flatMap(([table, grant]) => {
+    const queried: readonly string[] = grant?.indexes ?? [];
+    const definition: TableDefinition = TABLES[table as ServiceTableId];
+    return (definition.retiredGlobalSecondaryIndexes ?? [])
+      .filter((retired) => queried.includes(retired.replacedBy))
+      .map((retired) => ({ table: table as ServiceTableId, index: retired.name }));
+  });
+
 /** The functions behind at least one `admin` route: they map IAM principals to operators (`OPERATOR_ROLES`). */
 export const operatorFunctions = (): FunctionId[] => [
   ...new Set(ROUTES.filter((route) => route.auth === 'admin').map((route) => route.function as FunctionId)),
@@ -365,5 +388,6 @@ export const environmentOf = (functionId: FunctionId): EnvironmentVariable[] => 
     ...(access.publishesReceiptKeys ? [optional(RETIRED_RECEIPT_KEY_IDS_ENV_VAR)] : []),
     ...(access.readsObjectives ? [optional(API_NAME_ENV_VAR)] : []),
     ...(functionId === 'deliver' ? [optional(WEBHOOK_ALLOWED_CIDRS_ENV_VAR)] : []),
+    ...(retiredIndexesReadBy(functionId).length > 0 ? [optional(READ_RETIRED_INDEXES_ENV_VAR)] : []),
   ];
 };

@@ -18,6 +18,11 @@ export interface GlobalSecondaryIndexDefinition {
   readonly sortKey?: KeyAttribute;
 }
 
+/** An index kept only during a staged migration, and the index that replaces it. */
+export interface RetiredGlobalSecondaryIndexDefinition extends GlobalSecondaryIndexDefinition {
+  readonly replacedBy: string;
+}
+
 export type StreamViewType = 'NEW_IMAGE' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES' | 'KEYS_ONLY';
 
 /** `service`: deployed to AWS and created locally. `local`: state that only the local stack's twins need. */
@@ -34,6 +39,13 @@ export interface TableDefinition {
   readonly stream?: StreamViewType;
   readonly timeToLiveAttribute?: string;
   readonly globalSecondaryIndexes?: readonly GlobalSecondaryIndexDefinition[];
+  /**
+   * Indexes an existing deployment still has while it moves to their replacement. CloudFormation adds or removes
+   * one index per table per update, so the move takes two deploys: with context `keepRetiredIndexes=true` the
+   * table has both and the functions read the retired one while the new key is backfilled (`npm run migrate`);
+   * without it (and on a new deployment) only the replacement exists and is read.
+   */
+  readonly retiredGlobalSecondaryIndexes?: readonly RetiredGlobalSecondaryIndexDefinition[];
 }
 
 export interface QueueDefinition {
@@ -113,15 +125,25 @@ export const TABLES = {
     sortKey: { name: 'endpoint_id', type: 'S' },
     timeToLiveAttribute: 'expires_at',
     globalSecondaryIndexes: [
+      // `<endpoint_id>#<shard of the event id>` (ENDPOINT_SHARDS), written once at creation.
       {
-        name: 'by-endpoint',
-        partitionKey: { name: 'endpoint_id', type: 'S' },
+        name: 'by-endpoint-shard',
+        partitionKey: { name: 'endpoint_shard', type: 'S' },
         sortKey: { name: 'ts_id', type: 'S' },
       },
       {
         name: 'by-status',
         partitionKey: { name: 'status', type: 'S' },
         sortKey: { name: 'ts_id', type: 'S' },
+      },
+    ],
+    // One partition key per endpoint: replaced by `by-endpoint-shard` (docs/decisions.md, "deliveries by endpoint").
+    retiredGlobalSecondaryIndexes: [
+      {
+        name: 'by-endpoint',
+        partitionKey: { name: 'endpoint_id', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+        replacedBy: 'by-endpoint-shard',
       },
     ],
   },

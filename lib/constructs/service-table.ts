@@ -21,6 +21,8 @@ export interface ServiceTableProps {
   readonly definition: TableDefinition;
   /** Customer-managed key that encrypts the table (and its stream). */
   readonly encryptionKey: kms.IKey;
+  /** Keep the definition's retired indexes too (a staged index migration, context `retiredIndexes`). */
+  readonly keepRetiredIndexes?: boolean;
   /** @default SECURE_DEFAULTS.statefulRemovalPolicy (RETAIN) */
   readonly removalPolicy?: RemovalPolicy;
 }
@@ -49,7 +51,10 @@ export class ServiceTable extends Construct {
       removalPolicy,
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     });
-    for (const index of definition.globalSecondaryIndexes ?? []) {
+    for (const index of [
+      ...(definition.globalSecondaryIndexes ?? []),
+      ...(props.keepRetiredIndexes ? (definition.retiredGlobalSecondaryIndexes ?? []) : []),
+    ]) {
       this.table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: attributeOf(index.partitionKey),

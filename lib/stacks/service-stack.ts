@@ -27,8 +27,10 @@ import {
   OPERATOR_ROLES_ENV_VAR,
   type QueueId,
   RATES_RATE_MINUTES,
+  READ_RETIRED_INDEXES_ENV_VAR,
   RETIRED_RECEIPT_KEY_IDS_ENV_VAR,
   ROUTES,
+  retiredIndexesReadBy,
   SCHEDULER,
   SWEEPER_RATE_MINUTES,
   type TableItemAction,
@@ -97,6 +99,11 @@ export interface PricingServiceStackProps extends StackProps {
    * writes them into the key sets it stores beside the receipts.
    */
   readonly retiredReceiptKeyArns?: readonly string[];
+  /**
+   * First deploy of a staged index migration (context `retiredIndexes=read`): the functions read the retired
+   * indexes, and are granted them, while the new keys are backfilled.
+   */
+  readonly readRetiredIndexes?: boolean;
 }
 
 /** The variable the admin function finds the caller usage plan by (its id would make a dependency cycle). */
@@ -193,7 +200,7 @@ export class PricingServiceStack extends Stack {
     );
     egress?.grantNetworkInterfaces(this.functions.deliver);
     for (const [functionId, fn] of Object.entries(this.functions) as [FunctionId, ServiceFunction][]) {
-      this.grantAccess(fn, FUNCTION_ACCESS[functionId], props);
+      this.grantAccess(fn, functionId, FUNCTION_ACCESS[functionId], props);
     }
 
     for (const [mappingId, mapping] of Object.entries(EVENT_SOURCE_MAPPINGS) as [
@@ -320,7 +327,6 @@ export class PricingServiceStack extends Stack {
     return queues as Record<QueueId, EncryptedQueue>;
   }
 
-  /** Every variable the AWS composition root reads, named by the definitions' `envVar`s. */
   /**
    * The value of every variable a function may be given (`environmentFor` picks each function's own); the API's
    * name is added by the objectives' reader (`ServiceObjectives`), which knows the API.
@@ -359,18 +365,29 @@ export class PricingServiceStack extends Stack {
       ...(props.retiredReceiptKeyArns?.length
         ? { [RETIRED_RECEIPT_KEY_IDS_ENV_VAR]: props.retiredReceiptKeyArns.join(',') }
         : {}),
+      ...(props.readRetiredIndexes ? { [READ_RETIRED_INDEXES_ENV_VAR]: 'true' } : {}),
       ...(props.webhookAllowedCidrs !== undefined
         ? { [WEBHOOK_ALLOWED_CIDRS_ENV_VAR]: allowedCidrsOf(props.webhookAllowedCidrs) }
         : {}),
     };
   }
 
-  private grantAccess(fn: ServiceFunction, access: FunctionAccess, props: PricingServiceStackProps): void {
+  private grantAccess(
+    fn: ServiceFunction,
+    functionId: FunctionId,
+    access: FunctionAccess,
+    props: PricingServiceStackProps,
+  ): void {
+    const retired = props.readRetiredIndexes ? retiredIndexesReadBy(functionId) : [];
     for (const [tableId, grant] of Object.entries(access.tables) as [
       ServiceTableId,
       { readonly actions: readonly TableItemAction[]; readonly indexes?: readonly string[] },
     ][]) {
-      fn.grantTableItems(props.tables[tableId], props.keys.data, grant);
+      const retiredIndexes = retired.filter((entry) => entry.table === tableId).map((entry) => entry.index);
+      fn.grantTableItems(props.tables[tableId], props.keys.data, {
+        ...grant,
+        ...(retiredIndexes.length > 0 ? { indexes: [...(grant.indexes ?? []), ...retiredIndexes] } : {}),
+      });
     }
     for (const queueId of access.sendsTo) fn.grantSendMessages(this.queues[queueId]);
     for (const queueId of access.readsQueueDepths ?? []) fn.grantQueueAttributes(this.queues[queueId]);

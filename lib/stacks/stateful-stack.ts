@@ -21,6 +21,8 @@ export interface PricingStatefulStackProps extends StackProps {
    * @default 7
    */
   readonly receiptRetentionYears?: number;
+  /** Keep the tables' retired indexes during a staged index migration (context `retiredIndexes`). */
+  readonly keepRetiredIndexes?: boolean;
 }
 
 /** The receipts bucket's retention, in years: finance keeps records 7 years, some jurisdictions up to 10. */
@@ -77,7 +79,11 @@ export class PricingStatefulStack extends Stack {
     this.tables = Object.fromEntries(
       serviceTableEntries().map(([tableId, definition]) => [
         tableId,
-        new ServiceTable(this, `${tableId}Table`, { definition, encryptionKey: dataKey }).table,
+        new ServiceTable(this, `${tableId}Table`, {
+          definition,
+          encryptionKey: dataKey,
+          keepRetiredIndexes: props.keepRetiredIndexes ?? false,
+        }).table,
       ]),
     ) as Record<ServiceTableId, dynamodb.Table>;
 

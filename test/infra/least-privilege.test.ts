@@ -272,7 +272,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'dynamodb:Query': [
       'table:catalog',
       'table:deliveries',
-      'table:deliveries/index/by-endpoint',
+      'table:deliveries/index/by-endpoint-shard',
       'table:deliveries/index/by-status',
       'table:endpoints/index/by-partner-key',
       'table:endpoints/index/by-previous-partner-key',

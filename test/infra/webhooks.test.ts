@@ -83,9 +83,9 @@ describe('webhook tables', () => {
     });
   });
 
-  it('deliveries has the by-endpoint and by-status indexes over ts_id', () => {
+  it('deliveries has the by-endpoint-shard and by-status indexes over ts_id (the retired by-endpoint gone)', () => {
     expect(tableProperties('deliveries').GlobalSecondaryIndexes).toEqual([
-      index('by-endpoint', 'endpoint_id', 'ts_id'),
+      index('by-endpoint-shard', 'endpoint_shard', 'ts_id'),
       index('by-status', 'status', 'ts_id'),
     ]);
   });
@@ -428,7 +428,7 @@ describe('webhook grants', () => {
     {
       functionId: 'webhooks',
       indexes: [
-        'deliveries/index/by-endpoint',
+        'deliveries/index/by-endpoint-shard',
         'deliveries/index/by-status',
         'endpoints/index/by-partner-key',
         'endpoints/index/by-previous-partner-key',

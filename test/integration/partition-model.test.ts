@@ -54,7 +54,13 @@ describe('the partition recorder', () => {
         await measured.documents.send(
           new PutCommand({
             TableName: table,
-            Item: { event_id: eventId, endpoint_id: 'ep_1', status: 'pending', ts_id: `t#${eventId}` },
+            Item: {
+              event_id: eventId,
+              endpoint_id: 'ep_1',
+              endpoint_shard: 'ep_1#7',
+              status: 'pending',
+              ts_id: `t#${eventId}`,
+            },
           }),
         );
       } else {
@@ -73,7 +79,7 @@ describe('the partition recorder', () => {
     // The put entered `pending`; the update left it (a delete there) and entered `delivered`.
     expect(unitsOn(usage, 'deliveries/by-status pending')?.write).toBeGreaterThan(1);
     expect(unitsOn(usage, 'deliveries/by-status delivered')?.write).toBeGreaterThan(0);
-    expect(unitsOn(usage, 'deliveries/by-endpoint ep_1')?.write).toBeGreaterThan(1);
+    expect(unitsOn(usage, 'deliveries/by-endpoint-shard ep_1#7')?.write).toBeGreaterThan(1);
     expect(recorder.errors).toEqual([]);
   });
 

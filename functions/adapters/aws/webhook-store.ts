@@ -12,6 +12,8 @@ import {
 import {
   type DeliveryStatus,
   dayKeys,
+  endpointShardKey,
+  endpointShardKeys,
   FANOUT_PENDING_MARKERS,
   shardOf,
 } from '../../domain/webhooks/envelope';
@@ -96,6 +98,8 @@ const deliveriesByEndpoint = keyCursor('deliveries-by-endpoint', {
 });
 /** A listing by status over its shards: the last delivery returned (its `ts_id` and endpoint). */
 const deliveriesByStatus = positionCursor('deliveries-by-status-shards');
+/** A listing by endpoint over its shards: the same position (the endpoint is the tie-breaker, constant here). */
+const deliveriesByEndpointShards = positionCursor('deliveries-by-endpoint-shards');
 
 /** The outbox on the events table. */
 export class DynamoEventStore implements EventStore {
@@ -398,7 +402,11 @@ const withChanges = (record: EndpointRecord, changes: EndpointChanges, at: strin
   return next as unknown as EndpointRecord;
 };
 
-const DELIVERY_INDEX = { endpoint: 'by-endpoint', status: 'by-status' } as const;
+const DELIVERY_INDEX = {
+  endpoint: 'by-endpoint-shard',
+  retiredEndpoint: 'by-endpoint',
+  status: 'by-status',
+} as const;
 
 /**
  * The `by-status` index is written on every status change of every delivery: one key per status would be one
@@ -412,9 +420,14 @@ export const STATUS_SHARDS = 64;
 export const storedStatus = (eventId: string, endpointId: string, status: DeliveryStatus): string =>
   `${status}#${shardOf(`${eventId}#${endpointId}`, STATUS_SHARDS)}`;
 
-/** The status of a stored delivery, whichever form it was stored in. */
-const decoded = <T extends Record<string, unknown> | undefined>(item: T): T =>
-  item && typeof item.status === 'string' ? { ...item, status: item.status.split('#')[0] } : item;
+/** A stored delivery as the port knows it: its status alone, without the index key `endpoint_shard`. */
+const decoded = <T extends Record<string, unknown> | undefined>(item: T): T => {
+  if (!item) return item;
+  const { endpoint_shard: _shard, ...record } = item;
+  return (
+    typeof record.status === 'string' ? { ...record, status: record.status.split('#')[0] } : record
+  ) as T;
+};
 
 /** Every `by-status` key of a status: each shard's, and the plain status of deliveries written before. */
 const statusKeys = (status: DeliveryStatus): string[] => [
@@ -422,10 +435,19 @@ const statusKeys = (status: DeliveryStatus): string[] => [
   ...Array.from({ length: STATUS_SHARDS }, (_, shard) => `${status}#${shard}`),
 ];
 
+export interface DeliveryRepositoryOptions {
+  /**
+   * List by endpoint from the retired `by-endpoint` index, during the first deploy of its staged replacement
+   * (`READ_RETIRED_INDEXES`), while `npm run migrate -- endpoint-shards` backfills the new key.
+   */
+  readonly readRetiredIndexes?: boolean;
+}
+
 export class DynamoDeliveryRepository implements DeliveryRepository {
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly options: DeliveryRepositoryOptions = {},
   ) {}
 
   private key(eventId: string, endpointId: string) {
@@ -437,7 +459,11 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
       await this.documents.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...record, status: storedStatus(record.event_id, record.endpoint_id, record.status) },
+          Item: {
+            ...record,
+            status: storedStatus(record.event_id, record.endpoint_id, record.status),
+            endpoint_shard: endpointShardKey(record.endpoint_id, record.event_id),
+          },
           ConditionExpression: 'attribute_not_exists(event_id)',
         }),
       );
@@ -655,12 +681,14 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
   ): Promise<Page<DeliveryRecord>> {
     // An empty window (`from` after `to`) reads nothing: DynamoDB refuses a BETWEEN whose bounds are inverted.
     if (`${from}#` > `${to}#~`) return { items: [] };
-    if ('status' in index) return this.byStatus(index.status, from, to, limit, cursor);
+    if ('status' in index) return this.byShards(statusKeys(index.status), 'status', from, to, limit, cursor);
+    if (!this.options.readRetiredIndexes)
+      return this.byShards(endpointShardKeys(index.endpointId), 'endpoint', from, to, limit, cursor);
     const start = deliveriesByEndpoint.decode(cursor);
     const result = await this.documents.send(
       new QueryCommand({
         TableName: this.tableName,
-        IndexName: DELIVERY_INDEX.endpoint,
+        IndexName: DELIVERY_INDEX.retiredEndpoint,
         KeyConditionExpression: '#pk = :pk AND ts_id BETWEEN :from AND :to',
         ExpressionAttributeNames: { '#pk': 'endpoint_id' },
         ExpressionAttributeValues: { ':pk': index.endpointId, ':from': `${from}#`, ':to': `${to}#~` },
@@ -675,22 +703,36 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     };
   }
 
-  /** Deliveries in one status, in time order: the status's shards merged (`sharded-query.ts`). */
-  private async byStatus(
-    status: DeliveryStatus,
+  /**
+   * Deliveries of one status or one endpoint, in time order: the index's shards merged (`sharded-query.ts`). The
+   * cursor names its listing, so one of a status listing is refused by an endpoint listing.
+   */
+  private async byShards(
+    keys: string[],
+    index: 'status' | 'endpoint',
     from: string,
     to: string,
     limit: number,
     cursor?: string,
   ): Promise<Page<DeliveryRecord>> {
-    const after = cursor === undefined ? undefined : deliveriesByStatus.decode(cursor);
+    const codec = index === 'status' ? deliveriesByStatus : deliveriesByEndpointShards;
+    const after = cursor === undefined ? undefined : codec.decode(cursor);
     const upper = `${to}#~`;
     // A cursor past the window (reused with an earlier `to`): nothing is left in it.
     if (after && after.sort > upper) return { items: [] };
     const page = await mergedPage(
       {
-        keys: statusKeys(status),
-        query: timeIndexQuery(this.documents, this.tableName, DELIVERY_INDEX.status, 'status', upper),
+        keys,
+        query:
+          index === 'status'
+            ? timeIndexQuery(this.documents, this.tableName, DELIVERY_INDEX.status, 'status', upper)
+            : timeIndexQuery(
+                this.documents,
+                this.tableName,
+                DELIVERY_INDEX.endpoint,
+                'endpoint_shard',
+                upper,
+              ),
         sortOf: (item) => String(item.ts_id),
         tieOf: (item) => String(item.endpoint_id),
       },
@@ -698,7 +740,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     );
     return {
       items: page.items.map(decoded) as unknown as DeliveryRecord[],
-      ...(page.next ? { cursor: deliveriesByStatus.encode(page.next) } : {}),
+      ...(page.next ? { cursor: codec.encode(page.next) } : {}),
     };
   }
 }

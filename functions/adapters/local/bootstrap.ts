@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DeleteTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   type DynamoDBClient,
@@ -16,6 +17,7 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import {
   BUCKETS,
   type BucketDefinition,
@@ -29,6 +31,8 @@ import {
   type TableId,
   visibilityTimeoutSeconds,
 } from '../../definitions';
+import { documentClientOf } from '../aws/clients';
+import { INDEX_BACKFILLS } from '../aws/migrations';
 
 const SECONDS_PER_DAY = 86_400;
 
@@ -83,18 +87,98 @@ const waitForActive = async (client: DynamoDBClient, tableName: string) => {
   throw new Error(`table ${tableName} did not become ACTIVE`);
 };
 
-/** Creates the table if missing, enables its stream and TTL if needed; safe to run on every start. */
+const tableExists = async (client: DynamoDBClient, tableName: string): Promise<boolean> => {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ResourceNotFoundException') return false;
+    throw error;
+  }
+};
+
+const deleteTable = async (client: DynamoDBClient, tableName: string) => {
+  await client.send(new DeleteTableCommand({ TableName: tableName }));
+  for (let i = 0; i < 100 && (await tableExists(client, tableName)); i += 1) await sleep(100);
+};
+
+/** Every item of `from` written to `to` (an ACTIVE table with the same keys), page by page. */
+const copyItems = async (client: DynamoDBClient, from: string, to: string) => {
+  const documents = documentClientOf(client);
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new ScanCommand({ TableName: from, Limit: 500, ...(start ? { ExclusiveStartKey: start } : {}) }),
+    );
+    const items = page.Items ?? [];
+    for (let index = 0; index < items.length; index += 25) {
+      let requests = items.slice(index, index + 25).map((Item) => ({ PutRequest: { Item } }));
+      for (let round = 0; requests.length > 0; round += 1) {
+        if (round > 8) throw new Error(`copying ${from} to ${to}: writes left unprocessed`);
+        if (round > 0) await sleep(25 * 2 ** round);
+        const result = await documents.send(new BatchWriteCommand({ RequestItems: { [to]: requests } }));
+        requests = (result.UnprocessedItems?.[to] ?? []) as typeof requests;
+      }
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+};
+
+/** The copy a table is rebuilt through; while it exists it holds every item of the table. */
+const rebuildCopyOf = (tableName: string) => `${tableName}.rebuild`;
+
+/**
+ * A table kept from an earlier start (a data directory) whose indexes are not its definition's (a staged index
+ * replacement since) is rebuilt in that shape: its items copied to a table of the new shape, the table recreated,
+ * the items copied back, the new index keys backfilled (`INDEX_BACKFILLS`), the copy dropped. DynamoDB Local does
+ * not reliably finish an index that UpdateTable adds to a table among busy ones, so the rebuild does not use it. A
+ * start stopped half-way (a kill) resumes from the copy, dropped only once the table holds every item again.
+ */
+const rebuildTable = async (client: DynamoDBClient, table: TableDefinition, tableName: string) => {
+  const copy = rebuildCopyOf(tableName);
+  if (!(await tableExists(client, copy))) {
+    const { stream: _stream, ...withoutStream } = table;
+    await client.send(new CreateTableCommand(createTableInput(withoutStream, copy)));
+    await waitForActive(client, copy);
+    await copyItems(client, tableName, copy);
+  }
+  if (await tableExists(client, tableName)) await deleteTable(client, tableName);
+  await client.send(new CreateTableCommand(createTableInput(table, tableName)));
+  await waitForActive(client, tableName);
+  await copyItems(client, copy, tableName);
+  for (const index of table.globalSecondaryIndexes ?? []) {
+    const backfill = INDEX_BACKFILLS[index.name];
+    if (backfill) await backfill(documentClientOf(client), tableName);
+  }
+  await deleteTable(client, copy);
+};
+
+/** The index names of a definition or a table description, sorted. */
+const indexNames = (indexes: readonly { readonly IndexName?: string; readonly name?: string }[] = []) =>
+  indexes.map((index) => index.IndexName ?? index.name ?? '').sort();
+
+/**
+ * Creates the table if missing (else moves it to its definition's indexes), enables its stream and TTL if needed;
+ * safe to run on every start.
+ */
 export const ensureTable = async (
   client: DynamoDBClient,
   table: TableDefinition,
   tableName: string,
 ): Promise<string | undefined> => {
+  // A rebuild stopped half-way: finish it first.
+  if (await tableExists(client, rebuildCopyOf(tableName))) await rebuildTable(client, table, tableName);
   try {
     await client.send(new CreateTableCommand(createTableInput(table, tableName)));
   } catch (error) {
     if ((error as Error).name !== 'ResourceInUseException') throw error;
   }
   let description = await waitForActive(client, tableName);
+  const wanted = JSON.stringify(indexNames(table.globalSecondaryIndexes));
+  if (JSON.stringify(indexNames(description.GlobalSecondaryIndexes)) !== wanted) {
+    await rebuildTable(client, table, tableName);
+    description = await waitForActive(client, tableName);
+  }
   if (table.stream && !description.StreamSpecification?.StreamEnabled) {
     await client.send(
       new UpdateTableCommand({

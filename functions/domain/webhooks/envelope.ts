@@ -131,6 +131,22 @@ export const dayKeys = (day: string): string[] => [
   ...Array.from({ length: DAY_SHARDS }, (_, shard) => `${day}#${shard}`),
 ];
 
+/**
+ * The deliveries' `by-endpoint-shard` index: one key per endpoint would be one partition for every delivery to it,
+ * written at each status change (about 330 deliveries/s). The key carries a shard of the event id
+ * (`<endpoint_id>#0` … `#63`), set when the delivery is created and never changed; a listing by endpoint merges the
+ * 64 by time (docs/capacity.md §8a).
+ */
+export const ENDPOINT_SHARDS = 64;
+
+/** The `by-endpoint-shard` key of a delivery: its endpoint and the shard of its event id. */
+export const endpointShardKey = (endpointId: string, eventId: string): string =>
+  `${endpointId}#${shardOf(eventId, ENDPOINT_SHARDS)}`;
+
+/** Every `by-endpoint-shard` key of an endpoint. */
+export const endpointShardKeys = (endpointId: string): string[] =>
+  Array.from({ length: ENDPOINT_SHARDS }, (_, shard) => `${endpointId}#${shard}`);
+
 /** The index keys of a new outbox item: its day (sharded), its time order, and the pending-fan-out marker. */
 export const outboxKeys = (ts: string, eventId: string) => ({
   day: dayKey(ts, eventId),

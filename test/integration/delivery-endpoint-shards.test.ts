@@ -1,0 +1,267 @@
+/**
+ * Deliveries by endpoint in shards (`by-endpoint-shard`, `<endpoint_id>#0` … `#63`) on DynamoDB Local, and the
+ * staged replacement of the retired `by-endpoint` index: the key written at creation and hidden from the port, a
+ * listing by endpoint merged over the shards in time order page by page; deliveries written before the index
+ * backfilled (resumably, each once) by `npm run migrate -- endpoint-shards` and by the local stack's start on a
+ * table of the old shape; the retired index read while a deployment is in its first stage.
+ */
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { run as migrate } from '../../bin/migrate';
+import { destroyAwsClients } from '../../functions/adapters/aws/clients';
+import { backfillEndpointShards, type MigrationProgress } from '../../functions/adapters/aws/migrations';
+import { DynamoDeliveryRepository } from '../../functions/adapters/aws/webhook-store';
+import { createTableInput, ensureTable } from '../../functions/adapters/local/bootstrap';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
+import { TABLES, type TableDefinition } from '../../functions/definitions';
+import { ENDPOINT_SHARDS, endpointShardKey } from '../../functions/domain/webhooks/envelope';
+import type { DeliveryRecord } from '../../functions/ports/webhooks';
+import { InvalidCursorError } from '../../functions/shared/cursor';
+import { cliWorld } from '../support/cli-world';
+import { engineClients, provisionIsolated, uniquePrefix } from '../support/engines';
+
+const clients = engineClients();
+afterAll(() => destroyAwsClients(clients));
+
+const DAY = { from: '2026-11-22T00:00:00.000Z', to: '2026-11-22T23:59:59.999Z' };
+
+const record = (minute: number, endpointId: string): DeliveryRecord => {
+  const ts = new Date(Date.parse('2026-11-22T10:00:00.000Z') + minute * 60_000).toISOString();
+  const eventId = `evt_${String(minute).padStart(4, '0')}`;
+  return {
+    event_id: eventId,
+    endpoint_id: endpointId,
+    event_type: 'payout.processed',
+    ts_id: `${ts}#${eventId}`,
+    status: 'pending',
+    created_at: ts,
+    updated_at: ts,
+    last_attempt: 0,
+    completed_attempt: 0,
+    attempts: [],
+    expires_at: 1_900_000_000,
+  };
+};
+
+const listAll = async (repository: DynamoDeliveryRepository, endpointId: string, pageSize: number) => {
+  const listed: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 500; pages += 1) {
+    const page = await repository.query({ endpointId }, DAY.from, DAY.to, pageSize, cursor);
+    listed.push(...page.items.map((item) => `${item.event_id}/${item.endpoint_id}`));
+    cursor = page.cursor;
+    if (!cursor) return listed;
+  }
+  throw new Error('the listing did not end');
+};
+
+/** The deliveries table as it was before the replacement: the retired `by-endpoint` index and `by-status`. */
+const OLD_SHAPE: TableDefinition = {
+  ...TABLES.deliveries,
+  globalSecondaryIndexes: [
+    ...(TABLES.deliveries.retiredGlobalSecondaryIndexes ?? []),
+    ...TABLES.deliveries.globalSecondaryIndexes.filter((index) => index.name !== 'by-endpoint-shard'),
+  ],
+  retiredGlobalSecondaryIndexes: [],
+};
+
+/** The table during a staged replacement: the new index and the retired one. */
+const STAGED_SHAPE: TableDefinition = {
+  ...TABLES.deliveries,
+  globalSecondaryIndexes: [
+    ...TABLES.deliveries.globalSecondaryIndexes,
+    ...(TABLES.deliveries.retiredGlobalSecondaryIndexes ?? []),
+  ],
+};
+
+/** A table (of the old shape by default) holding `count` deliveries to one endpoint written without the new key. */
+const oldTable = async (count: number, endpointId: string, shape = OLD_SHAPE): Promise<string> => {
+  const tableName = `${uniquePrefix()}deliveries`;
+  await clients.dynamoDb.send(new CreateTableCommand(createTableInput(shape, tableName)));
+  for (let minute = 0; minute < count; minute += 1)
+    await clients.documents.send(new PutCommand({ TableName: tableName, Item: record(minute, endpointId) }));
+  return tableName;
+};
+
+const indexesOf = async (tableName: string) =>
+  (
+    (await clients.dynamoDb.send(new DescribeTableCommand({ TableName: tableName }))).Table
+      ?.GlobalSecondaryIndexes ?? []
+  )
+    .filter((index) => index.IndexStatus !== 'DELETING')
+    .map((index) => index.IndexName)
+    .sort();
+
+describe('deliveries by endpoint, in shards', () => {
+  let deliveries: DynamoDeliveryRepository;
+  let tableName: string;
+
+  beforeAll(async () => {
+    tableName = (await provisionIsolated(clients)).tableNames.deliveries;
+    deliveries = new DynamoDeliveryRepository(clients.documents, tableName);
+  });
+
+  it('writes the shard key once at creation, hides it from the port, and lists every shard in time order, page by page', async () => {
+    const expected: string[] = [];
+    for (let minute = 0; minute < 150; minute += 1) {
+      const created = await deliveries.createIfAbsent(record(minute, 'ep_a'));
+      expected.push(`${created.event_id}/ep_a`);
+      if (minute % 3 === 0) await deliveries.createIfAbsent(record(minute, 'ep_b'));
+    }
+    const raw = await clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: { event_id: 'evt_0007', endpoint_id: 'ep_a' } }),
+    );
+    expect(raw.Item?.endpoint_shard).toBe(endpointShardKey('ep_a', 'evt_0007'));
+    expect(await deliveries.get('evt_0007', 'ep_a')).not.toHaveProperty('endpoint_shard');
+    const shards = new Set(expected.map((id) => endpointShardKey('ep_a', id.split('/')[0] as string)));
+    expect(shards.size).toBeGreaterThan(ENDPOINT_SHARDS / 2);
+
+    expect(await listAll(deliveries, 'ep_a', 7)).toEqual(expected);
+    expect(await listAll(deliveries, 'ep_a', 200)).toEqual(expected);
+    expect(await listAll(deliveries, 'ep_b', 11)).toHaveLength(50);
+    expect(await listAll(deliveries, 'ep_none', 10)).toEqual([]);
+
+    // A window inside the day: only its deliveries, still in order.
+    const window = await deliveries.query(
+      { endpointId: 'ep_a' },
+      '2026-11-22T10:10:00.000Z',
+      '2026-11-22T10:19:59.999Z',
+      50,
+    );
+    expect(window.items.map((item) => item.event_id)).toEqual(
+      Array.from({ length: 10 }, (_, index) => `evt_${String(10 + index).padStart(4, '0')}`),
+    );
+    expect(window.cursor).toBeUndefined();
+  });
+
+  it("refuses a status listing's cursor, and a cursor of another listing's kind, as invalid", async () => {
+    const byStatus = await deliveries.query({ status: 'pending' }, DAY.from, DAY.to, 5);
+    expect(byStatus.cursor).toBeDefined();
+    await expect(
+      deliveries.query({ endpointId: 'ep_a' }, DAY.from, DAY.to, 5, byStatus.cursor),
+    ).rejects.toBeInstanceOf(InvalidCursorError);
+  });
+});
+
+describe('the staged replacement of by-endpoint', () => {
+  it('the retired index is read in the first stage; the backfill makes the old deliveries listable by shard, each once, resumably', async () => {
+    // The first stage's table: both indexes, the deliveries written before it without the new key.
+    const tableName = await oldTable(60, 'ep_old', STAGED_SHAPE);
+    const expected = Array.from({ length: 60 }, (_, minute) => `${record(minute, 'ep_old').event_id}/ep_old`);
+    const stageOne = new DynamoDeliveryRepository(clients.documents, tableName, { readRetiredIndexes: true });
+    const stageTwo = new DynamoDeliveryRepository(clients.documents, tableName);
+    expect(await listAll(stageOne, 'ep_old', 9)).toEqual(expected);
+    // Before the backfill the replacement does not know the old deliveries; new ones are in both.
+    expect(await listAll(stageTwo, 'ep_old', 9)).toEqual([]);
+
+    // A run stopped after its first pages, resumed from the progress it saved: every delivery updated once.
+    let saved: MigrationProgress | undefined;
+    let pages = 0;
+    await expect(
+      backfillEndpointShards(clients.documents, tableName, {
+        segments: 2,
+        pageSize: 10,
+        onPage: (progress) => {
+          saved = progress;
+          pages += 1;
+          if (pages === 2) throw new Error('stopped');
+        },
+      }),
+    ).rejects.toThrow('stopped');
+    expect(saved).toBeDefined();
+    const resumed = await backfillEndpointShards(clients.documents, tableName, {
+      segments: 2,
+      pageSize: 10,
+      progress: saved as MigrationProgress,
+    });
+    const again = await backfillEndpointShards(clients.documents, tableName);
+    expect(again.updated).toBe(0);
+    expect(resumed.updated).toBeLessThanOrEqual(60);
+    expect(await listAll(stageTwo, 'ep_old', 9)).toEqual(expected);
+    expect(await listAll(stageOne, 'ep_old', 9)).toEqual(expected);
+  });
+
+  it('npm run migrate -- endpoint-shards backfills a table, saves its progress, resumes from it, and refuses a wrong line', async () => {
+    const tableName = await oldTable(25, 'ep_cli');
+    // The CLI's own client (it destroys it at the end), pointed at DynamoDB Local.
+    const client = () =>
+      new DynamoDBClient({
+        endpoint: inject('dynamoDbEndpoint'),
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      });
+    const first = cliWorld({});
+    const line = [
+      'endpoint-shards',
+      '--table',
+      tableName,
+      '--segments',
+      '3',
+      '--page-size',
+      '4',
+      '--state',
+      's.json',
+    ];
+    expect(await migrate(line, first.io, client)).toBe(0);
+    expect(JSON.parse(first.out.join(''))).toEqual({
+      migration: 'endpoint-shards',
+      table: tableName,
+      scanned: 25,
+      updated: 25,
+    });
+    expect(JSON.parse(first.written.get('s.json') ?? '{}')).toEqual({
+      migration: 'endpoint-shards',
+      segments: [null, null, null],
+    });
+    const raw = await clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: { event_id: 'evt_0003', endpoint_id: 'ep_cli' } }),
+    );
+    expect(raw.Item?.endpoint_shard).toBe(endpointShardKey('ep_cli', 'evt_0003'));
+
+    // A finished state: the rerun reads nothing. A state of another segment count is refused.
+    const done = cliWorld({ 's.json': first.written.get('s.json') ?? '' });
+    expect(await migrate(line, done.io, client)).toBe(0);
+    expect(JSON.parse(done.out.join(''))).toMatchObject({ scanned: 0, updated: 0 });
+    const other = cliWorld({ 's.json': JSON.stringify({ segments: [null] }) });
+    expect(await migrate(line, other.io, client)).toBe(2);
+    expect(other.err.join('')).toContain('holds no progress of 3 segments');
+
+    const wrong = cliWorld({});
+    expect(await migrate(['endpoint-shards'], wrong.io, client)).toBe(2);
+    expect(wrong.err.join('')).toContain('--table names the deliveries table');
+    expect(await migrate(['reindex', '--table', tableName], wrong.io, client)).toBe(2);
+    expect(wrong.err.join('')).toContain('unknown migration reindex');
+  });
+
+  it("the local stack's start rebuilds a kept table of the old shape in the new one, the old deliveries listable", async () => {
+    const tableName = await oldTable(30, 'ep_kept');
+    expect(await indexesOf(tableName)).toEqual(['by-endpoint', 'by-status']);
+    await ensureTable(clients.dynamoDb, TABLES.deliveries, tableName);
+    expect(await indexesOf(tableName)).toEqual(['by-endpoint-shard', 'by-status']);
+    const repository = new DynamoDeliveryRepository(clients.documents, tableName);
+    expect(await listAll(repository, 'ep_kept', 8)).toHaveLength(30);
+    expect((await repository.get('evt_0029', 'ep_kept'))?.status).toBe('pending');
+    // Idempotent: a second start changes nothing.
+    await ensureTable(clients.dynamoDb, TABLES.deliveries, tableName);
+    expect(await listAll(repository, 'ep_kept', 8)).toHaveLength(30);
+  });
+
+  it('a rebuild killed after the table was dropped resumes from its copy at the next start, nothing lost', async () => {
+    // The state a kill leaves after the copy was filled and the table dropped: only `<table>.rebuild` holds the items.
+    const tableName = `${uniquePrefix()}deliveries`;
+    await clients.dynamoDb.send(
+      new CreateTableCommand(createTableInput(TABLES.deliveries, `${tableName}.rebuild`)),
+    );
+    for (let minute = 0; minute < 20; minute += 1)
+      await clients.documents.send(
+        new PutCommand({ TableName: `${tableName}.rebuild`, Item: record(minute, 'ep_copy') }),
+      );
+    await ensureTable(clients.dynamoDb, TABLES.deliveries, tableName);
+    const repository = new DynamoDeliveryRepository(clients.documents, tableName);
+    expect(await listAll(repository, 'ep_copy', 6)).toHaveLength(20);
+    await expect(
+      clients.dynamoDb.send(new DescribeTableCommand({ TableName: `${tableName}.rebuild` })),
+    ).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+  });
+});
