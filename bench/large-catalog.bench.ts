@@ -31,7 +31,7 @@ interface Pricelist {
   readonly [field: string]: unknown;
 }
 
-const demo = (): Record<string, unknown> & { products: Product[]; pricelists: Pricelist[] } => {
+export const demo = (): Record<string, unknown> & { products: Product[]; pricelists: Pricelist[] } => {
   const { rate_policy: _policy, ...document } = JSON.parse(
     readFileSync(new URL('../catalog/demo-catalog.json', import.meta.url), 'utf8'),
   );
@@ -39,7 +39,7 @@ const demo = (): Record<string, unknown> & { products: Product[]; pricelists: Pr
 };
 
 /** The demo catalog with `count` more products, each priced in every list that has items of its own. */
-const largeDocument = (count: number) => {
+export const largeDocument = (count: number) => {
   const document = demo();
   const template = document.products.find((product) => product.sku_id === 'GAME-STARFALL-PS5') as Product;
   const products = Array.from({ length: count }, (_, index) => ({

@@ -520,12 +520,14 @@ export class AdminClient {
         method: request.method,
         headers,
         ...(body === undefined ? {} : { body }),
+        // A 303 (a large export's download link) is the answer: its link is followed without the credentials.
+        redirect: 'manual',
       });
     } catch (error) {
       throw new ApiUnreachableError(this.apiUrl, error);
     }
     const parsed = await readBody(response);
-    if (!response.ok) throw new AdminApiError(response.status, parsed);
+    if (!response.ok && response.status !== 303) throw new AdminApiError(response.status, parsed);
     return { status: response.status, headers: response.headers, body: parsed };
   }
 

@@ -24,6 +24,8 @@
  * refused or failed, 2 a wrong command line (the message and the usage on stderr).
  */
 import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { MAX_REQUEST_BODY_BYTES } from '../functions/definitions/limits';
 import { type ChangeRequestStatus, REQUIRED_APPROVALS } from '../functions/domain/change-control/approvals';
 import { GUARDRAIL_CODES, type GuardrailCode } from '../functions/domain/change-control/guardrails';
 import { CHANGE_KINDS, type ChangeKind } from '../functions/ports/change-requests';
@@ -543,7 +545,18 @@ const send = async (
   switch (command.kind) {
     case 'import': {
       const document = await readJson(io, command.file);
-      return document && (await client.post('/admin/catalog/import', document.value));
+      if (!document) return undefined;
+      const text = JSON.stringify(document.value);
+      if (Buffer.byteLength(text) <= MAX_REQUEST_BODY_BYTES)
+        return client.post('/admin/catalog/import', document.value);
+      // Larger than a request body: uploaded through a link, then imported by its id.
+      const upload = (await client.post('/admin/catalog/uploads')).body as { upload_id: string; url: string };
+      await transferFile(io, upload.url, { method: 'PUT', body: gzipSync(text) });
+      const { effective_from } = document.value as { effective_from?: unknown };
+      return client.post('/admin/catalog/import', {
+        upload_id: upload.upload_id,
+        ...(typeof effective_from === 'string' ? { effective_from } : {}),
+      });
     }
     case 'request': {
       const payload = await readJson(io, command.file);
@@ -582,12 +595,44 @@ const send = async (
         '/admin/catalog/export',
         command.revision === undefined ? undefined : { revision: command.revision },
       );
+      // Past 5 MB the answer is a 303 to a download link of the gzip document.
+      const body =
+        response.status === 303
+          ? JSON.parse(
+              gunzipSync(
+                await transferFile(io, (response.body as { url: string }).url, { method: 'GET' }),
+              ).toString('utf8'),
+            )
+          : response.body;
       return {
-        body: response.body,
+        body,
         ...optional('revision', Number(response.headers.get('x-catalog-revision')) || undefined),
       };
     }
   }
+};
+
+/**
+ * One request to a pre-signed file link, without the API's credentials (the link carries its own): the bytes
+ * of a download, or nothing for an upload; a refusal names the status.
+ */
+const transferFile = async (
+  io: CliIo,
+  url: string,
+  init: { readonly method: 'GET' } | { readonly method: 'PUT'; readonly body: Uint8Array },
+): Promise<Buffer> => {
+  const response = await io.fetch(url, {
+    method: init.method,
+    ...(init.method === 'PUT' ? { body: init.body, headers: { 'Content-Type': 'application/gzip' } } : {}),
+  });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  if (!response.ok)
+    throw new Error(
+      `the file link answered ${response.status} to the ${init.method === 'PUT' ? 'upload' : 'download'}: ${bytes
+        .toString('utf8')
+        .slice(0, 200)}`,
+    );
+  return bytes;
 };
 
 const execute = async (command: Command, client: AdminClient, io: CliIo): Promise<number> => {

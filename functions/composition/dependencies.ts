@@ -7,6 +7,7 @@ import type { SimulatedFeed } from '../domain/rates/simulated';
 import type { RetryPolicy } from '../domain/webhooks/retry-policy';
 import type { ApiKeyStore } from '../ports/api-keys';
 import type { CatalogRepository } from '../ports/catalog';
+import type { CatalogFiles } from '../ports/catalog-files';
 import type { ChangeRequestStore } from '../ports/change-requests';
 import type { CheckoutRepository, ReceiptItemSource } from '../ports/checkout';
 import type { Clock } from '../ports/clock';
@@ -61,6 +62,8 @@ export interface ServiceDependencies {
   readonly changeRequests: ChangeRequestStore;
   /** Limits beyond which a change needs each approver's acknowledgement. */
   readonly guardrails: GuardrailSettings;
+  /** Catalog documents too large for one request or response: exports as download links, uploads to import. */
+  readonly catalogFiles: CatalogFiles;
   /** The write-once audit journal (releases, rate publications, protection decisions) with signed heads. */
   readonly journal: Journal;
   /** FX ingestion: per-pair state (ticks, breaker, held ticks) and the local stack's pace. */

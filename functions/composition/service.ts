@@ -11,6 +11,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoApiKeyStore } from '../adapters/aws/api-key-store';
+import { S3CatalogFiles } from '../adapters/aws/catalog-files';
 import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
 import { DynamoCheckoutRepository, DynamoReceiptItemSource } from '../adapters/aws/checkout-repository';
@@ -177,6 +178,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
       }),
     changeRequests: () => new DynamoChangeRequestStore(documents(), reach.table('changeRequests')),
     guardrails: () => guardrailsFromEnv(env),
+    catalogFiles: () => new S3CatalogFiles(platform.clients().s3, reach.bucket('catalogFiles')),
     journal: () =>
       new Journal({
         store: new DynamoJournalStore(documents(), reach.table('journal')),

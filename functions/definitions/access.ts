@@ -189,7 +189,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     },
     // Answers that carry a caller key's secret are sealed with the secrets key.
     keys: { receiptSigning: ['sign'], secrets: ['encrypt', 'decrypt'] },
-    writesBuckets: ['journal'],
+    // The journal's mirror; catalog exports and uploads (links signed with this role: PutObject, GetObject).
+    writesBuckets: ['journal', 'catalogFiles'],
     // GET /admin/slo reads the delivery dead-letter queue's depth.
     readsQueueDepths: ['deliveryDlq'],
     readsObjectives: true,

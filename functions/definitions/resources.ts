@@ -64,6 +64,8 @@ export interface BucketDefinition {
   readonly envVar: string;
   /** Write-once objects: S3 Object Lock in compliance mode with this default retention (AWS only). */
   readonly objectLock?: { readonly mode: 'COMPLIANCE'; readonly retentionDays: number };
+  /** Objects under a prefix deleted this many days after they were written (AWS lifecycle rules). */
+  readonly expiration?: readonly { readonly prefix: string; readonly days: number }[];
 }
 
 export type KeyKind = 'ECC_NIST_P256_SIGN' | 'HMAC_256' | 'SYMMETRIC';
@@ -321,6 +323,18 @@ export const BUCKETS = {
     description: 'Mirror of the audit journal: entries and signed tree heads, never overwritten.',
     envVar: 'JOURNAL_BUCKET_NAME',
     objectLock: { mode: 'COMPLIANCE', retentionDays: 3653 },
+  },
+  catalogFiles: {
+    id: 'catalog-files',
+    description:
+      'Catalog documents too large for one API response or request: exports (gzip JSON, content-addressed, ' +
+      'handed out as download links) and uploads to import (through upload links).',
+    envVar: 'CATALOG_FILES_BUCKET_NAME',
+    // Exports are made again on demand; an upload is imported within minutes of its link.
+    expiration: [
+      { prefix: 'exports/', days: 7 },
+      { prefix: 'uploads/', days: 1 },
+    ],
   },
 } as const satisfies Record<string, BucketDefinition>;
 

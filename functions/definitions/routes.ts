@@ -124,13 +124,24 @@ export const ROUTES = [
       'Validate a whole catalog document and open a change request for it (published after two approvals).',
   },
   {
+    method: 'POST',
+    path: '/admin/catalog/uploads',
+    function: 'admin',
+    operation: 'createCatalogUpload',
+    auth: 'admin',
+    roles: ['author'],
+    summary:
+      'A link to upload a catalog document too large for a request body (gzip or JSON, one PUT), imported by its upload_id.',
+  },
+  {
     method: 'GET',
     path: '/admin/catalog/export',
     function: 'admin',
     operation: 'exportCatalog',
     auth: 'admin',
     roles: OPERATOR_READ,
-    summary: 'The catalog in force (or of a revision) in the import format.',
+    summary:
+      'The catalog in force (or of a revision) in the import format; past 5 MB (or with delivery=link), a 303 to a download link.',
   },
   {
     method: 'GET',

@@ -14,6 +14,7 @@ import {
 } from './operations/api-keys';
 import { journalOperations } from './operations/audit';
 import {
+  createCatalogUploadOperation,
   exportCatalogOperation,
   invalidateCacheOperation,
   priceCacheFor,
@@ -48,7 +49,9 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
     logger,
     metrics: deps.metrics.recorder('admin'),
     operations: {
-      importCatalog: idempotent(importCatalogOperation(changes), idempotency),
+      importCatalog: idempotent(importCatalogOperation(changes, deps.catalogFiles), idempotency),
+      // The answer carries a pre-signed upload URL: stored sealed, like a caller key's secret.
+      createCatalogUpload: idempotent(createCatalogUploadOperation(deps.catalogFiles), sealed),
       createChangeRequest: idempotent(createChangeRequestOperation(changes), idempotency),
       listChangeRequests: listChangeRequestsOperation(changes),
       getChangeRequest: getChangeRequestOperation(changes),
@@ -59,7 +62,7 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
       rejectChangeRequest: idempotent(rejectChangeRequestOperation(changes), idempotency),
       getRelease: getReleaseOperation(changes),
       ...journalOperations(deps.journal),
-      exportCatalog: exportCatalogOperation(deps.catalogRepository, reader),
+      exportCatalog: exportCatalogOperation(deps.catalogRepository, reader, deps.catalogFiles),
       getCatalogHistory: catalogHistoryOperation({
         repository: deps.catalogRepository,
         changeRequests: deps.changeRequests,

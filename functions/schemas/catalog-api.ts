@@ -57,6 +57,8 @@ export const exportQuerySchema = z
       .transform((value) => Number(value.slice(3)))
       .optional(),
     tax_rule_version: positiveInteger.optional(),
+    /** `link`: always a 303 to a download link, whatever the size. */
+    delivery: z.enum(['inline', 'link']).optional(),
   })
   .refine(
     (query) => {
@@ -67,3 +69,28 @@ export const exportQuerySchema = z
     },
     { message: 'give either revision, or all three of pricelist_version, fx_version and tax_rule_version' },
   );
+
+/** A catalog export handed out as a file (`GET /admin/catalog/export`, 303): where to download it. */
+export const exportLinkResponseSchema = z.object({
+  url: z.string().describe('Pre-signed download URL of the gzip JSON document (no credentials needed).'),
+  expires_at: z.string().describe('When the URL stops working.'),
+  bytes: z.number().int().nonnegative().describe('Size of the gzip file.'),
+  content_type: z.literal('application/gzip'),
+  versions: z.string().describe('pricelist_version,fx_version,tax_rule_version of the exported parts.'),
+  revision: z.number().int().positive().optional().describe('The catalog revision exported.'),
+});
+
+/** `POST /admin/catalog/uploads` (201): where to PUT a catalog document before importing it by its id. */
+export const catalogUploadResponseSchema = z.object({
+  upload_id: z.string().regex(/^upl_[0-9A-HJKMNP-TV-Z]{26}$/),
+  method: z.literal('PUT'),
+  url: z.string().describe('Pre-signed upload URL: one HTTP PUT of the document, gzip or plain JSON.'),
+  expires_at: z.string().describe('When the URL stops working.'),
+  max_bytes: z.number().int().positive().describe('Largest document accepted, stored or decompressed.'),
+});
+
+/** `POST /admin/catalog/import` by upload: the id of an uploaded document instead of the document itself. */
+export const importByUploadSchema = z.strictObject({
+  upload_id: catalogUploadResponseSchema.shape.upload_id,
+  effective_from: z.string().optional(),
+});

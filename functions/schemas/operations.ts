@@ -26,7 +26,13 @@ import {
   journalHeadsQuerySchema,
   signedTreeHeadSchema,
 } from './audit';
-import { exportQuerySchema, priceQuerySchema } from './catalog-api';
+import {
+  catalogUploadResponseSchema,
+  exportLinkResponseSchema,
+  exportQuerySchema,
+  importByUploadSchema,
+  priceQuerySchema,
+} from './catalog-api';
 import { catalogDocumentSchema } from './catalog-document';
 import { catalogHistoryQuerySchema, catalogHistoryResponseSchema } from './catalog-history';
 import {
@@ -138,6 +144,9 @@ export const PARAMETER_DESCRIPTIONS: Readonly<Record<string, string>> = {
   buyer_type: '`consumer` (default) or `business` (reverse charge where the tax rule says so).',
   revision: 'A catalog revision; the one in force by default.',
   pricelist_version: 'With fx_version and tax_rule_version: export exactly the parts a receipt pins.',
+  delivery:
+    '`link`: always a 303 to a download link of the gzip document; `inline` (default): in the body up to 5 MB, ' +
+    'a link past that.',
   fx_version: 'With pricelist_version and tax_rule_version: the exchange-rate snapshot, e.g. `fx-3`.',
   tax_rule_version: 'With pricelist_version and fx_version: the tax rule version.',
   receipt_id: 'The receipt id (`rcpt_…`).',
@@ -284,8 +293,10 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       'Nothing is published yet: the answer is the change request (`pending_approval`) with its diff against ' +
       'what is in force and its guardrail findings. Two operators other than the author approve it at ' +
       '`POST /admin/change-requests/{cr_id}/approve`; the second approval publishes it. The document may carry ' +
-      '`effective_from`.',
-    body: catalogDocumentSchema,
+      '`effective_from`. A document larger than a request body (256 KB) is uploaded first ' +
+      '(`POST /admin/catalog/uploads`) and imported by its `upload_id` (with an optional `effective_from`); a ' +
+      'missing or unreadable upload is a 400 naming `upload_id`, one past 512 MB a 413.',
+    body: catalogDocumentSchema.or(importByUploadSchema),
     response: { status: 202, schema: changeRequestResponseSchema, description: 'Change request opened.' },
     errors: [400, 413, 503],
     idempotent: true,
@@ -424,7 +435,31 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
         },
       },
     },
+    otherResponses: [
+      {
+        status: 303,
+        schema: exportLinkResponseSchema,
+        description:
+          'The document is larger than 5 MB (or `delivery=link` was asked): stored once as gzip JSON, its ' +
+          'pre-signed download URL in `Location` and in the body, valid 15 minutes. Follow it without credentials.',
+        headers: { Location: { description: 'The pre-signed download URL.' } },
+      },
+    ],
     errors: [400, 404, 503],
+  },
+  createCatalogUpload: {
+    summary: 'A link to upload a catalog document too large for a request body (above 256 KB).',
+    description:
+      'PUT the document (plain JSON or gzip) to `url` before `expires_at`, then import it with ' +
+      '`POST /admin/catalog/import` and `{ "upload_id": … }`. Uploads are kept a day. `npm run catalog -- import ' +
+      '<file>` does all three for a file larger than a request body.',
+    response: {
+      status: 201,
+      schema: catalogUploadResponseSchema,
+      description: 'Where and how to upload, valid 15 minutes.',
+    },
+    errors: [400, 503],
+    idempotent: true,
   },
   getCatalogHistory: {
     summary: "The versions in which a SKU's price item, or a pair's rate, changed (C30).",

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** Prefixed ULIDs (C4): `evt_`, `q_`, `rcpt_`, `rfd_` (refunds), `ep_`, `cr_`, `rpl_`, `trc_`. */
-export type IdPrefix = 'evt' | 'q' | 'rcpt' | 'rfd' | 'ep' | 'cr' | 'rpl' | 'trc' | 'req';
+export type IdPrefix = 'evt' | 'q' | 'rcpt' | 'rfd' | 'ep' | 'cr' | 'rpl' | 'trc' | 'req' | 'upl';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 

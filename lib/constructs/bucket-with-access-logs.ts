@@ -65,6 +65,17 @@ export class BucketWithAccessLogs extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: this.accessLogBucket,
       serverAccessLogsPrefix: `${props.definition.id}/`,
+      // Objects made again on demand (exports) or used once (uploads) expire, older versions a day later.
+      ...(props.definition.expiration?.length
+        ? {
+            lifecycleRules: props.definition.expiration.map((rule) => ({
+              prefix: rule.prefix,
+              expiration: Duration.days(rule.days),
+              noncurrentVersionExpiration: Duration.days(1),
+              abortIncompleteMultipartUploadAfter: Duration.days(1),
+            })),
+          }
+        : {}),
       removalPolicy,
     });
   }

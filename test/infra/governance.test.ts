@@ -144,7 +144,7 @@ describe('the journal bucket', () => {
         ).toBe(true);
       }
     }
-    expect(pairs).toBe(4);
+    expect(pairs).toBe(5);
   });
 });
 

@@ -210,7 +210,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'kms:GenerateMac': ['key:quoteMac'],
     'kms:Sign': ['key:receiptSigning'],
   }),
-  admin: merge(BASE('admin'), TABLE_KEY_WRITE, BUCKET_WRITE_READ('journal'), {
+  admin: merge(BASE('admin'), TABLE_KEY_WRITE, BUCKET_WRITE_READ('journal', 'catalogFiles'), {
     'apigateway:DELETE': ['arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*'],
     'apigateway:GET': [
       'arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys',

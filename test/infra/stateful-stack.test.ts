@@ -157,3 +157,49 @@ describe('receipts bucket', () => {
     expect(resource.DeletionPolicy).toBe('Retain');
   });
 });
+
+describe('catalog files bucket', () => {
+  const bucket = () => resourceOf(fixture.stacks.stateful.buckets.catalogFiles).Properties;
+
+  it('expires exports after 7 days and uploads after a day (older versions a day later), with no retention lock', () => {
+    expect(bucket().LifecycleConfiguration).toEqual({
+      Rules: [
+        {
+          Prefix: 'exports/',
+          ExpirationInDays: 7,
+          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          Status: 'Enabled',
+        },
+        {
+          Prefix: 'uploads/',
+          ExpirationInDays: 1,
+          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          Status: 'Enabled',
+        },
+      ],
+    });
+    expect((bucket().ObjectLockConfiguration as { Rule?: unknown } | undefined)?.Rule).toBeUndefined();
+  });
+
+  it('is encrypted with the data key and blocks public access, as every bucket', () => {
+    expect(bucket().BucketEncryption).toEqual({
+      ServerSideEncryptionConfiguration: [
+        {
+          BucketKeyEnabled: true,
+          ServerSideEncryptionByDefault: {
+            KMSMasterKeyID: arnOf(fixture.stacks.stateful.keys.data),
+            SSEAlgorithm: 'aws:kms',
+          },
+        },
+      ],
+    });
+    expect(bucket().PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+  });
+});

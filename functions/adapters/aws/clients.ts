@@ -73,6 +73,10 @@ export const createAwsClients = (config: AwsClientConfig): AwsClients => {
     sqs: new SQSClient({ ...base(config), ...(config.sqsEndpoint ? { endpoint: config.sqsEndpoint } : {}) }),
     s3: new S3Client({
       ...base(config),
+      // A checksum only where an operation requires one or the caller gives it (every put here names its
+      // SHA-256): by default the SDK would sign the CRC32 of an empty body into a pre-signed upload URL, and S3
+      // would refuse every upload through it.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
       ...(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {}),
     }),
   };

@@ -21,6 +21,7 @@
  * made. fauxqs accepts the header without enforcing it, so locally a put replaces the object; the journal only
  * ever puts the same bytes under a key.
  */
+import { createHash } from 'node:crypto';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   type DynamoDBDocumentClient,
@@ -297,7 +298,14 @@ export class S3JournalMirror implements JournalMirror {
   private async put(key: string, body: string): Promise<MirrorOutcome> {
     const outcome = await putIfNoneMatch(
       this.s3,
-      { Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' },
+      {
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: 'application/json',
+        // A write into an Object Lock bucket must carry a checksum; S3 also checks the bytes against it.
+        ChecksumSHA256: createHash('sha256').update(body).digest('base64'),
+      },
       async () => {
         const existing = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
         return (await existing.Body?.transformToString('utf8')) === body;

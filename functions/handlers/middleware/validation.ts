@@ -33,6 +33,12 @@ export const parseWith = <Schema extends z.ZodType>(
   throw new HttpError('invalid_request', summary, { details: { problems } });
 };
 
+/** A 400 `invalid_request` with one problem at `$.<field>` of the body. */
+export const invalidBody = (field: string, message: string): HttpError =>
+  new HttpError('invalid_request', `$.${field}: ${message}`, {
+    details: { problems: [{ path: `$.${field}`, message }] },
+  });
+
 /** Parse a JSON request body; malformed JSON is a 400, never a 500. */
 export const parseJsonBody = <Schema extends z.ZodType>(
   schema: Schema,

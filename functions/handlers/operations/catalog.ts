@@ -2,11 +2,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import type { ServiceDependencies } from '../../composition/dependencies';
 import type { CatalogRepository } from '../../ports/catalog';
+import type { CatalogFiles } from '../../ports/catalog-files';
 import type { Clock } from '../../ports/clock';
 import { exportQuerySchema, type PriceQuery, priceQuerySchema } from '../../schemas/catalog-api';
 import { currencyCode, identifier, regionCode } from '../../schemas/catalog-document';
 import { limitsQuerySchema } from '../../schemas/checkout';
+import { newId } from '../../shared/ids';
 import { exportCatalog } from '../../usecases/catalog/export';
+import { createUpload, EXPORT_INLINE_MAX_BYTES, exportLink } from '../../usecases/catalog/files';
 import { limitsOf } from '../../usecases/catalog/limits';
 import {
   CACHE_TAGS,
@@ -138,9 +141,13 @@ export const warmCacheOperation =
     return { statusCode: 200, body: result };
   };
 
-/** `GET /admin/catalog/export`: the release in force (or of a revision), in the import format. */
+/**
+ * `GET /admin/catalog/export`: the release in force (or of a revision, or pinned versions), in the import format:
+ * in the body up to `EXPORT_INLINE_MAX_BYTES`, else (or with `delivery=link`) a 303 to a download link of the same
+ * document as gzip JSON, with the link in the body too.
+ */
 export const exportCatalogOperation =
-  (repository: CatalogRepository, reader: CatalogReader): Operation =>
+  (repository: CatalogRepository, reader: CatalogReader, files: CatalogFiles): Operation =>
   async ({ event }) => {
     const query = parseWith(exportQuerySchema, event.queryStringParameters ?? {}, 'query');
     const exported = await exportCatalog(
@@ -159,8 +166,27 @@ export const exportCatalogOperation =
     );
     const headers: Record<string, string> = { 'X-Catalog-Versions': exported.versions };
     if (exported.revision !== undefined) headers['X-Catalog-Revision'] = String(exported.revision);
-    return { statusCode: 200, headers, body: exported.document };
+    if (
+      query.delivery !== 'link' &&
+      Buffer.byteLength(JSON.stringify(exported.document)) <= EXPORT_INLINE_MAX_BYTES
+    )
+      return { statusCode: 200, headers, body: exported.document };
+    const link = await exportLink(files, exported.document);
+    return {
+      statusCode: 303,
+      headers: { ...headers, Location: link.url },
+      body: {
+        ...link,
+        versions: exported.versions,
+        ...(exported.revision === undefined ? {} : { revision: exported.revision }),
+      },
+    };
   };
+
+/** `POST /admin/catalog/uploads`: a link to upload a catalog document, imported later by its `upload_id`. */
+export const createCatalogUploadOperation =
+  (files: CatalogFiles): Operation =>
+  async () => ({ statusCode: 201, body: await createUpload(files, newId('upl')) });
 
 /** The two-tier price cache of one function instance (C18); a failing cache degrades to misses, logged. */
 export const priceCacheFor = (deps: ServiceDependencies, logger: Logger): PriceCache =>

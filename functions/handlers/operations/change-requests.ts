@@ -1,5 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as z from 'zod';
+import { type CatalogFiles, FileTooLargeError, FileUnreadableError } from '../../ports/catalog-files';
+import { importByUploadSchema } from '../../schemas/catalog-api';
 import {
   approveChangeRequestSchema,
   changeRequestPathSchema,
@@ -7,6 +9,7 @@ import {
   listChangeRequestsQuerySchema,
   rejectChangeRequestSchema,
 } from '../../schemas/change-requests';
+import { readUpload } from '../../usecases/catalog/files';
 import {
   approveChangeRequest,
   type ChangeRequestDependencies,
@@ -16,10 +19,11 @@ import {
   rejectChangeRequest,
   releaseOf,
 } from '../../usecases/change-requests/change-requests';
+import { HttpError } from '../middleware/errors';
 import type { HttpResult, Operation } from '../middleware/http';
 import { exactlyOnce } from '../middleware/idempotency';
 import { operatorOf } from '../middleware/principal';
-import { parseJsonBody, parseWith } from '../middleware/validation';
+import { invalidBody, parseJsonBody, parseWith } from '../middleware/validation';
 
 /** The answer of a change-request write: the record (with its diff when created) under `statusCode`. */
 const answered =
@@ -54,14 +58,41 @@ export const createChangeRequestOperation =
   };
 
 /**
+ * The document uploaded under `upload_id` (`POST /admin/catalog/uploads`), with the request's `effective_from`
+ * if it gives one. A missing upload or one that is not a JSON object is a 400 naming `upload_id`; one past the
+ * size limit a 413.
+ */
+const uploadedDocument = async (
+  files: CatalogFiles,
+  body: Record<string, unknown>,
+): Promise<Record<string, unknown>> => {
+  const { upload_id, effective_from } = parseWith(importByUploadSchema, body);
+  let uploaded: unknown;
+  try {
+    uploaded = await readUpload(files, upload_id);
+  } catch (error) {
+    if (error instanceof FileTooLargeError) throw new HttpError('payload_too_large', error.message);
+    if (error instanceof FileUnreadableError)
+      throw invalidBody('upload_id', `the uploaded file cannot be read: ${error.message}`);
+    throw error;
+  }
+  if (uploaded === undefined)
+    throw invalidBody('upload_id', 'nothing was uploaded under this id (or its upload expired)');
+  if (typeof uploaded !== 'object' || uploaded === null || Array.isArray(uploaded))
+    throw invalidBody('upload_id', 'the uploaded file is not a catalog document (a JSON object)');
+  return { ...(uploaded as Record<string, unknown>), ...(effective_from ? { effective_from } : {}) };
+};
+
+/**
  * `POST /admin/catalog/import`: a whole catalog document becomes a change request of kind `catalog` (C23) —
  * nothing is published until two other operators approve it. The document may carry `effective_from`.
  */
 export const importCatalogOperation =
-  (deps: ChangeRequestDependencies): Operation =>
+  (deps: ChangeRequestDependencies, files: CatalogFiles): Operation =>
   async (request) => {
     const { event } = request;
-    const document = parseJsonBody(z.record(z.string(), z.unknown()), event.body, event.isBase64Encoded);
+    const body = parseJsonBody(z.record(z.string(), z.unknown()), event.body, event.isBase64Encoded);
+    const document = 'upload_id' in body ? await uploadedDocument(files, body) : body;
     const { effective_from: effectiveFrom, ...payload } = document;
     const { effective_from } = parseWith(
       z.strictObject({ effective_from: createChangeRequestSchema.shape.effective_from }),

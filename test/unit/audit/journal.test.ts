@@ -786,6 +786,8 @@ describe('S3JournalMirror', () => {
         Key: 'journal/entries/000000000007.json',
         Body: '{"a":1}',
         ContentType: 'application/json',
+        // The SHA-256 a write into an Object Lock bucket must carry, of the exact body.
+        ChecksumSHA256: 'AVq9f1zFei3ZS3WQ8ErYCEJzkF7jPsXOvq5iJ2qX+GI=',
         IfNoneMatch: '*',
       },
       {
@@ -793,6 +795,8 @@ describe('S3JournalMirror', () => {
         Key: 'journal/heads/000000000010.json',
         Body: '{"h":1}',
         ContentType: 'application/json',
+        // The SHA-256 a write into an Object Lock bucket must carry, of the exact body.
+        ChecksumSHA256: 'xrzDyDZGmV9AuyW2sy/r+k9OdM1RDZQiPewLlA4R2n0=',
         IfNoneMatch: '*',
       },
     ]);

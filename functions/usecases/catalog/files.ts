@@ -1,0 +1,45 @@
+/**
+ * Catalogs larger than one API response or request: an export past `EXPORT_INLINE_MAX_BYTES` (or asked for as a
+ * link) is stored once as gzip JSON and handed out as a download link; a document to import may be uploaded
+ * through an upload link and then imported by its upload id (`POST /admin/catalog/import` with `upload_id`).
+ */
+import type { CatalogFiles, FileLink } from '../../ports/catalog-files';
+
+/** Largest export answered in the response body: below Lambda's 6 MB response limit, with room to spare. */
+export const EXPORT_INLINE_MAX_BYTES = 5 * 1024 * 1024;
+/** How long a download or upload link works. */
+export const FILE_LINK_SECONDS = 15 * 60;
+/** Largest catalog document accepted by upload, as stored and once decompressed. */
+export const MAX_CATALOG_UPLOAD_BYTES = 512 * 1024 * 1024;
+/** Where exports are stored (content-addressed) and where uploads land (expired after a day). */
+export const CATALOG_FILE_PREFIXES = { exports: 'exports/catalog-', uploads: 'uploads/' } as const;
+
+/** An export handed out as a file: its download link, size and format. */
+export interface ExportLink extends FileLink {
+  readonly bytes: number;
+  readonly content_type: 'application/gzip';
+}
+
+export const exportLink = async (files: CatalogFiles, document: unknown): Promise<ExportLink> => {
+  const stored = await files.storeJson(CATALOG_FILE_PREFIXES.exports, document);
+  const link = await files.downloadLink(stored.key, FILE_LINK_SECONDS);
+  return { ...link, bytes: stored.bytes, content_type: 'application/gzip' };
+};
+
+/** Where to upload a catalog document (gzip or plain JSON, one HTTP PUT) before importing it by `upload_id`. */
+export interface CatalogUpload extends FileLink {
+  readonly upload_id: string;
+  readonly method: 'PUT';
+  readonly max_bytes: number;
+}
+
+export const createUpload = async (files: CatalogFiles, uploadId: string): Promise<CatalogUpload> => ({
+  upload_id: uploadId,
+  method: 'PUT',
+  ...(await files.uploadLink(`${CATALOG_FILE_PREFIXES.uploads}${uploadId}`, FILE_LINK_SECONDS)),
+  max_bytes: MAX_CATALOG_UPLOAD_BYTES,
+});
+
+/** The uploaded document, or `undefined` when nothing was uploaded under the id (or it expired). */
+export const readUpload = (files: CatalogFiles, uploadId: string): Promise<unknown> =>
+  files.readJson(`${CATALOG_FILE_PREFIXES.uploads}${uploadId}`, MAX_CATALOG_UPLOAD_BYTES);
