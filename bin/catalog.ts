@@ -550,8 +550,12 @@ const send = async (
       if (Buffer.byteLength(text) <= MAX_REQUEST_BODY_BYTES)
         return client.post('/admin/catalog/import', document.value);
       // Larger than a request body: uploaded through a link, then imported by its id.
-      const upload = (await client.post('/admin/catalog/uploads')).body as { upload_id: string; url: string };
-      await transferFile(io, upload.url, { method: 'PUT', body: gzipSync(text) });
+      const gzipped = gzipSync(text);
+      const upload = (await client.post('/admin/catalog/uploads', { bytes: gzipped.byteLength })).body as {
+        upload_id: string;
+        url: string;
+      };
+      await transferFile(io, upload.url, { method: 'PUT', body: gzipped });
       const { effective_from } = document.value as { effective_from?: unknown };
       return client.post('/admin/catalog/import', {
         upload_id: upload.upload_id,

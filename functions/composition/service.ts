@@ -169,6 +169,10 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         documents(),
         reach.table('catalog'),
         canReach(functionId, 'events') ? reach.table('events') : undefined,
+        // Large part versions' copies: read by the functions that may, written by those that also publish.
+        canReachBucket(functionId, 'catalogFiles')
+          ? new S3ObjectStore(platform.clients().s3, reach.bucket('catalogFiles'))
+          : undefined,
       ),
     priceCacheStore: () => new DynamoPriceCacheStore(documents(), reach.table('priceCache')),
     checkoutRepository: () =>
@@ -230,5 +234,8 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
 };
 
 /** Whether a function declares a table (every table when built for no function). */
+const canReachBucket = (functionId: FunctionId | undefined, bucket: BucketId): boolean =>
+  functionId === undefined || bucketsOf(FUNCTION_ACCESS[functionId]).includes(bucket);
+
 const canReach = (functionId: FunctionId | undefined, table: ServiceTableId): boolean =>
   functionId === undefined || tablesOf(FUNCTION_ACCESS[functionId]).includes(table);

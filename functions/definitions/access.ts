@@ -89,6 +89,8 @@ export interface FunctionAccess {
    * day back to build its manifest).
    */
   readonly writesBuckets: readonly BucketId[];
+  /** Buckets it only reads (GetObject): the reader policy alone. */
+  readonly readsBuckets?: readonly BucketId[];
   /** Queues whose depth it reads (GetQueueAttributes: `GET /admin/slo` reads the dead-letter queue's). */
   readonly readsQueueDepths?: readonly QueueId[];
   /** Reads the service-level objectives' figures from CloudWatch (`GET /admin/slo`; the API's name for its metrics). */
@@ -157,6 +159,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       catalog: { actions: CATALOG_READ },
       priceCache: { actions: ['GetItem', 'BatchGetItem', 'PutItem', 'BatchWriteItem'] },
     },
+    // A cold start loads a large part version from its S3 copy (one GET that scales with readers).
+    readsBuckets: ['catalogFiles'],
   },
   checkout: {
     ...NOTHING,
@@ -169,6 +173,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       idempotency: { actions: IDEMPOTENCY },
     },
     keys: { receiptSigning: ['sign'], quoteMac: ['generateMac'] },
+    readsBuckets: ['catalogFiles'],
   },
   admin: {
     ...NOTHING,
@@ -365,7 +370,11 @@ export const tablesOf = (access: FunctionAccess): ServiceTableId[] => [
 
 /** The buckets a function reaches: those it writes, and the one the health probe heads. */
 export const bucketsOf = (access: FunctionAccess): BucketId[] => [
-  ...new Set([...access.writesBuckets, ...(access.probesHealth ? [HEALTH_PROBES.bucket] : [])]),
+  ...new Set([
+    ...access.writesBuckets,
+    ...(access.readsBuckets ?? []),
+    ...(access.probesHealth ? [HEALTH_PROBES.bucket] : []),
+  ]),
 ];
 
 /**

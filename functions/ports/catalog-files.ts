@@ -37,8 +37,8 @@ export interface CatalogFiles {
   storeJson(prefix: string, document: unknown): Promise<{ readonly key: string; readonly bytes: number }>;
   /** A link that downloads the object under `key` for `seconds`. */
   downloadLink(key: string, seconds: number): Promise<FileLink>;
-  /** A link that uploads one object under `key` (HTTP PUT) for `seconds`. */
-  uploadLink(key: string, seconds: number): Promise<FileLink>;
+  /** A link that uploads one object of exactly `bytes` under `key` (HTTP PUT) for `seconds`. */
+  uploadLink(key: string, seconds: number, bytes: number): Promise<FileLink>;
   /**
    * The JSON value of the object under `key` (gzip or plain), `undefined` when there is none;
    * `FileTooLargeError` past `maxBytes` stored or decompressed, `FileUnreadableError` when it is not JSON.

@@ -86,7 +86,22 @@ export const catalogUploadResponseSchema = z.object({
   method: z.literal('PUT'),
   url: z.string().describe('Pre-signed upload URL: one HTTP PUT of the document, gzip or plain JSON.'),
   expires_at: z.string().describe('When the URL stops working.'),
+  bytes: z
+    .number()
+    .int()
+    .positive()
+    .describe('The size the URL accepts, exactly (its signed Content-Length).'),
   max_bytes: z.number().int().positive().describe('Largest document accepted, stored or decompressed.'),
+});
+
+/** `POST /admin/catalog/uploads`: the size of the document to upload, signed into the link (S3 takes no other). */
+export const createUploadRequestSchema = z.strictObject({
+  bytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(512 * 1024 * 1024)
+    .describe('Size in bytes of the file to PUT (gzip or plain JSON); the link accepts exactly this size.'),
 });
 
 /** `POST /admin/catalog/import` by upload: the id of an uploaded document instead of the document itself. */

@@ -28,6 +28,7 @@ import {
 } from './audit';
 import {
   catalogUploadResponseSchema,
+  createUploadRequestSchema,
   exportLinkResponseSchema,
   exportQuerySchema,
   importByUploadSchema,
@@ -452,7 +453,10 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description:
       'PUT the document (plain JSON or gzip) to `url` before `expires_at`, then import it with ' +
       '`POST /admin/catalog/import` and `{ "upload_id": … }`. Uploads are kept a day. `npm run catalog -- import ' +
-      '<file>` does all three for a file larger than a request body.',
+      '<file>` does all three for a file larger than a request body. The size is signed into the link: S3 ' +
+      'refuses a body of any other length.',
+    body: createUploadRequestSchema,
+    example: { bytes: 7_340_032 },
     response: {
       status: 201,
       schema: catalogUploadResponseSchema,

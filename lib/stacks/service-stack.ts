@@ -400,6 +400,7 @@ export class PricingServiceStack extends Stack {
       fn.grantQueueAttributes(this.queues[HEALTH_PROBES.queue]);
       fn.grantBucketProbe(props.buckets[HEALTH_PROBES.bucket]);
     }
+    for (const bucketId of access.readsBuckets ?? []) fn.role.addManagedPolicy(props.bucketReaders[bucketId]);
     for (const bucketId of access.writesBuckets) {
       fn.role.addManagedPolicy(props.bucketWriters[bucketId]);
       fn.role.addManagedPolicy(props.bucketReaders[bucketId]);

@@ -145,12 +145,20 @@ describe('a catalog larger than 6 MB', () => {
     expect(missing.body.problems).toEqual([
       { path: '$.upload_id', message: 'nothing was uploaded under this id (or its upload expired)' },
     ]);
-    const upload = await adminRequest(stack.url, ADMIN_TOKEN, 'POST', '/admin/catalog/uploads', {});
+    const url = (answer: { body: Record<string, unknown> }) => String(answer.body.url);
+    const upload = await adminRequest(stack.url, ADMIN_TOKEN, 'POST', '/admin/catalog/uploads', {
+      bytes: 'not json at all'.length,
+    });
     expect(upload.status).toBe(201);
-    const url = String(upload.body.url);
+    // The size is signed into the link (S3 refuses another length); a size past the limit is refused here.
+    expect(url(upload)).toMatch(/X-Amz-SignedHeaders=content-length%3Bhost/);
+    const tooLarge = await adminRequest(stack.url, ADMIN_TOKEN, 'POST', '/admin/catalog/uploads', {
+      bytes: 512 * 1024 * 1024 + 1,
+    });
+    expect(tooLarge.status).toBe(400);
     // No checksum of an empty body is signed into the link (the SDK's default would make S3 refuse any upload).
-    expect(url).not.toMatch(/x-amz-checksum-/i);
-    const put = await fetch(url, {
+    expect(url(upload)).not.toMatch(/x-amz-checksum-/i);
+    const put = await fetch(url(upload), {
       method: 'PUT',
       body: 'not json at all',
       headers: { 'content-type': 'application/octet-stream' },

@@ -168,6 +168,13 @@ const BUCKET_WRITE_READ = (...buckets: string[]) => ({
   's3:PutObject': buckets.map((bucket) => `bucket:${bucket}/*`),
 });
 
+/** A bucket read only (its reader policy): list, get, and decrypt through S3. */
+const BUCKET_READ = (...buckets: string[]) => ({
+  's3:GetObject': buckets.map((bucket) => `bucket:${bucket}/*`),
+  's3:ListBucket': buckets.map((bucket) => `bucket:${bucket}`),
+  'kms:Decrypt': [VIA_S3],
+});
+
 const sorted = (grants: Record<string, string[]>): Record<string, string[]> =>
   Object.fromEntries(
     Object.entries(grants)
@@ -193,14 +200,14 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     's3:ListBucket': ['bucket:receipts'],
     'sqs:GetQueueAttributes': ['queue:delivery'],
   }),
-  catalog: merge(BASE('catalog'), TABLE_KEY_WRITE, {
+  catalog: merge(BASE('catalog'), TABLE_KEY_WRITE, BUCKET_READ('catalogFiles'), {
     'dynamodb:BatchGetItem': ['table:catalog', 'table:priceCache'],
     'dynamodb:BatchWriteItem': ['table:priceCache'],
     'dynamodb:GetItem': ['table:catalog', 'table:priceCache'],
     'dynamodb:PutItem': ['table:priceCache'],
     'dynamodb:Query': ['table:catalog'],
   }),
-  checkout: merge(BASE('checkout'), TABLE_KEY_WRITE, {
+  checkout: merge(BASE('checkout'), TABLE_KEY_WRITE, BUCKET_READ('catalogFiles'), {
     'dynamodb:BatchGetItem': ['table:catalog'],
     'dynamodb:DeleteItem': ['table:idempotency'],
     'dynamodb:GetItem': ['table:catalog', 'table:idempotency', 'table:quotes', 'table:receipts'],

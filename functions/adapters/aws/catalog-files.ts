@@ -49,8 +49,9 @@ export class S3CatalogFiles implements CatalogFiles {
     return this.link(new GetObjectCommand({ Bucket: this.bucket, Key: key }), seconds);
   }
 
-  async uploadLink(key: string, seconds: number): Promise<FileLink> {
-    return this.link(new PutObjectCommand({ Bucket: this.bucket, Key: key }), seconds);
+  async uploadLink(key: string, seconds: number, bytes: number): Promise<FileLink> {
+    // The length is a signed header: S3 refuses a body of any other size.
+    return this.link(new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentLength: bytes }), seconds);
   }
 
   async readJson(key: string, maxBytes: number): Promise<unknown> {

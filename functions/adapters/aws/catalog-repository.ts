@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   BatchWriteCommand,
   type BatchWriteCommandInput,
@@ -19,8 +19,9 @@ import type {
   PublishRequest,
   StoredPart,
 } from '../../ports/catalog';
+import type { ObjectStore } from '../../ports/object-store';
 import { conditionalFailure } from './dynamo-errors';
-import { readGzipChunks, writeGzipChunks } from './gzip-chunks';
+import { CHUNK_BYTES, gunzipJson, gzipJson, readGzipChunks, writeCompressedChunks } from './gzip-chunks';
 import { type ItemBatches, itemBatchesOf } from './item-batches';
 
 const POINTER_KEY = { pk: 'pointer', sk: 'current' } as const;
@@ -32,6 +33,11 @@ const POINTER_KEY = { pk: 'pointer', sk: 'current' } as const;
  * turn from a random start, so its reads spread evenly.
  */
 export const POINTER_REPLICAS = 32;
+/**
+ * Part versions from this size (gzip) up get a file copy when the repository has a file store: those a cold start
+ * would otherwise read as several chunks from one partition (docs/capacity.md §3, cold starts).
+ */
+export const PART_FILE_MIN_BYTES = CHUNK_BYTES;
 const replicaKey = (replica: number) => ({ pk: `pointer#${replica}`, sk: 'current' }) as const;
 const PUBLICATIONS = 'publication';
 /** Partition of the marks of change requests already published (one item each, `sk` = the `cr_id`). */
@@ -80,6 +86,12 @@ export class DynamoCatalogRepository implements CatalogRepository {
     private readonly tableName: string,
     /** The outbox: catalog events go there in the publication's transaction. */
     private readonly eventsTableName?: string,
+    /**
+     * Copies of part versions larger than one chunk (`PART_FILE_MIN_BYTES`): written beside the chunks by a
+     * writer that has it, read first by a reader that has it (a cold start's one GET, from a store that scales
+     * with readers), the chunks being the fallback and the copy of record.
+     */
+    private readonly partFiles?: ObjectStore,
   ) {
     this.batches = itemBatchesOf(documents);
   }
@@ -273,11 +285,13 @@ export class DynamoCatalogRepository implements CatalogRepository {
     );
     if (!header.Item) return undefined;
     const chunkSet = typeof header.Item.chunk_set === 'string' ? header.Item.chunk_set : undefined;
-    const content = await readGzipChunks(
-      this.documents,
-      this.chunkLocation(kind, version, chunkSet),
-      Number(header.Item.chunks),
-    );
+    const content =
+      (await this.fromFile(header.Item)) ??
+      (await readGzipChunks(
+        this.documents,
+        this.chunkLocation(kind, version, chunkSet),
+        Number(header.Item.chunks),
+      ));
     return {
       kind,
       version,
@@ -285,6 +299,21 @@ export class DynamoCatalogRepository implements CatalogRepository {
       content_sha256: String(header.Item.content_sha256),
       content,
     };
+  }
+
+  /**
+   * A part version's content from its file copy, when the header names one and this repository reads files:
+   * `undefined` (read the chunks) when the copy is missing, unreadable or not the bytes the header recorded.
+   */
+  private async fromFile(header: Record<string, unknown>): Promise<unknown> {
+    if (!this.partFiles || typeof header.file_key !== 'string') return undefined;
+    try {
+      const bytes = await this.partFiles.get(header.file_key);
+      if (!bytes || createHash('sha256').update(bytes).digest('hex') !== header.file_sha256) return undefined;
+      return await gunzipJson(bytes);
+    } catch {
+      return undefined;
+    }
   }
 
   private chunkLocation(kind: CatalogPartKind, version: number, chunkSet?: string) {
@@ -299,11 +328,21 @@ export class DynamoCatalogRepository implements CatalogRepository {
   /** Writes a part version's chunks, then its header (only if that version does not exist yet). */
   private async writePart(part: StoredPart): Promise<boolean> {
     const chunkSet = randomUUID();
-    const written = await writeGzipChunks(
+    const compressed = await gzipJson(part.content);
+    const written = await writeCompressedChunks(
       this.documents,
       this.chunkLocation(part.kind, part.version, chunkSet),
-      part.content,
+      compressed,
     );
+    // The file copy goes in before the header that names it: a reader never finds a header without its copy.
+    const file =
+      this.partFiles && compressed.byteLength >= PART_FILE_MIN_BYTES
+        ? {
+            file_key: `parts/${part.kind}/${pad(part.version)}-${chunkSet}.json.gz`,
+            file_sha256: createHash('sha256').update(compressed).digest('hex'),
+          }
+        : undefined;
+    if (file && this.partFiles) await this.partFiles.putOnce(file.file_key, compressed, 'application/gzip');
     try {
       await this.documents.send(
         new PutCommand({
@@ -317,6 +356,7 @@ export class DynamoCatalogRepository implements CatalogRepository {
             chunk_set: chunkSet,
             chunks: written.chunks,
             bytes: written.bytes,
+            ...(file ?? {}),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),

@@ -18,13 +18,28 @@ export interface ChunkLocation {
   readonly prefix: string;
 }
 
+/** `value` as gzip'd JSON. */
+export const gzipJson = (value: unknown): Promise<Buffer> =>
+  gzipAsync(Buffer.from(JSON.stringify(value), 'utf8'));
+
+/** The value of gzip'd JSON. */
+export const gunzipJson = async (compressed: Uint8Array): Promise<unknown> =>
+  JSON.parse((await gunzipAsync(compressed)).toString('utf8'));
+
 /** Writes `value` as gzip'd JSON chunks; returns how many (the caller records it to detect partial reads). */
 export const writeGzipChunks = async (
   documents: DynamoDBDocumentClient,
   location: ChunkLocation,
   value: unknown,
+): Promise<{ chunks: number; bytes: number }> =>
+  writeCompressedChunks(documents, location, await gzipJson(value));
+
+/** Writes gzip'd bytes as chunks (`writeGzipChunks` of bytes already compressed). */
+export const writeCompressedChunks = async (
+  documents: DynamoDBDocumentClient,
+  location: ChunkLocation,
+  compressed: Buffer,
 ): Promise<{ chunks: number; bytes: number }> => {
-  const compressed = await gzipAsync(Buffer.from(JSON.stringify(value), 'utf8'));
   const chunks: Buffer[] = [];
   for (let offset = 0; offset < compressed.length; offset += CHUNK_BYTES) {
     chunks.push(compressed.subarray(offset, offset + CHUNK_BYTES));
@@ -73,5 +88,5 @@ export const readGzipChunks = async (
   if (parts.length !== expected) {
     throw new Error(`${location.partitionKey.value}: ${parts.length} of ${expected} chunks`);
   }
-  return JSON.parse((await gunzipAsync(Buffer.concat(parts))).toString('utf8'));
+  return gunzipJson(Buffer.concat(parts));
 };

@@ -4,7 +4,12 @@ import type { ServiceDependencies } from '../../composition/dependencies';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { CatalogFiles } from '../../ports/catalog-files';
 import type { Clock } from '../../ports/clock';
-import { exportQuerySchema, type PriceQuery, priceQuerySchema } from '../../schemas/catalog-api';
+import {
+  createUploadRequestSchema,
+  exportQuerySchema,
+  type PriceQuery,
+  priceQuerySchema,
+} from '../../schemas/catalog-api';
 import { currencyCode, identifier, regionCode } from '../../schemas/catalog-document';
 import { limitsQuerySchema } from '../../schemas/checkout';
 import { newId } from '../../shared/ids';
@@ -186,7 +191,10 @@ export const exportCatalogOperation =
 /** `POST /admin/catalog/uploads`: a link to upload a catalog document, imported later by its `upload_id`. */
 export const createCatalogUploadOperation =
   (files: CatalogFiles): Operation =>
-  async () => ({ statusCode: 201, body: await createUpload(files, newId('upl')) });
+  async ({ event }) => {
+    const { bytes } = parseJsonBody(createUploadRequestSchema, event.body, event.isBase64Encoded);
+    return { statusCode: 201, body: await createUpload(files, newId('upl'), bytes) };
+  };
 
 /** The two-tier price cache of one function instance (C18); a failing cache degrades to misses, logged. */
 export const priceCacheFor = (deps: ServiceDependencies, logger: Logger): PriceCache =>

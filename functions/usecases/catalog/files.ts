@@ -30,13 +30,20 @@ export const exportLink = async (files: CatalogFiles, document: unknown): Promis
 export interface CatalogUpload extends FileLink {
   readonly upload_id: string;
   readonly method: 'PUT';
+  /** The size the link accepts, exactly. */
+  readonly bytes: number;
   readonly max_bytes: number;
 }
 
-export const createUpload = async (files: CatalogFiles, uploadId: string): Promise<CatalogUpload> => ({
+export const createUpload = async (
+  files: CatalogFiles,
+  uploadId: string,
+  bytes: number,
+): Promise<CatalogUpload> => ({
   upload_id: uploadId,
   method: 'PUT',
-  ...(await files.uploadLink(`${CATALOG_FILE_PREFIXES.uploads}${uploadId}`, FILE_LINK_SECONDS)),
+  ...(await files.uploadLink(`${CATALOG_FILE_PREFIXES.uploads}${uploadId}`, FILE_LINK_SECONDS, bytes)),
+  bytes,
   max_bytes: MAX_CATALOG_UPLOAD_BYTES,
 });
 
