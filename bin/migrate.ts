@@ -75,7 +75,13 @@ const loadProgress = async (
     if (/ENOENT/.test((error as Error).message)) return undefined;
     throw error;
   }
-  const saved: unknown = JSON.parse(text);
+  let saved: unknown;
+  try {
+    saved = JSON.parse(text);
+  } catch {
+    // Every update is conditional: starting over repeats no write, it only reads the table again.
+    throw new UsageError(`${file} is not a saved progress (cut short?): remove it to start over`);
+  }
   const entries = (saved as { segments?: unknown }).segments;
   if (!Array.isArray(entries) || entries.length !== segments)
     throw new UsageError(
@@ -99,6 +105,7 @@ export const run = (
       failurePrefix: 'migration stopped: ',
       execute: async (options) => {
         const dynamoDb = createClient();
+        let saving: Promise<void> = Promise.resolve();
         try {
           const progress =
             options.state === undefined ? undefined : await loadProgress(io, options.state, options.segments);
@@ -106,13 +113,16 @@ export const run = (
             segments: options.segments,
             pageSize: options.pageSize,
             ...(progress ? { progress } : {}),
-            onPage: async (next) => {
+            // Segments finish pages concurrently: their saves go one after the other, so the file always holds
+            // one whole progress (the last).
+            onPage: (next) => {
               if (options.state === undefined) return;
+              const state = options.state;
               const segments = next.map((entry) => (entry === undefined ? 'start' : entry));
-              await io.writeFile(
-                options.state,
-                `${JSON.stringify({ migration: options.migration, segments })}\n`,
+              saving = saving.then(() =>
+                io.writeFile(state, `${JSON.stringify({ migration: options.migration, segments })}\n`),
               );
+              return saving;
             },
           });
           io.stdout(`${JSON.stringify({ migration: options.migration, table: options.table, ...totals })}\n`);

@@ -173,6 +173,11 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         canReachBucket(functionId, 'catalogFiles')
           ? new S3ObjectStore(platform.clients().s3, reach.bucket('catalogFiles'))
           : undefined,
+        // Cold starts fall back to one partition's chunks: worth a warning (a wrong grant, a deleted object).
+        (key, reason) =>
+          platform
+            .createLogger(functionId ?? 'api')
+            .warn('catalog part copy unusable: read from the chunks', { key, reason }),
       ),
     priceCacheStore: () => new DynamoPriceCacheStore(documents(), reach.table('priceCache')),
     checkoutRepository: () =>
@@ -233,9 +238,10 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
   return deps;
 };
 
-/** Whether a function declares a table (every table when built for no function). */
+/** Whether a function declares a bucket (every bucket when built for no function). */
 const canReachBucket = (functionId: FunctionId | undefined, bucket: BucketId): boolean =>
   functionId === undefined || bucketsOf(FUNCTION_ACCESS[functionId]).includes(bucket);
 
+/** Whether a function declares a table (every table when built for no function). */
 const canReach = (functionId: FunctionId | undefined, table: ServiceTableId): boolean =>
   functionId === undefined || tablesOf(FUNCTION_ACCESS[functionId]).includes(table);

@@ -321,7 +321,7 @@ export const RETIRED_RECEIPT_KEY_IDS_ENV_VAR = 'RETIRED_RECEIPT_KEY_IDS';
 export const WEBHOOK_ALLOWED_CIDRS_ENV_VAR = 'WEBHOOK_ALLOWED_CIDRS';
 
 /**
- * Set to `true` during a staged index migration (context `keepRetiredIndexes`, `TableDefinition.
+ * Set to `true` in the first stage of an index replacement (context `retiredIndexes=read`, `TableDefinition.
  * retiredGlobalSecondaryIndexes`): the functions read the retired index instead of its replacement until the new
  * key is backfilled. Only on functions that query a replacement.
  */

@@ -16,5 +16,12 @@ export interface RateLimit {
  */
 export const MAX_REQUEST_BODY_BYTES = 256 * 1024;
 
+/**
+ * Largest catalog document accepted by upload (`POST /admin/catalog/uploads`), as stored and once decompressed
+ * (about 200 000 price rows): the admin function (1 024 MB) holds the text, the parsed document and the change
+ * request's diff at once, measured at ≈ 20 × the text here. Past it, a 413, never an instance out of memory.
+ */
+export const MAX_CATALOG_UPLOAD_BYTES = 32 * 1024 * 1024;
+
 /** Per API key on the catalog (`api_key`) routes (ARCHITECTURE C22). */
 export const CATALOG_RATE_LIMIT = { requestsPerSecond: 100, burst: 200 } as const satisfies RateLimit;

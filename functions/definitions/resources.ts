@@ -41,9 +41,9 @@ export interface TableDefinition {
   readonly globalSecondaryIndexes?: readonly GlobalSecondaryIndexDefinition[];
   /**
    * Indexes an existing deployment still has while it moves to their replacement. CloudFormation adds or removes
-   * one index per table per update, so the move takes two deploys: with context `keepRetiredIndexes=true` the
-   * table has both and the functions read the retired one while the new key is backfilled (`npm run migrate`);
-   * without it (and on a new deployment) only the replacement exists and is read.
+   * one index per table per update, so the move takes three deploys (context `retiredIndexes`): `read` (both
+   * indexes, the retired one read while `npm run migrate` backfills the new key), `keep` (both, the replacement
+   * read), then none (only the replacement exists, as on a new deployment).
    */
   readonly retiredGlobalSecondaryIndexes?: readonly RetiredGlobalSecondaryIndexDefinition[];
 }

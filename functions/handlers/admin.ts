@@ -62,7 +62,7 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
       rejectChangeRequest: idempotent(rejectChangeRequestOperation(changes), idempotency),
       getRelease: getReleaseOperation(changes),
       ...journalOperations(deps.journal),
-      exportCatalog: exportCatalogOperation(deps.catalogRepository, reader, deps.catalogFiles),
+      exportCatalog: exportCatalogOperation(deps.catalogRepository, reader, deps.catalogFiles, deps.clock),
       getCatalogHistory: catalogHistoryOperation({
         repository: deps.catalogRepository,
         changeRequests: deps.changeRequests,

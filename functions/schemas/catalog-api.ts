@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { MAX_CATALOG_UPLOAD_BYTES } from '../definitions/limits';
 import { currencyCode, identifier, regionCode } from './catalog-document';
 
 /** C29: a buyer names at most this many customer groups. */
@@ -100,7 +101,7 @@ export const createUploadRequestSchema = z.strictObject({
     .number()
     .int()
     .min(1)
-    .max(512 * 1024 * 1024)
+    .max(MAX_CATALOG_UPLOAD_BYTES)
     .describe('Size in bytes of the file to PUT (gzip or plain JSON); the link accepts exactly this size.'),
 });
 

@@ -296,7 +296,7 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       '`POST /admin/change-requests/{cr_id}/approve`; the second approval publishes it. The document may carry ' +
       '`effective_from`. A document larger than a request body (256 KB) is uploaded first ' +
       '(`POST /admin/catalog/uploads`) and imported by its `upload_id` (with an optional `effective_from`); a ' +
-      'missing or unreadable upload is a 400 naming `upload_id`, one past 512 MB a 413.',
+      'missing or unreadable upload is a 400 naming `upload_id`, one past 32 MB (stored or decompressed) a 413.',
     body: catalogDocumentSchema.or(importByUploadSchema),
     response: { status: 202, schema: changeRequestResponseSchema, description: 'Change request opened.' },
     errors: [400, 413, 503],

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { largeDocument } from '../../bench/large-catalog.bench';
 import type { LocalStack } from '../../functions/composition/local/stack';
@@ -153,7 +153,7 @@ describe('a catalog larger than 6 MB', () => {
     // The size is signed into the link (S3 refuses another length); a size past the limit is refused here.
     expect(url(upload)).toMatch(/X-Amz-SignedHeaders=content-length%3Bhost/);
     const tooLarge = await adminRequest(stack.url, ADMIN_TOKEN, 'POST', '/admin/catalog/uploads', {
-      bytes: 512 * 1024 * 1024 + 1,
+      bytes: 32 * 1024 * 1024 + 1,
     });
     expect(tooLarge.status).toBe(400);
     // No checksum of an empty body is signed into the link (the SDK's default would make S3 refuse any upload).
@@ -171,6 +171,25 @@ describe('a catalog larger than 6 MB', () => {
     expect(unreadable.body.error_description).toBe(
       '$.upload_id: the uploaded file cannot be read: the file is not JSON',
     );
+    // A small gzip that decompresses past the limit: 413, stopped while decompressing, before any parsing.
+    const bomb = gzipSync(Buffer.alloc(32 * 1024 * 1024 + 1, 0x20));
+    const bombUpload = await adminRequest(stack.url, ADMIN_TOKEN, 'POST', '/admin/catalog/uploads', {
+      bytes: bomb.byteLength,
+    });
+    expect(
+      (
+        await fetch(url(bombUpload), {
+          method: 'PUT',
+          body: bomb,
+          headers: { 'content-type': 'application/gzip' },
+        })
+      ).status,
+    ).toBe(200);
+    const tooMuch = await adminRequest(stack.url, ADMIN_TOKEN, 'POST', '/admin/catalog/import', {
+      upload_id: bombUpload.body.upload_id,
+    });
+    expect(tooMuch.status).toBe(413);
+    expect(tooMuch.body.error).toBe('payload_too_large');
     const malformed = await adminRequest(stack.url, ADMIN_TOKEN, 'POST', '/admin/catalog/import', {
       upload_id: 'upl_nope',
     });

@@ -49,8 +49,9 @@ describe('partitions at the goal rates', () => {
       counts[shard] = (counts[shard] ?? 0) + 1;
     }
     const mean = ids / ENDPOINT_SHARDS;
-    // ± 10 % of the mean for every shard (the binomial spread at 1 000 per shard is about ± 3 %).
-    expect(Math.max(...counts)).toBeLessThan(mean * 1.1);
-    expect(Math.min(...counts)).toBeGreaterThan(mean * 0.9);
+    // One standard deviation at 1 000 per shard is about 3 %; ± 20 % is past 6 of them for the worst of the 64
+    // shards, so only a skewed hash fails (a uniform one about once in 10^8 runs).
+    expect(Math.max(...counts)).toBeLessThan(mean * 1.2);
+    expect(Math.min(...counts)).toBeGreaterThan(mean * 0.8);
   });
 });

@@ -26,12 +26,16 @@ let resources: ProvisionedResources;
 let files: S3ObjectStore;
 let document: ReturnType<typeof largeDocument>['document'];
 
+/** Copies the repositories could not use, as they reported them. */
+const unusable: { key: string; reason: string }[] = [];
+
 const repositoryWith = (withFiles: boolean) =>
   new DynamoCatalogRepository(
     clients.documents,
     resources.tableNames.catalog,
     resources.tableNames.events,
     withFiles ? files : undefined,
+    (key, reason) => unusable.push({ key, reason }),
   );
 
 const header = async (kind: string) =>
@@ -75,6 +79,7 @@ describe('part versions larger than one chunk', () => {
     );
     const fromChunks = await new CatalogReader(repositoryWith(true), clock).current();
     expect(joinRelease(fromChunks.release).products).toEqual(document.products);
+    expect(unusable).toEqual([{ key, reason: 'not the bytes its header recorded' }]);
     await clients.s3.send(new PutObjectCommand({ Bucket: files.bucket, Key: key, Body: original }));
 
     // The chunks removed: the reader with the bucket still loads (from the copy), the one without cannot.

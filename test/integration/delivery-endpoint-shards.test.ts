@@ -16,9 +16,9 @@ import { createTableInput, ensureTable } from '../../functions/adapters/local/bo
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
 import { TABLES, type TableDefinition } from '../../functions/definitions';
 import { ENDPOINT_SHARDS, endpointShardKey } from '../../functions/domain/webhooks/envelope';
-import type { DeliveryRecord } from '../../functions/ports/webhooks';
 import { InvalidCursorError } from '../../functions/shared/cursor';
 import { cliWorld } from '../support/cli-world';
+import { deliveryRecord } from '../support/delivery-records';
 import { engineClients, provisionIsolated, uniquePrefix } from '../support/engines';
 
 const clients = engineClients();
@@ -26,23 +26,7 @@ afterAll(() => destroyAwsClients(clients));
 
 const DAY = { from: '2026-11-22T00:00:00.000Z', to: '2026-11-22T23:59:59.999Z' };
 
-const record = (minute: number, endpointId: string): DeliveryRecord => {
-  const ts = new Date(Date.parse('2026-11-22T10:00:00.000Z') + minute * 60_000).toISOString();
-  const eventId = `evt_${String(minute).padStart(4, '0')}`;
-  return {
-    event_id: eventId,
-    endpoint_id: endpointId,
-    event_type: 'payout.processed',
-    ts_id: `${ts}#${eventId}`,
-    status: 'pending',
-    created_at: ts,
-    updated_at: ts,
-    last_attempt: 0,
-    completed_attempt: 0,
-    attempts: [],
-    expires_at: 1_900_000_000,
-  };
-};
+const record = (minute: number, endpointId: string) => deliveryRecord(minute, endpointId);
 
 const listAll = async (repository: DynamoDeliveryRepository, endpointId: string, pageSize: number) => {
   const listed: string[] = [];
@@ -226,6 +210,12 @@ describe('the staged replacement of by-endpoint', () => {
     const other = cliWorld({ 's.json': JSON.stringify({ segments: [null] }) });
     expect(await migrate(line, other.io, client)).toBe(2);
     expect(other.err.join('')).toContain('holds no progress of 3 segments');
+    // A save cut short by a kill: refused with what to do (starting over repeats no write).
+    const cut = cliWorld({ 's.json': '{"migration":"endpoint-shards","segm' });
+    expect(await migrate(line, cut.io, client)).toBe(2);
+    expect(cut.err.join('')).toContain(
+      's.json is not a saved progress (cut short?): remove it to start over',
+    );
 
     const wrong = cliWorld({});
     expect(await migrate(['endpoint-shards'], wrong.io, client)).toBe(2);
@@ -247,21 +237,47 @@ describe('the staged replacement of by-endpoint', () => {
     expect(await listAll(repository, 'ep_kept', 8)).toHaveLength(30);
   });
 
-  it('a rebuild killed after the table was dropped resumes from its copy at the next start, nothing lost', async () => {
-    // The state a kill leaves after the copy was filled and the table dropped: only `<table>.rebuild` holds the items.
-    const tableName = `${uniquePrefix()}deliveries`;
+  /** A copy table holding deliveries `from` … `to - 1` of one endpoint, as a killed rebuild leaves it. */
+  const copyWith = async (tableName: string, endpointId: string, from: number, to: number) => {
     await clients.dynamoDb.send(
       new CreateTableCommand(createTableInput(TABLES.deliveries, `${tableName}.rebuild`)),
     );
-    for (let minute = 0; minute < 20; minute += 1)
+    for (let minute = from; minute < to; minute += 1)
       await clients.documents.send(
-        new PutCommand({ TableName: `${tableName}.rebuild`, Item: record(minute, 'ep_copy') }),
+        new PutCommand({ TableName: `${tableName}.rebuild`, Item: record(minute, endpointId) }),
       );
+  };
+
+  const afterStart = async (tableName: string, endpointId: string) => {
     await ensureTable(clients.dynamoDb, TABLES.deliveries, tableName);
-    const repository = new DynamoDeliveryRepository(clients.documents, tableName);
-    expect(await listAll(repository, 'ep_copy', 6)).toHaveLength(20);
     await expect(
       clients.dynamoDb.send(new DescribeTableCommand({ TableName: `${tableName}.rebuild` })),
     ).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    expect(await indexesOf(tableName)).toEqual(['by-endpoint-shard', 'by-status']);
+    return listAll(new DynamoDeliveryRepository(clients.documents, tableName), endpointId, 6);
+  };
+
+  it('a rebuild killed after the table was dropped resumes from its copy at the next start, nothing lost', async () => {
+    // Killed after the copy was filled and the table dropped: only `<table>.rebuild` holds the items.
+    const tableName = `${uniquePrefix()}deliveries`;
+    await copyWith(tableName, 'ep_copy', 0, 20);
+    expect(await afterStart(tableName, 'ep_copy')).toHaveLength(20);
+  });
+
+  it('a rebuild killed while filling its copy starts the copy again from the intact table, nothing lost', async () => {
+    // Killed during the first copy: the table still has its old shape and every item; the copy has 5 of 25.
+    const tableName = await oldTable(25, 'ep_partial');
+    await copyWith(tableName, 'ep_partial', 0, 5);
+    expect(await afterStart(tableName, 'ep_partial')).toHaveLength(25);
+  });
+
+  it('a rebuild killed while restoring the table restores it again from the complete copy, nothing lost', async () => {
+    // Killed during the copy back: the table is in the new shape with 3 items, the copy has all 15.
+    const tableName = `${uniquePrefix()}deliveries`;
+    await clients.dynamoDb.send(new CreateTableCommand(createTableInput(TABLES.deliveries, tableName)));
+    for (let minute = 0; minute < 3; minute += 1)
+      await clients.documents.send(new PutCommand({ TableName: tableName, Item: record(minute, 'ep_back') }));
+    await copyWith(tableName, 'ep_back', 0, 15);
+    expect(await afterStart(tableName, 'ep_back')).toHaveLength(15);
   });
 });

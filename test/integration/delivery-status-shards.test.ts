@@ -14,6 +14,7 @@ import {
 } from '../../functions/adapters/aws/webhook-store';
 import type { DeliveryStatus } from '../../functions/domain/webhooks/envelope';
 import type { DeliveryRecord } from '../../functions/ports/webhooks';
+import { deliveryRecord } from '../support/delivery-records';
 import { engineClients, provisionIsolated } from '../support/engines';
 
 const clients = engineClients();
@@ -28,23 +29,8 @@ beforeAll(async () => {
   deliveries = new DynamoDeliveryRepository(clients.documents, tableName);
 });
 
-const record = (minute: number, endpointId: string, status: DeliveryStatus): DeliveryRecord => {
-  const ts = new Date(Date.parse('2026-11-22T10:00:00.000Z') + minute * 60_000).toISOString();
-  const eventId = `evt_${String(minute).padStart(3, '0')}`;
-  return {
-    event_id: eventId,
-    endpoint_id: endpointId,
-    event_type: 'payout.processed',
-    ts_id: `${ts}#${eventId}`,
-    status,
-    created_at: ts,
-    updated_at: ts,
-    last_attempt: 0,
-    completed_attempt: 0,
-    attempts: [],
-    expires_at: 1_900_000_000,
-  };
-};
+const record = (minute: number, endpointId: string, status: DeliveryStatus): DeliveryRecord =>
+  deliveryRecord(minute, endpointId, status, 3);
 
 const listAll = async (status: DeliveryStatus, pageSize: number): Promise<string[]> => {
   const listed: string[] = [];

@@ -92,6 +92,8 @@ export class DynamoCatalogRepository implements CatalogRepository {
      * with readers), the chunks being the fallback and the copy of record.
      */
     private readonly partFiles?: ObjectStore,
+    /** Told when a header names a copy this repository could not use (the chunks were read instead). */
+    private readonly onCopyUnusable?: (key: string, reason: string) => void,
   ) {
     this.batches = itemBatchesOf(documents);
   }
@@ -307,12 +309,18 @@ export class DynamoCatalogRepository implements CatalogRepository {
    */
   private async fromFile(header: Record<string, unknown>): Promise<unknown> {
     if (!this.partFiles || typeof header.file_key !== 'string') return undefined;
+    const unusable = (reason: string) => {
+      this.onCopyUnusable?.(String(header.file_key), reason);
+      return undefined;
+    };
     try {
       const bytes = await this.partFiles.get(header.file_key);
-      if (!bytes || createHash('sha256').update(bytes).digest('hex') !== header.file_sha256) return undefined;
+      if (!bytes) return unusable('missing');
+      if (createHash('sha256').update(bytes).digest('hex') !== header.file_sha256)
+        return unusable('not the bytes its header recorded');
       return await gunzipJson(bytes);
-    } catch {
-      return undefined;
+    } catch (error) {
+      return unusable(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
     }
   }
 

@@ -47,8 +47,10 @@ export const backfillEndpointShards = async (
     throw new Error(`the saved progress has ${progress.length} segments, not ${segments}`);
   let scanned = 0;
   let updated = 0;
+  // One segment failing stops the others at their next page, so the saved progress is where they all stopped.
+  let stopped = false;
   const runSegment = async (segment: number) => {
-    while (progress[segment] !== null) {
+    while (progress[segment] !== null && !stopped) {
       const start = progress[segment] ?? undefined;
       const page = await documents.send(
         new ScanCommand({
@@ -84,7 +86,16 @@ export const backfillEndpointShards = async (
       await options.onPage?.([...progress], { scanned, updated });
     }
   };
-  await Promise.all(progress.map((_, segment) => runSegment(segment)));
+  const results = await Promise.allSettled(
+    progress.map((_, segment) =>
+      runSegment(segment).catch((error: unknown) => {
+        stopped = true;
+        throw error;
+      }),
+    ),
+  );
+  const failure = results.find((result) => result.status === 'rejected');
+  if (failure) throw failure.reason;
   return { scanned, updated };
 };
 

@@ -124,19 +124,38 @@ const copyItems = async (client: DynamoDBClient, from: string, to: string) => {
   } while (start);
 };
 
-/** The copy a table is rebuilt through; while it exists it holds every item of the table. */
+/** The copy a table is rebuilt through. */
 const rebuildCopyOf = (tableName: string) => `${tableName}.rebuild`;
+
+/** The table's description, or `undefined` when there is no such table. */
+const describe = async (client: DynamoDBClient, tableName: string) => {
+  try {
+    return (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  } catch (error) {
+    if ((error as Error).name === 'ResourceNotFoundException') return undefined;
+    throw error;
+  }
+};
 
 /**
  * A table kept from an earlier start (a data directory) whose indexes are not its definition's (a staged index
- * replacement since) is rebuilt in that shape: its items copied to a table of the new shape, the table recreated,
- * the items copied back, the new index keys backfilled (`INDEX_BACKFILLS`), the copy dropped. DynamoDB Local does
- * not reliably finish an index that UpdateTable adds to a table among busy ones, so the rebuild does not use it. A
- * start stopped half-way (a kill) resumes from the copy, dropped only once the table holds every item again.
+ * replacement since) is rebuilt in that shape: its items copied to a table of the new shape, the table dropped
+ * and recreated, the items copied back, the new index keys backfilled (`INDEX_BACKFILLS`), the copy dropped.
+ * DynamoDB Local does not reliably finish an index that UpdateTable adds to a table among busy ones, so the
+ * rebuild does not use it.
+ *
+ * A start killed half-way resumes from what it finds, without losing an item: while the table still has its old
+ * shape it was not dropped, so the copy may be partial and is made again; once the table is gone, or back in the
+ * new shape, it was dropped after a complete copy, so it is restored (again) from the copy, which goes last.
  */
 const rebuildTable = async (client: DynamoDBClient, table: TableDefinition, tableName: string) => {
   const copy = rebuildCopyOf(tableName);
-  if (!(await tableExists(client, copy))) {
+  const wanted = JSON.stringify(indexNames(table.globalSecondaryIndexes));
+  const original = await describe(client, tableName);
+  const dropped =
+    original === undefined || JSON.stringify(indexNames(original.GlobalSecondaryIndexes)) === wanted;
+  if (!dropped) {
+    if (await tableExists(client, copy)) await deleteTable(client, copy);
     const { stream: _stream, ...withoutStream } = table;
     await client.send(new CreateTableCommand(createTableInput(withoutStream, copy)));
     await waitForActive(client, copy);

@@ -3,16 +3,22 @@
  * link) is stored once as gzip JSON and handed out as a download link; a document to import may be uploaded
  * through an upload link and then imported by its upload id (`POST /admin/catalog/import` with `upload_id`).
  */
+import { MAX_CATALOG_UPLOAD_BYTES } from '../../definitions/limits';
 import type { CatalogFiles, FileLink } from '../../ports/catalog-files';
 
-/** Largest export answered in the response body: below Lambda's 6 MB response limit, with room to spare. */
+/**
+ * Largest export answered in the response body, measured as Lambda carries it (a JSON string inside the proxy
+ * response, quotes escaped): below Lambda's 6 MB response limit with room for the headers.
+ */
 export const EXPORT_INLINE_MAX_BYTES = 5 * 1024 * 1024;
 /** How long a download or upload link works. */
 export const FILE_LINK_SECONDS = 15 * 60;
-/** Largest catalog document accepted by upload, as stored and once decompressed. */
-export const MAX_CATALOG_UPLOAD_BYTES = 512 * 1024 * 1024;
-/** Where exports are stored (content-addressed) and where uploads land (expired after a day). */
-export const CATALOG_FILE_PREFIXES = { exports: 'exports/catalog-', uploads: 'uploads/' } as const;
+export { MAX_CATALOG_UPLOAD_BYTES };
+/**
+ * Where exports are stored (by day, then content-addressed: a link always names an object written that day, far
+ * from its 7-day expiry) and where uploads land (expired after a day).
+ */
+export const CATALOG_FILE_PREFIXES = { exports: 'exports/', uploads: 'uploads/' } as const;
 
 /** An export handed out as a file: its download link, size and format. */
 export interface ExportLink extends FileLink {
@@ -20,8 +26,9 @@ export interface ExportLink extends FileLink {
   readonly content_type: 'application/gzip';
 }
 
-export const exportLink = async (files: CatalogFiles, document: unknown): Promise<ExportLink> => {
-  const stored = await files.storeJson(CATALOG_FILE_PREFIXES.exports, document);
+export const exportLink = async (files: CatalogFiles, document: unknown, at: Date): Promise<ExportLink> => {
+  const day = at.toISOString().slice(0, 10);
+  const stored = await files.storeJson(`${CATALOG_FILE_PREFIXES.exports}${day}/catalog-`, document);
   const link = await files.downloadLink(stored.key, FILE_LINK_SECONDS);
   return { ...link, bytes: stored.bytes, content_type: 'application/gzip' };
 };
