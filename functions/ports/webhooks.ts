@@ -1,5 +1,6 @@
 import type { DpopProofContents, DpopPublicJwk, DpopRefusal } from '../domain/webhooks/dpop';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
+import type { EventFilter } from '../domain/webhooks/filter';
 import type { OutboxItem } from '../schemas/envelope';
 import type { RequestCompletion } from './idempotency';
 
@@ -64,6 +65,10 @@ export interface EndpointRecord {
   readonly endpoint_id: string;
   readonly url: string;
   readonly topics: readonly string[];
+  /** Set: only events of these types (C31), besides the topics. */
+  readonly event_types?: readonly string[];
+  /** Set: only events that match it (C31); the others are recorded `filtered`, never sent. */
+  readonly filter?: EventFilter;
   readonly description?: string;
   readonly tenant?: string;
   readonly version: EnvelopeVersion;
@@ -92,6 +97,8 @@ export type EndpointChanges = Partial<
     EndpointRecord,
     | 'url'
     | 'topics'
+    | 'event_types'
+    | 'filter'
     | 'description'
     | 'version'
     | 'status'

@@ -2,6 +2,7 @@ import currencyCodes from 'currency-codes';
 import * as z from 'zod';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
+import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
 import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
 
@@ -88,10 +89,37 @@ export const mtlsInputSchema = z
     'A client certificate deliveries present in the TLS handshake (mTLS); the key is never shown again.',
   );
 
+/**
+ * An endpoint's payload filter (C31): paths into `type`, `tenant`, `producer` and `data`, the operators of
+ * `domain/webhooks/filter.ts`. Each problem is a 400 naming its path (`$.filter.data.amount.$gtt`).
+ */
+export const endpointFilterSchema = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    for (const problem of filterProblems(value))
+      ctx.addIssue({
+        code: 'custom',
+        message: problem.message,
+        path: problem.path === '$' ? [] : [problem.path.slice(2)],
+      });
+  })
+  .transform((value) => value as EventFilter)
+  .describe(
+    'Only events matching it are delivered; the others are recorded `filtered`. Keys: `$and`, `$or` (lists of ' +
+      'filters), `$not` (a filter), or a dotted path into `type`, `tenant`, `producer`, `data` with a value ' +
+      '(equality) or operators `$eq $neq $gt $gte $lt $lte $in $nin $exists $startsWith`.',
+  );
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
   topics: z.array(topicName).max(50).optional(),
+  event_types: z
+    .array(eventType)
+    .max(50)
+    .optional()
+    .describe('Only events of these types (besides the topics).'),
+  filter: endpointFilterSchema.optional(),
   description: z.string().max(500).optional(),
   tenant: identifier.optional(),
   version: z.enum(ENVELOPE_VERSIONS).optional(),
@@ -111,6 +139,16 @@ export const updateEndpointSchema = z
   .strictObject({
     url: endpointUrl.optional(),
     topics: z.array(topicName).max(50).optional(),
+    event_types: z
+      .array(eventType)
+      .max(50)
+      .nullable()
+      .optional()
+      .describe('Only events of these types; null or [] removes the restriction.'),
+    filter: endpointFilterSchema
+      .nullable()
+      .optional()
+      .describe('Replaces the payload filter; null removes it.'),
     description: z.string().max(500).optional(),
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
@@ -205,6 +243,8 @@ export const endpointResponseSchema = z.object({
   endpoint_id: endpointIdSchema,
   url: z.string(),
   topics: z.array(z.string()),
+  event_types: z.array(z.string()).optional(),
+  filter: z.record(z.string(), z.unknown()).optional(),
   description: z.string().optional(),
   tenant: z.string().optional(),
   version: z.enum(ENVELOPE_VERSIONS),

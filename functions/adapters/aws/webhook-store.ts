@@ -215,6 +215,8 @@ export class DynamoEventStore implements EventStore {
 const ENDPOINT_FIELDS = [
   'url',
   'topics',
+  'event_types',
+  'filter',
   'description',
   'version',
   'status',

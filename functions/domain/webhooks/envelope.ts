@@ -51,6 +51,8 @@ export interface EndpointSubscription {
   readonly status: 'enabled' | 'disabled';
   /** Empty: every topic. */
   readonly topics: readonly string[];
+  /** Set and not empty: only these event types (C31). */
+  readonly event_types?: readonly string[];
   /** Set: only events of that tenant (and events without a tenant are not sent). */
   readonly tenant?: string;
   /** Events produced before the endpoint was registered are not sent to it (a replay cannot either). */
@@ -64,6 +66,9 @@ export const endpointReceives = (
   endpoint.status === 'enabled' &&
   event.ts >= endpoint.created_at &&
   (endpoint.topics.length === 0 || endpoint.topics.includes(topicOf(event.type))) &&
+  (endpoint.event_types === undefined ||
+    endpoint.event_types.length === 0 ||
+    endpoint.event_types.includes(event.type)) &&
   (endpoint.tenant === undefined || endpoint.tenant === event.tenant);
 
 /**
@@ -165,8 +170,11 @@ export const daysBetween = (from: string, to: string, maxDays = 400): string[] =
   return days;
 };
 
-/** Delivery states (C16, C20). */
-export const DELIVERY_STATUSES = ['pending', 'delivered', 'retrying', 'stopped', 'dead'] as const;
+/**
+ * Delivery states (C16, C20); `filtered` (C31): the endpoint's filter did not match, so nothing is ever sent —
+ * recorded so the history shows why an event did not arrive.
+ */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'retrying', 'stopped', 'dead', 'filtered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** States a replay may restart (a delivery still pending or retrying has a live chain of attempts). */

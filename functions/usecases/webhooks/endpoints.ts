@@ -41,6 +41,8 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   endpoint_id: record.endpoint_id,
   url: record.url,
   topics: record.topics,
+  ...(record.event_types !== undefined ? { event_types: record.event_types } : {}),
+  ...(record.filter !== undefined ? { filter: record.filter } : {}),
   ...(record.description !== undefined ? { description: record.description } : {}),
   ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
   version: record.version,
@@ -136,6 +138,8 @@ export const createEndpoint = async (
     endpoint_id: endpointId,
     url: request.url,
     topics: [...new Set(request.topics ?? [])].sort(),
+    ...(request.event_types !== undefined ? { event_types: [...new Set(request.event_types)].sort() } : {}),
+    ...(request.filter !== undefined ? { filter: request.filter } : {}),
     ...(request.description !== undefined ? { description: request.description } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
     version: request.version ?? LATEST_ENVELOPE_VERSION,
@@ -185,6 +189,17 @@ export const updateEndpoint = async (
     {
       ...(request.url !== undefined ? { url: request.url } : {}),
       ...(request.topics !== undefined ? { topics: [...new Set(request.topics)].sort() } : {}),
+      // `null` (or an empty list for event types) removes the restriction.
+      ...(request.event_types === null || request.event_types?.length === 0
+        ? { event_types: undefined }
+        : request.event_types !== undefined
+          ? { event_types: [...new Set(request.event_types)].sort() }
+          : {}),
+      ...(request.filter === null
+        ? { filter: undefined }
+        : request.filter !== undefined
+          ? { filter: request.filter }
+          : {}),
       ...(request.description !== undefined ? { description: request.description } : {}),
       ...(request.version !== undefined ? { version: request.version } : {}),
       ...(request.status !== undefined ? { status: request.status } : {}),

@@ -1,4 +1,5 @@
 import { endpointReceives, timeKey } from '../../domain/webhooks/envelope';
+import { matchesFilter } from '../../domain/webhooks/filter';
 import type { DeliveryRecord, EndpointRecord } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import { mapConcurrently } from '../../shared/concurrency';
@@ -24,12 +25,21 @@ export const fanOutEvent = async (
   // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
   await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
     const now = ctx.clock.now();
+    // An endpoint's filter (C31) that does not match: recorded `filtered`, never sent.
+    const filtered =
+      endpoint.filter !== undefined &&
+      !matchesFilter(endpoint.filter, {
+        type: item.type,
+        ...(item.tenant !== undefined ? { tenant: item.tenant } : {}),
+        ...(item.producer !== undefined ? { producer: item.producer } : {}),
+        data: item.data ?? {},
+      });
     const record: DeliveryRecord = {
       event_id: item.event_id,
       endpoint_id: endpoint.endpoint_id,
       event_type: item.type,
       ts_id: timeKey(item.ts, item.event_id),
-      status: 'pending',
+      status: filtered ? 'filtered' : 'pending',
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
       last_attempt: 0,
@@ -38,6 +48,7 @@ export const fanOutEvent = async (
       expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
     };
     const stored = await ctx.deliveries.createIfAbsent(record);
+    if (stored.status === 'filtered') return;
     // Once the first attempt was claimed, its message was sent and handled: nothing to send again. A delivery
     // still waiting for its first attempt gets the message (again, if an earlier run sent it and died before
     // the fan-out was recorded); the claim on attempt 1 makes a second message a no-op.

@@ -145,6 +145,8 @@ export const replayDeliveries = async (
     // `force` also restarts a delivery still pending or retrying (say its message was dead-lettered by the
     // queue after repeated consumer failures): the replay's attempt claims first, and the older chain's next
     // message, carrying the same or a lower attempt number, is dropped by the claim.
+    // A filtered delivery was never meant for its endpoint: not even `force` sends it.
+    if (delivery.status === 'filtered') continue;
     if (!request.force && !REPLAYABLE_STATUSES.includes(delivery.status)) continue;
     const attempt = await ctx.deliveries.startReplay(
       delivery.event_id,
@@ -200,6 +202,7 @@ export const replayProgress = async (ctx: WebhookContext, replayId: string): Pro
     retrying: 0,
     stopped: 0,
     dead: 0,
+    filtered: 0,
   };
   const deliveries: ReplayProgress['deliveries'][number][] = [];
   for (const entry of record.deliveries) {
