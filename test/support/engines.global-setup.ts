@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal } from '../../functions/adapters/local/dynamodb-local';
+import { startDynamoDbLocalOnFreePort } from '../../functions/adapters/local/dynamodb-local';
 import { startFauxqsServer } from '../../functions/adapters/local/fauxqs';
-import { freePort } from '../../functions/adapters/local/local-aws';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,7 +20,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const workDir = mkdtempSync(path.join(tmpdir(), 'pricing-it-'));
   const [dynamo, fauxqs] = await Promise.all([
-    freePort().then((port) => startDynamoDbLocal({ port, workDir })),
+    startDynamoDbLocalOnFreePort({ workDir }),
     startFauxqsServer({}),
   ]);
   project.provide('dynamoDbEndpoint', dynamo.endpoint);

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local-aws';
+import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from './local-aws';
 
 /** Java is needed for DynamoDB Local; the start fails at once with the package to install. */
 export class JavaMissingError extends Error {
@@ -148,7 +148,10 @@ const waitUntilReady = async (
         throw new DynamoDbLocalStartError(`DynamoDB Local exited during start:\n${log()}`);
       }
       try {
-        await client.send(new DescribeTableCommand({ TableName: 'readiness-probe' }));
+        // Bounded: whatever else holds the port (it was free when chosen) may accept and never answer.
+        await client.send(new DescribeTableCommand({ TableName: 'readiness-probe' }), {
+          abortSignal: AbortSignal.timeout(1_000),
+        });
         return;
       } catch (error) {
         if ((error as Error).name === 'ResourceNotFoundException') return;
@@ -231,4 +234,26 @@ export const startDynamoDbLocal = async (options: DynamoDbLocalOptions): Promise
     throw error;
   }
   return { endpoint, pid, stop };
+};
+
+/**
+ * DynamoDB Local on a free port. A port found free is free only until something binds it, and Java takes a second
+ * or two to bind: when another process took the port meanwhile ("Address already in use"), another port is
+ * chosen, up to `attempts` times.
+ */
+export const startDynamoDbLocalOnFreePort = async (
+  options: Omit<DynamoDbLocalOptions, 'port'>,
+  attempts = 3,
+  choosePort: () => Promise<number> = freePort,
+): Promise<DynamoDbLocalProcess> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startDynamoDbLocal({ ...options, port: await choosePort() });
+    } catch (error) {
+      const taken =
+        error instanceof DynamoDbLocalStartError &&
+        /Failed to bind|Address already in use/.test(error.message);
+      if (!taken || attempt >= attempts) throw error;
+    }
+  }
 };

@@ -21,7 +21,7 @@ import { queueOfArnIn, startAwsTwin } from '../../adapters/local/aws-twin';
 import { type ProvisionedResources, provisionResources } from '../../adapters/local/bootstrap';
 import { BundleHost } from '../../adapters/local/bundle-host';
 import { ADMIN_ROLES } from '../../adapters/local/config';
-import { type DynamoDbLocalProcess, startDynamoDbLocal } from '../../adapters/local/dynamodb-local';
+import { type DynamoDbLocalProcess, startDynamoDbLocalOnFreePort } from '../../adapters/local/dynamodb-local';
 import { type FauxqsServer, startFauxqsServer } from '../../adapters/local/fauxqs';
 import { FunctionPool, type LambdaHandler } from '../../adapters/local/function-pool';
 import { InProcessMetrics } from '../../adapters/local/in-process-metrics';
@@ -203,13 +203,10 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
 
     progress(`starting DynamoDB Local and fauxqs (${options.dataDir ? `data in ${root}` : 'in memory'})`);
     const [dynamo, fauxqs]: [DynamoDbLocalProcess, FauxqsServer] = await Promise.all([
-      freePort().then((port) =>
-        startDynamoDbLocal({
-          port,
-          workDir: root,
-          ...(options.dataDir ? { dbPath: path.join(root, 'dynamodb') } : {}),
-        }),
-      ),
+      startDynamoDbLocalOnFreePort({
+        workDir: root,
+        ...(options.dataDir ? { dbPath: path.join(root, 'dynamodb') } : {}),
+      }),
       startFauxqsServer(options.dataDir ? { dataDir: path.join(root, 'fauxqs') } : {}),
     ]);
     stopStack.push(dynamo, fauxqs);
