@@ -31,10 +31,10 @@ export class FileUnreadableError extends Error {
 
 export interface CatalogFiles {
   /**
-   * Stores `document` as gzip JSON under `<prefix><SHA-256 of its JSON>.json.gz`, once: the same document is the
-   * same object, never written twice. Returns the key and the stored size in bytes.
+   * Stores a JSON text gzipped under `<prefix><SHA-256 of the text>.json.gz`, once: the same document is the same
+   * object, never written twice. Returns the key and the stored size in bytes.
    */
-  storeJson(prefix: string, document: unknown): Promise<{ readonly key: string; readonly bytes: number }>;
+  storeJson(prefix: string, json: string): Promise<{ readonly key: string; readonly bytes: number }>;
   /** A link that downloads the object under `key` for `seconds`. */
   downloadLink(key: string, seconds: number): Promise<FileLink>;
   /** A link that uploads one object of exactly `bytes` under `key` (HTTP PUT) for `seconds`. */

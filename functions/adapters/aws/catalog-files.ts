@@ -31,11 +31,7 @@ export class S3CatalogFiles implements CatalogFiles {
     this.objects = new S3ObjectStore(s3, bucket);
   }
 
-  async storeJson(
-    prefix: string,
-    document: unknown,
-  ): Promise<{ readonly key: string; readonly bytes: number }> {
-    const text = JSON.stringify(document);
+  async storeJson(prefix: string, text: string): Promise<{ readonly key: string; readonly bytes: number }> {
     const key = `${prefix}${createHash('sha256').update(text).digest('hex')}.json.gz`;
     const existing = await this.objects.head(key);
     if (existing) return { key, bytes: existing.size };

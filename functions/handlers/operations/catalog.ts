@@ -14,7 +14,7 @@ import { currencyCode, identifier, regionCode } from '../../schemas/catalog-docu
 import { limitsQuerySchema } from '../../schemas/checkout';
 import { newId } from '../../shared/ids';
 import { exportCatalog } from '../../usecases/catalog/export';
-import { createUpload, EXPORT_INLINE_MAX_BYTES, exportLink } from '../../usecases/catalog/files';
+import { createUpload, deliverExport } from '../../usecases/catalog/files';
 import { limitsOf } from '../../usecases/catalog/limits';
 import {
   CACHE_TAGS,
@@ -171,13 +171,11 @@ export const exportCatalogOperation =
     );
     const headers: Record<string, string> = { 'X-Catalog-Versions': exported.versions };
     if (exported.revision !== undefined) headers['X-Catalog-Revision'] = String(exported.revision);
-    // The body travels as a JSON string inside Lambda's proxy response, each quote escaped once more: measured so.
-    if (
-      query.delivery !== 'link' &&
-      Buffer.byteLength(JSON.stringify(JSON.stringify(exported.document))) <= EXPORT_INLINE_MAX_BYTES
-    )
-      return { statusCode: 200, headers, body: exported.document };
-    const link = await exportLink(files, exported.document, clock.now());
+    const { link } = await deliverExport(files, exported.document, {
+      link: query.delivery === 'link',
+      at: clock.now(),
+    });
+    if (!link) return { statusCode: 200, headers, body: exported.document };
     return {
       statusCode: 303,
       headers: { ...headers, Location: link.url },

@@ -26,11 +26,22 @@ export interface ExportLink extends FileLink {
   readonly content_type: 'application/gzip';
 }
 
-export const exportLink = async (files: CatalogFiles, document: unknown, at: Date): Promise<ExportLink> => {
-  const day = at.toISOString().slice(0, 10);
-  const stored = await files.storeJson(`${CATALOG_FILE_PREFIXES.exports}${day}/catalog-`, document);
+/**
+ * How an export is handed out: in the body up to `EXPORT_INLINE_MAX_BYTES` (measured as Lambda carries the body,
+ * a JSON string inside the proxy response, each quote escaped once more), else — or when `link` is asked — as a
+ * download link of the document stored once. The document is serialised once.
+ */
+export const deliverExport = async (
+  files: CatalogFiles,
+  document: unknown,
+  options: { readonly link: boolean; readonly at: Date },
+): Promise<{ readonly link?: ExportLink }> => {
+  const json = JSON.stringify(document);
+  if (!options.link && Buffer.byteLength(JSON.stringify(json)) <= EXPORT_INLINE_MAX_BYTES) return {};
+  const day = options.at.toISOString().slice(0, 10);
+  const stored = await files.storeJson(`${CATALOG_FILE_PREFIXES.exports}${day}/catalog-`, json);
   const link = await files.downloadLink(stored.key, FILE_LINK_SECONDS);
-  return { ...link, bytes: stored.bytes, content_type: 'application/gzip' };
+  return { link: { ...link, bytes: stored.bytes, content_type: 'application/gzip' } };
 };
 
 /** Where to upload a catalog document (gzip or plain JSON, one HTTP PUT) before importing it by `upload_id`. */
