@@ -10,14 +10,21 @@
  * notes, refusals (with every problem and the trace id) and usage errors on stderr. Exit codes as every tool in
  * bin/ (bin/cli.ts): 0 on success, 1 when the command failed, 2 for a wrong command line.
  */
+
+import type { z } from 'zod';
 import {
   DELIVERY_STATUSES,
   type DeliveryStatus,
   ENVELOPE_VERSIONS,
 } from '../functions/domain/webhooks/envelope';
+import type { EventFilter } from '../functions/domain/webhooks/filter';
+import type { EndpointRateLimit } from '../functions/domain/webhooks/throttle';
 import {
   type CreateEndpointRequest,
+  createEndpointSchema,
+  endpointFilterSchema,
   endpointIdSchema,
+  endpointRateLimitSchema,
   eventIdSchema,
   type ReplayRequest,
   replayIdSchema,
@@ -120,9 +127,11 @@ dead letters (status dead, window defaults to the last 7 days):
 endpoints (/webhooks/endpoints):
   endpoints list [--limit n] [--all]
   endpoints show ep_…
-  endpoints create --url <url> [--topics a,b] [--description text] [--tenant t] [--version ${ENVELOPE_VERSIONS.join('|')}]
+  endpoints create --url <url> [--topics a,b] [--event-types a.b,c.d] [--filter '<json>'] [--rate-limit per_second=n,max_in_flight=n]
+                   [--description text] [--tenant t] [--version ${ENVELOPE_VERSIONS.join('|')}]
       prints the signing secret, once
-  endpoints update ep_… [--url u] [--topics a,b] [--description text] [--version v] [--enable|--disable]
+  endpoints update ep_… [--url u] [--topics a,b] [--event-types a.b] [--filter '<json>'|none] [--rate-limit …|none]
+                   [--description text] [--version v] [--enable|--disable]
   endpoints delete ep_…
   endpoints rotate-secret ep_…
       prints the new secret, once; the previous one is still sent beside it for a while
@@ -311,18 +320,66 @@ const parseEndpointId =
 const ENDPOINT_OPTIONS = {
   url: { type: 'string' },
   topics: { type: 'string' },
+  'event-types': { type: 'string' },
+  filter: { type: 'string' },
+  'rate-limit': { type: 'string' },
   description: { type: 'string' },
   version: { type: 'string' },
 } as const satisfies CliOptions;
 
-/** The fields of `endpoints create` and `update` that were given. */
+/** A value checked by the API's own schema; its first problem is the usage error, naming the option. */
+const checked = <T>(option: string, schema: z.ZodType<T>, value: unknown): T => {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const [issue] = parsed.error.issues;
+  const path = issue && issue.path.length > 0 ? ` (${issue.path.join('.')})` : '';
+  throw new UsageError(`${option}: ${issue?.message ?? 'not valid'}${path}`);
+};
+
+/** `--filter '<json>'` (C31), or `none` to remove it (update). */
+const filterOf = (value: string | undefined): EventFilter | null | undefined => {
+  if (value === undefined) return undefined;
+  if (value === 'none') return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new UsageError('--filter: not JSON (e.g. \'{"data.currency":"EUR"}\')');
+  }
+  return checked('--filter', endpointFilterSchema, parsed);
+};
+
+/** `--rate-limit per_second=20,max_in_flight=5` (either or both), or `none` to remove the limits (update). */
+const rateLimitOf = (value: string | undefined): EndpointRateLimit | null | undefined => {
+  if (value === undefined) return undefined;
+  if (value === 'none') return null;
+  const limit: Record<string, number> = {};
+  for (const part of commaList(value)) {
+    const [name, number, extra] = part.split('=');
+    if ((name !== 'per_second' && name !== 'max_in_flight') || number === undefined || extra !== undefined)
+      throw new UsageError(`--rate-limit: ${part} is not per_second=<n> or max_in_flight=<n>`);
+    limit[name] = Number(number);
+  }
+  return checked('--rate-limit', endpointRateLimitSchema, limit);
+};
+
+/** The fields of `endpoints create` and `update` that were given (`null`: remove it, update only). */
 const endpointFields = (values: OptionValues<typeof ENDPOINT_OPTIONS>) => {
   const url = urlOf(values.url);
   const topics = topicsOf(values.topics);
+  const eventTypes =
+    values['event-types'] === undefined
+      ? undefined
+      : checked('--event-types', createEndpointSchema.shape.event_types, commaList(values['event-types']));
+  const filter = filterOf(values.filter);
+  const rateLimit = rateLimitOf(values['rate-limit']);
   const version = oneOf(values.version, ENVELOPE_VERSIONS, '--version');
   return {
     ...(url === undefined ? {} : { url }),
     ...(topics === undefined ? {} : { topics }),
+    ...(eventTypes === undefined ? {} : { event_types: eventTypes }),
+    ...(filter === undefined ? {} : { filter }),
+    ...(rateLimit === undefined ? {} : { rate_limit: rateLimit }),
     ...(values.description === undefined ? {} : { description: values.description }),
     ...(version === undefined ? {} : { version }),
   };
@@ -373,11 +430,19 @@ const COMMANDS = {
       context,
     );
     atMost(positionals, 0);
-    const { url, ...fields } = endpointFields(values);
+    const { url, filter, rate_limit, ...fields } = endpointFields(values);
     if (url === undefined) throw new UsageError('endpoints create needs --url');
+    if (filter === null || rate_limit === null)
+      throw new UsageError('none removes a filter or rate limit: use it with endpoints update');
     return {
       kind: 'endpoints-create',
-      body: { url, ...fields, ...(values.tenant === undefined ? {} : { tenant: values.tenant }) },
+      body: {
+        url,
+        ...fields,
+        ...(filter === undefined ? {} : { filter }),
+        ...(rate_limit === undefined ? {} : { rate_limit }),
+        ...(values.tenant === undefined ? {} : { tenant: values.tenant }),
+      },
     };
   },
   'endpoints update': (args, context) => {
@@ -395,7 +460,7 @@ const COMMANDS = {
     };
     if (Object.keys(body).length === 0)
       throw new UsageError(
-        'endpoints update needs something to change: --url, --topics, --description, --version, --enable or --disable',
+        'endpoints update needs something to change: --url, --topics, --event-types, --filter, --rate-limit, --description, --version, --enable or --disable',
       );
     return { kind: 'endpoints-update', endpointId, body };
   },

@@ -26,6 +26,7 @@ import type {
   DeliveryRepository,
   DpopProofVerifier,
   DpopReplayCache,
+  EndpointLimiter,
   EndpointRepository,
   EventStore,
   ReplayRepository,
@@ -109,6 +110,8 @@ export interface WebhookDependencies {
   readonly endpoints: EndpointRepository;
   readonly deliveries: DeliveryRepository;
   readonly replays: ReplayRepository;
+  /** Per-endpoint limits shared by every deliver instance. */
+  readonly limiter: EndpointLimiter;
   /** DPoP proofs' `jti`s already seen (partner callbacks). */
   readonly dpopReplays: DpopReplayCache;
   /** Verifies DPoP proofs' JWS signatures (partner callbacks). */

@@ -16,6 +16,7 @@ import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
 import { DynamoCheckoutRepository, DynamoReceiptItemSource } from '../adapters/aws/checkout-repository';
 import type { AwsClients } from '../adapters/aws/clients';
+import { DynamoEndpointLimiter } from '../adapters/aws/endpoint-limiter';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
 import { DynamoJournalStore, S3JournalMirror } from '../adapters/aws/journal-store';
 import { S3ObjectStore } from '../adapters/aws/object-store';
@@ -213,6 +214,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
               env[READ_RETIRED_INDEXES_ENV_VAR] === 'true',
           }),
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
+        limiter: () => new DynamoEndpointLimiter(documents(), reach.table('endpointLimits')),
         // DPoP proofs' `jti`s are remembered in the idempotency table (items `dpop-jti#…`).
         dpopReplays: () => new DynamoDpopReplayCache(documents(), reach.table('idempotency')),
         dpopVerifier: () => createDpopVerifier(),

@@ -241,11 +241,13 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   },
   deliver: {
     ...NOTHING,
-    // The attempt is claimed and recorded on the delivery; a 410 Gone disables the endpoint.
+    // The attempt is claimed and recorded on the delivery; a 410 Gone disables the endpoint, timeouts and
+    // Retry-After pauses are noted on it; the endpoint's limiter admits attempts and frees their slots.
     tables: {
       events: { actions: ['GetItem'] },
       endpoints: { actions: ['GetItem', 'UpdateItem'] },
       deliveries: { actions: ['GetItem', 'UpdateItem'] },
+      endpointLimits: { actions: ['UpdateItem'] },
     },
     sendsTo: ['delivery', 'deliveryDlq'],
     // Decrypts endpoint signing secrets and client-certificate keys.

@@ -173,6 +173,11 @@ export interface QueueMappingDefinition {
    * can take from the account's concurrency, which the HTTP functions share.
    */
   readonly maxConcurrency: number;
+  /**
+   * Batches the local twin hands to the function at once (its poll loops). Lambda scales its pollers with the
+   * backlog up to `maxConcurrency`; the local stack keeps a fixed few. Default 2.
+   */
+  readonly localConcurrency?: number;
 }
 
 export type EventSourceMappingDefinition = StreamMappingDefinition | QueueMappingDefinition;
@@ -215,6 +220,9 @@ export const EVENT_SOURCE_MAPPINGS = {
     // 100 batches of 10 at once: 1 000 attempts in flight, 14 × the planned peak's 70 deliveries/s even when
     // each waits its full 10 s timeout, and at most a tenth of the default account concurrency.
     maxConcurrency: 100,
+    // Enough loops that the batches held by one hanging endpoint (at most its in-flight cap, 2, while it keeps
+    // timing out) leave the others delivering.
+    localConcurrency: 10,
   },
 } as const satisfies Record<string, EventSourceMappingDefinition>;
 

@@ -149,6 +149,15 @@ export const TABLES = {
       },
     ],
   },
+  endpointLimits: {
+    id: 'endpoint-limits',
+    description:
+      "Per-endpoint delivery limiter (C31 rate_limit, isolation): the GCRA's arrival time and the held in-flight slots, shared by every deliver instance.",
+    scope: 'service',
+    envVar: 'ENDPOINT_LIMITS_TABLE_NAME',
+    partitionKey: { name: 'endpoint_id', type: 'S' },
+    timeToLiveAttribute: 'expires_at',
+  },
   replays: {
     id: 'replays',
     description: 'Replay requests (C15): the request, what it matched, and the deliveries it re-enqueued.',

@@ -60,6 +60,16 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
       logger.info('delivery message skipped', { ...message, reason: result.reason });
       return;
     }
+    if (result.kind === 'deferred') {
+      logger.info('delivery deferred', {
+        event_id: message.event_id,
+        endpoint_id: message.endpoint_id,
+        attempt: message.attempt,
+        reason: result.reason,
+        delay_seconds: result.delaySeconds,
+      });
+      return;
+    }
     logger.info('delivery attempt', {
       event_id: message.event_id,
       endpoint_id: message.endpoint_id,

@@ -1,6 +1,7 @@
 import type { DpopProofContents, DpopPublicJwk, DpopRefusal } from '../domain/webhooks/dpop';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { EventFilter } from '../domain/webhooks/filter';
+import type { EffectiveLimits, EndpointRateLimit } from '../domain/webhooks/throttle';
 import type { OutboxItem } from '../schemas/envelope';
 import type { RequestCompletion } from './idempotency';
 
@@ -88,6 +89,14 @@ export interface EndpointRecord {
   readonly dpop_jkt?: string;
   /** The client certificate presented to this endpoint (mTLS); absent: none is presented. */
   readonly mtls?: EndpointMtls;
+  /** Throughput limits (C31): attempts per second and in flight, held across deliver instances. */
+  readonly rate_limit?: EndpointRateLimit;
+  /**
+   * Written by the deliver function, apart from `updated_at` (an operator's change never conflicts with it):
+   * attempts in a row that timed out (isolation), and until when a `Retry-After` paused the endpoint.
+   */
+  readonly consecutive_timeouts?: number;
+  readonly paused_until?: string;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -108,6 +117,7 @@ export type EndpointChanges = Partial<
     | 'dpop_jwk'
     | 'dpop_jkt'
     | 'mtls'
+    | 'rate_limit'
     | 'partner_key_sha256'
     | 'previous_partner_key_sha256'
     | 'previous_partner_key_valid_until'
@@ -148,6 +158,40 @@ export interface EndpointRepository {
     options?: EndpointUpdateOptions,
   ): Promise<EndpointRecord | undefined>;
   delete(endpointId: string): Promise<boolean>;
+  /** An attempt timed out: one more in a row (`consecutive_timeouts`). Nothing happens to a deleted endpoint. */
+  noteTimeout(endpointId: string): Promise<void>;
+  /** The endpoint answered: its run of timeouts ends. */
+  clearTimeouts(endpointId: string): Promise<void>;
+  /** A `Retry-After` pauses the endpoint until `until` (a later pause already set is kept). */
+  pauseUntil(endpointId: string, until: string): Promise<void>;
+}
+
+/** One delivery asking the endpoint's limiter to start (see `domain/webhooks/throttle.ts`). */
+export interface AdmissionRequest {
+  readonly limits: EffectiveLimits;
+  readonly nowMs: number;
+  /** How long a slot is held if its holder never releases it (a consumer killed mid-attempt). */
+  readonly leaseMs: number;
+  /** The delivery reserved its start already (its message's `not_before`): the rate is not counted again. */
+  readonly ticket: boolean;
+  /** How often it waited for a slot before. */
+  readonly deferrals: number;
+}
+
+/**
+ * `admitted`: start now, holding `slot` (released with its `leaseUntilMs`) when a cap applies; `reserved`: the
+ * rate is spent, come back at `startMs` with a ticket; `wait`: every slot is held, come back in `waitSeconds`.
+ */
+export type Admission =
+  | { readonly kind: 'admitted'; readonly slot?: number; readonly leaseUntilMs?: number }
+  | { readonly kind: 'reserved'; readonly startMs: number }
+  | { readonly kind: 'wait'; readonly waitSeconds: number };
+
+/** Per-endpoint limits shared by every deliver instance (C31 `rate_limit`, isolation). */
+export interface EndpointLimiter {
+  admit(endpointId: string, request: AdmissionRequest): Promise<Admission>;
+  /** Frees a slot, only while `leaseUntilMs` is still its lease. */
+  release(endpointId: string, slot: number, leaseUntilMs: number): Promise<void>;
 }
 
 /** One attempt as the history shows it (C16). */

@@ -63,6 +63,13 @@ export const deliveryMessageSchema = z.object({
   /** First attempt of this round: 1, or the first attempt of a replay; the backoff counts from it. */
   round_start: z.number().int().min(1),
   replay_id: z.string().optional(),
+  /**
+   * The start this delivery reserved of its endpoint's rate (`rate_limit.per_second`): a ticket, so the rate is
+   * counted once however often the message comes back before then.
+   */
+  not_before: isoTimestamp.optional(),
+  /** How often the delivery waited for an in-flight slot (its wait doubles each time); never an attempt. */
+  deferrals: z.number().int().min(0).max(1_000).optional(),
 });
 
 export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
+import { type EndpointRateLimit, RATE_LIMIT_BOUNDS } from '../domain/webhooks/throttle';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
 import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
 
@@ -110,6 +111,31 @@ export const endpointFilterSchema = z
       '(equality) or operators `$eq $neq $gt $gte $lt $lte $in $nin $exists $startsWith`.',
   );
 
+/** An endpoint's throughput limits (C31 `rate_limit`): at least one of them. */
+export const endpointRateLimitSchema = z
+  .strictObject({
+    per_second: z
+      .number()
+      .min(RATE_LIMIT_BOUNDS.perSecond.min)
+      .max(RATE_LIMIT_BOUNDS.perSecond.max)
+      .optional()
+      .describe('Most attempts started per second, across every deliver instance.'),
+    max_in_flight: z
+      .number()
+      .int()
+      .min(RATE_LIMIT_BOUNDS.maxInFlight.min)
+      .max(RATE_LIMIT_BOUNDS.maxInFlight.max)
+      .optional()
+      .describe('Most attempts waiting for the endpoint at once.'),
+  })
+  .refine((limit) => limit.per_second !== undefined || limit.max_in_flight !== undefined, {
+    message: 'give per_second, max_in_flight or both',
+  })
+  .transform((limit) => limit as EndpointRateLimit)
+  .describe(
+    'Deliveries over the limits wait (no attempt is used) and are sent as soon as the endpoint has room.',
+  );
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
@@ -120,6 +146,7 @@ export const createEndpointSchema = z.strictObject({
     .optional()
     .describe('Only events of these types (besides the topics).'),
   filter: endpointFilterSchema.optional(),
+  rate_limit: endpointRateLimitSchema.optional(),
   description: z.string().max(500).optional(),
   tenant: identifier.optional(),
   version: z.enum(ENVELOPE_VERSIONS).optional(),
@@ -149,6 +176,10 @@ export const updateEndpointSchema = z
       .nullable()
       .optional()
       .describe('Replaces the payload filter; null removes it.'),
+    rate_limit: endpointRateLimitSchema
+      .nullable()
+      .optional()
+      .describe('Replaces the throughput limits; null removes them.'),
     description: z.string().max(500).optional(),
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
@@ -245,6 +276,9 @@ export const endpointResponseSchema = z.object({
   topics: z.array(z.string()),
   event_types: z.array(z.string()).optional(),
   filter: z.record(z.string(), z.unknown()).optional(),
+  rate_limit: z
+    .object({ per_second: z.number().optional(), max_in_flight: z.number().int().optional() })
+    .optional(),
   description: z.string().optional(),
   tenant: z.string().optional(),
   version: z.enum(ENVELOPE_VERSIONS),
@@ -272,6 +306,14 @@ export const endpointResponseSchema = z.object({
     })
     .optional()
     .describe('The client certificate deliveries present (mTLS): a summary, never the key nor the PEM.'),
+  consecutive_timeouts: z
+    .number()
+    .int()
+    .optional()
+    .describe('Attempts in a row that timed out: from the first, at most 2 attempts are in flight at once.'),
+  paused_until: isoTimestamp
+    .optional()
+    .describe("A 429 or 503 with Retry-After paused the endpoint's deliveries until then."),
   created_at: isoTimestamp,
   updated_at: isoTimestamp,
 });

@@ -309,7 +309,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
   }),
   deliver: merge(BASE('deliver'), TABLE_KEY_WRITE, {
     'dynamodb:GetItem': ['table:deliveries', 'table:endpoints', 'table:events'],
-    'dynamodb:UpdateItem': ['table:deliveries', 'table:endpoints'],
+    'dynamodb:UpdateItem': ['table:deliveries', 'table:endpointLimits', 'table:endpoints'],
     'iam:PassRole': ['role:scheduler (iam:PassedToService=scheduler.amazonaws.com)'],
     'kms:Decrypt': ['key:secrets', VIA_SQS],
     'kms:GenerateDataKey': [VIA_SQS],

@@ -24,6 +24,7 @@ export class SqsMessageQueue implements MessageQueue, QueueDepths {
         QueueUrl: this.queueUrl(queue),
         MessageBody: body,
         ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
+        ...(options.group !== undefined ? { MessageGroupId: options.group } : {}),
       }),
     );
     return { messageId: result.MessageId ?? '' };

@@ -226,6 +226,7 @@ const ENDPOINT_FIELDS = [
   'dpop_jwk',
   'dpop_jkt',
   'mtls',
+  'rate_limit',
   'partner_key_sha256',
   'previous_partner_key_sha256',
   'previous_partner_key_valid_until',
@@ -388,6 +389,47 @@ export class DynamoEndpointRepository implements EndpointRepository {
     } catch (error) {
       if (conditionalFailure(error) === 'condition') return false;
       throw error;
+    }
+  }
+
+  async noteTimeout(endpointId: string): Promise<void> {
+    await this.health(endpointId, 'ADD consecutive_timeouts :one', 'attribute_exists(endpoint_id)', {
+      ':one': 1,
+    });
+  }
+
+  async clearTimeouts(endpointId: string): Promise<void> {
+    await this.health(endpointId, 'REMOVE consecutive_timeouts', 'attribute_exists(consecutive_timeouts)');
+  }
+
+  async pauseUntil(endpointId: string, until: string): Promise<void> {
+    await this.health(
+      endpointId,
+      'SET paused_until = :until',
+      'attribute_exists(endpoint_id) AND (attribute_not_exists(paused_until) OR paused_until < :until)',
+      { ':until': until },
+    );
+  }
+
+  /** A delivery-health write: never touches `updated_at`, so it cannot make an operator's change conflict. */
+  private async health(
+    endpointId: string,
+    update: string,
+    condition: string,
+    values?: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { endpoint_id: endpointId },
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ...(values ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
     }
   }
 }

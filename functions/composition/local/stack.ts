@@ -25,7 +25,7 @@ import { type DynamoDbLocalProcess, startDynamoDbLocalOnFreePort } from '../../a
 import { type FauxqsServer, startFauxqsServer } from '../../adapters/local/fauxqs';
 import { FunctionPool, type LambdaHandler } from '../../adapters/local/function-pool';
 import { InProcessMetrics } from '../../adapters/local/in-process-metrics';
-import { assertPortFree, freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../adapters/local/local-aws';
+import { assertPortFree, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../adapters/local/local-aws';
 import { loadOrCreateLocalKeys } from '../../adapters/local/local-signing';
 import { LocalOneTimeScheduler, ScheduleDispatcher } from '../../adapters/local/scheduler';
 import { SqsPoller } from '../../adapters/local/sqs-poller';
@@ -431,6 +431,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
             queueArn: resources.queueArns[mapping.queue],
             invoke: (event) => deliverPool.invoke(event),
             logger: stackLogger,
+            ...(mapping.localConcurrency !== undefined ? { concurrency: mapping.localConcurrency } : {}),
           }),
         );
       }

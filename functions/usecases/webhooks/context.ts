@@ -7,6 +7,7 @@ import type { DataCipher } from '../../ports/signing';
 import type { WebhookHttpClient } from '../../ports/webhook-http';
 import type {
   DeliveryRepository,
+  EndpointLimiter,
   EndpointRepository,
   EventStore,
   ReplayRepository,
@@ -47,12 +48,15 @@ export interface WebhookContext {
   readonly endpoints: EndpointRepository;
   readonly deliveries: DeliveryRepository;
   readonly replays: ReplayRepository;
+  readonly limiter: EndpointLimiter;
   readonly queue: MessageQueue;
   readonly scheduler: OneTimeScheduler;
   readonly cipher: DataCipher;
   readonly http: WebhookHttpClient;
   readonly policy: RetryPolicy;
   readonly settings: WebhookSettings;
+  /** Waits (a delivery's reserved start less than a second ahead). */
+  readonly sleep: (ms: number) => Promise<void>;
   /** Uniform in [0, 1): the backoff jitter. */
   readonly random: () => number;
   readonly randomBytes: (size: number) => Uint8Array;

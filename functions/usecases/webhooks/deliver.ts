@@ -6,12 +6,26 @@ import {
   renderEnvelope,
   topicOf,
 } from '../../domain/webhooks/envelope';
-import { type AttemptOutcome, decideRetry, type RetryDecision } from '../../domain/webhooks/retry-policy';
+import {
+  type AttemptOutcome,
+  decideRetry,
+  parseRetryAfterSeconds,
+  type RetryDecision,
+} from '../../domain/webhooks/retry-policy';
 import { secretBytes } from '../../domain/webhooks/secret';
 import { signatureHeader } from '../../domain/webhooks/signature';
+import {
+  attemptTimeoutFor,
+  delaySecondsUntil,
+  type EffectiveLimits,
+  effectiveLimits,
+  hasLimits,
+  MAX_PAUSE_SECONDS,
+  slowAttemptMs,
+} from '../../domain/webhooks/throttle';
 import type { WebhookResponse } from '../../ports/webhook-http';
-import type { AttemptRecord } from '../../ports/webhooks';
-import type { DeliveryMessage } from '../../schemas/envelope';
+import type { Admission, AttemptRecord, EndpointRecord } from '../../ports/webhooks';
+import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import type { WebhookContext } from './context';
 import { signingSecrets } from './endpoints';
 import { clientCertificateOf } from './mtls';
@@ -26,11 +40,19 @@ export class DeliveryBusyError extends Error {
   }
 }
 
+/** Why a delivery waits without an attempt: its endpoint's rate, its in-flight cap, or a Retry-After pause. */
+export type DeferReason = 'rate' | 'in_flight' | 'paused';
+
 export type DeliveryResult =
   | { readonly kind: 'skipped'; readonly reason: 'duplicate' | 'no_delivery' }
+  | { readonly kind: 'deferred'; readonly reason: DeferReason; readonly delaySeconds: number }
   | { readonly kind: 'attempted'; readonly decision: RetryDecision; readonly attempt: AttemptRecord };
 
+type Deferred = Extract<DeliveryResult, { readonly kind: 'deferred' }>;
+
 const EXCERPT_CHARS = 256;
+/** A reserved start this close ahead is waited for in the function rather than through the queue. */
+const IN_PROCESS_WAIT_MS = 1_000;
 
 /** `<base>/<topic>` (C12): the base URL without a trailing slash, then the topic. */
 export const targetUrl = (base: string, type: string): string =>
@@ -47,6 +69,35 @@ const outcomeOf = (response: WebhookResponse): AttemptOutcome =>
       }
     : { kind: 'network_error', error: response.error };
 
+/**
+ * What the attempt taught about its endpoint, for every delivery to it: a timeout lengthens its run of timeouts
+ * (isolation caps it), an answer ends the run, and a 429 or 503 with `Retry-After` pauses the endpoint until then.
+ * Written only when something changes, so a healthy endpoint's deliveries write nothing here.
+ */
+const noteEndpointHealth = async (
+  ctx: WebhookContext,
+  endpoint: EndpointRecord,
+  response: WebhookResponse,
+  now: Date,
+  notedSlow: boolean,
+): Promise<void> => {
+  if (response.kind === 'network_error') {
+    if (response.error === 'timeout' && !notedSlow) await ctx.endpoints.noteTimeout(endpoint.endpoint_id);
+    return;
+  }
+  if (notedSlow || (endpoint.consecutive_timeouts ?? 0) > 0)
+    await ctx.endpoints.clearTimeouts(endpoint.endpoint_id);
+  const retryAfter = response.headers['retry-after'];
+  if ((response.status === 429 || response.status === 503) && retryAfter !== undefined) {
+    const seconds = parseRetryAfterSeconds(retryAfter, now);
+    if (seconds !== undefined)
+      await ctx.endpoints.pauseUntil(
+        endpoint.endpoint_id,
+        new Date(now.getTime() + Math.min(seconds, MAX_PAUSE_SECONDS) * 1000).toISOString(),
+      );
+  }
+};
+
 /** Schedule name for a retry longer than SQS can delay: ≤ 64 characters of EventBridge's alphabet. */
 export const retryScheduleName = (message: DeliveryMessage, attempt: number): string =>
   `r-${message.event_id.slice(4)}-${message.endpoint_id.slice(4)}-${attempt}`;
@@ -62,24 +113,165 @@ export const deliverAttempt = async (
   message: DeliveryMessage,
 ): Promise<DeliveryResult> => {
   const started = ctx.clock.now();
-  const leaseUntil = new Date(started.getTime() + ctx.policy.attemptTimeoutMs * 3 + 5_000).toISOString();
-  const claim = await ctx.deliveries.claim(
-    message.event_id,
-    message.endpoint_id,
-    message.attempt,
-    started.toISOString(),
-    leaseUntil,
-  );
+  const leaseMs = ctx.policy.attemptTimeoutMs * 3 + 5_000;
+  // Read per delivery, so eventually consistent: half the read units, and a change reaches deliveries within
+  // DynamoDB's replication lag (usually well under a second; the claim below is what guards against twice).
+  const endpoint = await ctx.endpoints.get(message.endpoint_id, { consistent: false });
+
+  // The endpoint's limits come first: a delivery over them waits without claiming (it uses no attempt) and
+  // without reading the event.
+  let admission: Extract<Admission, { kind: 'admitted' }> = { kind: 'admitted' };
+  let limits: EffectiveLimits = {};
+  if (endpoint?.status === 'enabled') {
+    limits = effectiveLimits(endpoint.rate_limit, endpoint, ctx.policy.attemptTimeoutMs);
+    const throttled = await throttle(ctx, message, endpoint, limits, started, leaseMs);
+    if (throttled.kind !== 'admitted') return throttled;
+    admission = throttled;
+  }
+  const release = async (): Promise<void> => {
+    if (admission.slot === undefined || admission.leaseUntilMs === undefined) return;
+    await ctx.limiter.release(message.endpoint_id, admission.slot, admission.leaseUntilMs);
+  };
+
+  // The attempt starts now (after any wait for its reserved start).
+  const claimedAt = ctx.clock.now();
+  const [claim, item] = await Promise.all([
+    ctx.deliveries.claim(
+      message.event_id,
+      message.endpoint_id,
+      message.attempt,
+      claimedAt.toISOString(),
+      new Date(claimedAt.getTime() + leaseMs).toISOString(),
+    ),
+    ctx.events.get(message.event_id),
+  ]);
+  if (claim !== 'claimed') await release();
   if (claim === 'missing') return { kind: 'skipped', reason: 'no_delivery' };
   if (claim === 'done') return { kind: 'skipped', reason: 'duplicate' };
   if (claim === 'busy') throw new DeliveryBusyError(message);
+  try {
+    return await attempt(
+      ctx,
+      message,
+      item,
+      endpoint,
+      claimedAt,
+      attemptTimeoutFor(limits, admission.slot, ctx.policy.attemptTimeoutMs),
+    );
+  } finally {
+    await release();
+  }
+};
 
-  const [item, endpoint] = await Promise.all([
-    ctx.events.get(message.event_id),
-    // Read per delivery, so eventually consistent: half the read units, and a change reaches deliveries within
-    // DynamoDB's replication lag (usually well under a second; the claim above is what guards against twice).
-    ctx.endpoints.get(message.endpoint_id, { consistent: false }),
-  ]);
+/** Sends the delivery's message again, for the same attempt, after `delaySeconds` (at most SQS's delay). */
+const deferDelivery = async (
+  ctx: WebhookContext,
+  message: DeliveryMessage,
+  next: Pick<DeliveryMessage, 'not_before' | 'deferrals'>,
+  delaySeconds: number,
+  reason: DeferReason,
+): Promise<Deferred> => {
+  const { not_before: _ticket, deferrals: _deferrals, ...rest } = message;
+  const body: DeliveryMessage = {
+    ...rest,
+    ...(next.not_before !== undefined ? { not_before: next.not_before } : {}),
+    ...(next.deferrals !== undefined && next.deferrals > 0 ? { deferrals: next.deferrals } : {}),
+  };
+  const delay = Math.min(SCHEDULER.maxQueueDelaySeconds, Math.max(1, delaySeconds));
+  await ctx.queue.send('delivery', JSON.stringify(body), { delaySeconds: delay, group: message.endpoint_id });
+  return { kind: 'deferred', reason, delaySeconds: delay };
+};
+
+/**
+ * Applies the endpoint's pause, rate and in-flight cap to one delivery: `admitted` (maybe holding a slot), or
+ * the delivery was sent back to wait (`deferred`) with its ticket when it reserved its start.
+ */
+const throttle = async (
+  ctx: WebhookContext,
+  message: DeliveryMessage,
+  endpoint: EndpointRecord,
+  limits: EffectiveLimits,
+  now: Date,
+  leaseMs: number,
+): Promise<Extract<Admission, { kind: 'admitted' }> | Deferred> => {
+  const nowMs = now.getTime();
+  const deferrals = message.deferrals ?? 0;
+  // A Retry-After paused the whole endpoint: wait until then; a reservation made before the pause is given up
+  // (the rate is counted again after it, so the deliveries do not all arrive at its end).
+  const pausedUntil = endpoint.paused_until ? Date.parse(endpoint.paused_until) : Number.NaN;
+  if (pausedUntil > nowMs)
+    return deferDelivery(
+      ctx,
+      message,
+      { deferrals },
+      delaySecondsUntil(pausedUntil, nowMs) + Math.floor(ctx.random() * 3),
+      'paused',
+    );
+  // A delivery that reserved its start comes back up to a second early (an SQS delay is whole seconds) and
+  // waits out the rest here, so the starts keep the rate's spacing instead of bunching on whole seconds.
+  const ticketMs = message.not_before ? Date.parse(message.not_before) : undefined;
+  if (ticketMs !== undefined && ticketMs > nowMs) {
+    if (ticketMs - nowMs > IN_PROCESS_WAIT_MS)
+      return deferDelivery(
+        ctx,
+        message,
+        { not_before: message.not_before, deferrals },
+        wholeSecondsBefore(ticketMs, nowMs),
+        'rate',
+      );
+    await ctx.sleep(ticketMs - nowMs);
+  }
+  if (!hasLimits(limits)) return { kind: 'admitted' };
+  const admit = (ticket: boolean) =>
+    ctx.limiter.admit(endpoint.endpoint_id, {
+      limits,
+      nowMs: ctx.clock.now().getTime(),
+      leaseMs,
+      ticket,
+      deferrals,
+    });
+  let admission = await admit(ticketMs !== undefined);
+  if (admission.kind === 'reserved') {
+    const waitMs = admission.startMs - ctx.clock.now().getTime();
+    if (waitMs > IN_PROCESS_WAIT_MS)
+      return deferDelivery(
+        ctx,
+        message,
+        { not_before: new Date(admission.startMs).toISOString(), deferrals },
+        wholeSecondsBefore(admission.startMs, ctx.clock.now().getTime()),
+        'rate',
+      );
+    // Its start is within a second: wait for it here, then take a slot on the ticket (when a cap applies).
+    await ctx.sleep(Math.max(0, waitMs));
+    admission = await admit(true);
+  }
+  if (admission.kind === 'admitted') return admission;
+  if (admission.kind === 'reserved') throw new Error('a ticket was counted against the rate');
+  // Every slot is held. A configured cap is normal operation: come back soon (≤ 8 s, jittered so the waiting
+  // deliveries spread); an isolated endpoint's backlog backs off further (≤ 60 s) so it costs little.
+  const waitSeconds = Math.max(1, Math.round(admission.waitSeconds * (0.5 + ctx.random())));
+  return deferDelivery(
+    ctx,
+    message,
+    { ...(message.not_before ? { not_before: message.not_before } : {}), deferrals: deferrals + 1 },
+    waitSeconds,
+    'in_flight',
+  );
+};
+
+/** Whole seconds of SQS delay that bring a message back at most a second before `atMs` (at least 1). */
+const wholeSecondsBefore = (atMs: number, nowMs: number): number =>
+  Math.max(1, Math.floor((atMs - nowMs) / 1000));
+
+/** The claimed attempt: stop it, or sign and POST it and enqueue what comes next. */
+const attempt = async (
+  ctx: WebhookContext,
+  message: DeliveryMessage,
+  item: OutboxItem | undefined,
+  endpoint: EndpointRecord | undefined,
+  started: Date,
+  timeoutMs: number,
+): Promise<DeliveryResult> => {
   const stop = async (reason: string, disable = false): Promise<DeliveryResult> => {
     const attempt: AttemptRecord = {
       attempt: message.attempt,
@@ -130,14 +322,24 @@ export const deliverAttempt = async (
   // The endpoint's client certificate (mTLS), presented in the handshake; a receiver that requires one and
   // gets none fails the attempt (a TLS error or the status it answers), retried like any other failure.
   const clientCertificate = await clientCertificateOf(ctx, endpoint);
-  const response = await ctx.http.post({
-    url,
-    headers,
-    body,
-    timeoutMs: ctx.policy.attemptTimeoutMs,
-    ...(clientCertificate ? { clientCertificate } : {}),
-  });
+  // An attempt still unanswered after `slowAttemptMs` counts as a timeout at once (isolation need not wait for
+  // the whole timeout to learn that an endpoint hangs); noted once per attempt, ended by an answer.
+  let slowNoted: Promise<void> | undefined;
+  const slowTimer = setTimeout(() => {
+    slowNoted = ctx.endpoints.noteTimeout(endpoint.endpoint_id).catch(() => undefined);
+  }, slowAttemptMs(timeoutMs));
+  const response = await ctx.http
+    .post({
+      url,
+      headers,
+      body,
+      timeoutMs,
+      ...(clientCertificate ? { clientCertificate } : {}),
+    })
+    .finally(() => clearTimeout(slowTimer));
+  await slowNoted;
   const finished = ctx.clock.now();
+  await noteEndpointHealth(ctx, endpoint, response, finished, slowNoted !== undefined);
   const decision = decideRetry({
     policy: ctx.policy,
     attempt: message.attempt - message.round_start + 1,
@@ -169,7 +371,7 @@ export const deliverAttempt = async (
     const next: DeliveryMessage = { ...message, attempt: message.attempt + 1 };
     const delaySeconds = Math.ceil(decision.delaySeconds);
     if (delaySeconds <= SCHEDULER.maxQueueDelaySeconds) {
-      await ctx.queue.send('delivery', JSON.stringify(next), { delaySeconds });
+      await ctx.queue.send('delivery', JSON.stringify(next), { delaySeconds, group: message.endpoint_id });
     } else {
       await ctx.scheduler.scheduleOnce({
         name: retryScheduleName(message, next.attempt),

@@ -43,6 +43,7 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   topics: record.topics,
   ...(record.event_types !== undefined ? { event_types: record.event_types } : {}),
   ...(record.filter !== undefined ? { filter: record.filter } : {}),
+  ...(record.rate_limit !== undefined ? { rate_limit: record.rate_limit } : {}),
   ...(record.description !== undefined ? { description: record.description } : {}),
   ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
   version: record.version,
@@ -54,6 +55,8 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.dpop_jwk !== undefined ? { dpop_jwk: record.dpop_jwk } : {}),
   ...(record.dpop_jkt !== undefined ? { dpop_jkt: record.dpop_jkt } : {}),
   ...(record.mtls !== undefined ? { mtls: mtlsSummary(record.mtls) } : {}),
+  ...(record.consecutive_timeouts ? { consecutive_timeouts: record.consecutive_timeouts } : {}),
+  ...(record.paused_until !== undefined ? { paused_until: record.paused_until } : {}),
   created_at: record.created_at,
   updated_at: record.updated_at,
 });
@@ -140,6 +143,7 @@ export const createEndpoint = async (
     topics: [...new Set(request.topics ?? [])].sort(),
     ...(request.event_types !== undefined ? { event_types: [...new Set(request.event_types)].sort() } : {}),
     ...(request.filter !== undefined ? { filter: request.filter } : {}),
+    ...(request.rate_limit !== undefined ? { rate_limit: request.rate_limit } : {}),
     ...(request.description !== undefined ? { description: request.description } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
     version: request.version ?? LATEST_ENVELOPE_VERSION,
@@ -199,6 +203,11 @@ export const updateEndpoint = async (
         ? { filter: undefined }
         : request.filter !== undefined
           ? { filter: request.filter }
+          : {}),
+      ...(request.rate_limit === null
+        ? { rate_limit: undefined }
+        : request.rate_limit !== undefined
+          ? { rate_limit: request.rate_limit }
           : {}),
       ...(request.description !== undefined ? { description: request.description } : {}),
       ...(request.version !== undefined ? { version: request.version } : {}),

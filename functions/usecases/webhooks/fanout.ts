@@ -59,7 +59,7 @@ export const fanOutEvent = async (
       attempt: 1,
       round_start: 1,
     };
-    await ctx.queue.send('delivery', JSON.stringify(message));
+    await ctx.queue.send('delivery', JSON.stringify(message), { group: endpoint.endpoint_id });
   });
   await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length);
   return targets.length;

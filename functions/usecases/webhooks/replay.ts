@@ -120,7 +120,7 @@ export const replayDeliveries = async (
       replay_id: replayId,
     };
     try {
-      await ctx.queue.send('delivery', JSON.stringify(message));
+      await ctx.queue.send('delivery', JSON.stringify(message), { group: message.endpoint_id });
     } catch (error) {
       // Without its message the delivery would stay `retrying` for good: give it its state back.
       await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, previous);

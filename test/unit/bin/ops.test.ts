@@ -172,6 +172,56 @@ describe('ops arguments: events and dlq', () => {
   });
 });
 
+describe('ops arguments: subscriptions and limits (C31)', () => {
+  it('sends event types, a filter and a rate limit, checked by the API schemas', () => {
+    expect(
+      parseArgs([
+        'endpoints',
+        'create',
+        '--url',
+        'https://partner.example/hooks',
+        '--event-types',
+        'payout.processed',
+        '--filter',
+        '{"data.currency":"EUR"}',
+        '--rate-limit',
+        'per_second=20,max_in_flight=5',
+      ]),
+    ).toEqual({
+      kind: 'endpoints-create',
+      body: {
+        url: 'https://partner.example/hooks',
+        event_types: ['payout.processed'],
+        filter: { 'data.currency': 'EUR' },
+        rate_limit: { per_second: 20, max_in_flight: 5 },
+      },
+    });
+    expect(parseArgs(['endpoints', 'update', EP, '--filter', 'none', '--rate-limit', 'none'])).toEqual({
+      kind: 'endpoints-update',
+      endpointId: EP,
+      body: { filter: null, rate_limit: null },
+    });
+  });
+
+  it('refuses a bad filter, rate limit or removal on create with a usage error naming the option', () => {
+    expect(() => parseArgs(['endpoints', 'create', '--url', 'https://p.example/h', '--filter', '{'])).toThrow(
+      /--filter: not JSON/,
+    );
+    expect(() =>
+      parseArgs(['endpoints', 'create', '--url', 'https://p.example/h', '--filter', '{"data.x":{"$gtt":1}}']),
+    ).toThrow(/--filter: unknown operator/);
+    expect(() => parseArgs(['endpoints', 'update', EP, '--rate-limit', 'per_second=0'])).toThrow(
+      /--rate-limit: .*per_second/,
+    );
+    expect(() => parseArgs(['endpoints', 'update', EP, '--rate-limit', 'burst=3'])).toThrow(
+      /--rate-limit: burst=3 is not/,
+    );
+    expect(() =>
+      parseArgs(['endpoints', 'create', '--url', 'https://p.example/h', '--rate-limit', 'none']),
+    ).toThrow(/use it with endpoints update/);
+  });
+});
+
 describe('ops arguments: endpoints and the rest', () => {
   it('parses every endpoints command', () => {
     expect(parseArgs(['endpoints', 'list'])).toEqual({ kind: 'endpoints-list', all: false });

@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { LocalDataCipher } from '../../../functions/adapters/local/local-signing';
 import type { QueueId } from '../../../functions/definitions';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../functions/domain/webhooks/retry-policy';
+import { type LimiterState, planAdmission } from '../../../functions/domain/webhooks/throttle';
 import type { OneTimeSchedule } from '../../../functions/ports/scheduler';
 import type { WebhookRequest, WebhookResponse } from '../../../functions/ports/webhook-http';
 import type { AttemptRecord, DeliveryRecord, EndpointRecord } from '../../../functions/ports/webhooks';
@@ -33,6 +34,10 @@ interface World {
   deliveries: Map<string, DeliveryRecord>;
   endpoints: Map<string, EndpointRecord>;
   events: Map<string, OutboxItem>;
+  /** The endpoints' limiter state (the DynamoDB item's twin). */
+  limits: Map<string, LimiterState>;
+  /** What the use case waited in process (the fake clock moves on by as much). */
+  slept: number[];
   /** Operations in order, to check what happens before what. */
   log: string[];
 }
@@ -55,6 +60,8 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     deliveries: new Map(),
     endpoints: new Map(),
     events: new Map(),
+    limits: new Map(),
+    slept: [],
     log: [],
   } as unknown as World;
   const key = (eventId: string, endpointId: string) => `${eventId}|${endpointId}`;
@@ -88,6 +95,42 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         return next;
       },
       delete: async (id) => w.endpoints.delete(id),
+      noteTimeout: async (id) => {
+        const current = w.endpoints.get(id);
+        if (current)
+          w.endpoints.set(id, { ...current, consecutive_timeouts: (current.consecutive_timeouts ?? 0) + 1 });
+      },
+      clearTimeouts: async (id) => {
+        const current = w.endpoints.get(id);
+        if (current) {
+          const { consecutive_timeouts: _timeouts, ...rest } = current;
+          w.endpoints.set(id, rest);
+        }
+      },
+      pauseUntil: async (id, until) => {
+        const current = w.endpoints.get(id);
+        if (current && (!current.paused_until || current.paused_until < until))
+          w.endpoints.set(id, { ...current, paused_until: until });
+      },
+    },
+    limiter: {
+      admit: async (endpointId, request) => {
+        const state = w.limits.get(endpointId) ?? { slots: {} };
+        const plan = planAdmission({ state, ...request });
+        if (plan.kind === 'wait') return plan;
+        const slots = { ...state.slots };
+        const leaseUntilMs = request.nowMs + request.leaseMs;
+        if (plan.kind === 'admit' && plan.slot !== undefined) slots[plan.slot] = leaseUntilMs;
+        w.limits.set(endpointId, { ...(plan.tatMs !== undefined ? { tatMs: plan.tatMs } : state), slots });
+        if (plan.kind === 'reserve') return { kind: 'reserved', startMs: plan.startMs };
+        return { kind: 'admitted', ...(plan.slot !== undefined ? { slot: plan.slot, leaseUntilMs } : {}) };
+      },
+      release: async (endpointId, slot, leaseUntilMs) => {
+        const state = w.limits.get(endpointId);
+        if (state?.slots[slot] !== leaseUntilMs) return;
+        const { [slot]: _released, ...slots } = state.slots;
+        w.limits.set(endpointId, { ...state, slots });
+      },
     },
     deliveries: {
       createIfAbsent: async (record) => {
@@ -169,6 +212,10 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     },
     policy,
     settings: DEFAULT_WEBHOOK_SETTINGS,
+    sleep: async (ms) => {
+      w.slept.push(ms);
+      w.now.value = new Date(w.now.value.getTime() + ms);
+    },
     random: () => 0.5,
     randomBytes: (size) => randomBytes(size),
     signal: () => undefined,
@@ -305,6 +352,125 @@ describe('deliverAttempt', () => {
     w.answers.push(response(410));
     await deliverAttempt(w.ctx, first);
     expect(w.endpoints.get(endpoint.endpoint_id)?.status).toBe('disabled');
+  });
+});
+
+describe('deliverAttempt: endpoint limits and isolation (C31)', () => {
+  let w: World;
+  beforeEach(() => {
+    w = world();
+  });
+  const setEndpoint = (endpointId: string, changes: Partial<EndpointRecord>) =>
+    w.endpoints.set(endpointId, { ...(w.endpoints.get(endpointId) as EndpointRecord), ...changes });
+
+  it('a delivery over the rate waits with a ticket and no attempt used, then goes through on it', async () => {
+    const { first, endpoint } = await prepared(w);
+    setEndpoint(endpoint.endpoint_id, { rate_limit: { per_second: 0.4 } });
+    expect((await deliverAttempt(w.ctx, first)).kind).toBe('attempted');
+    // A second delivery of the same endpoint within the interval (the same record, made fresh for the test).
+    const key = [...w.deliveries.keys()][0] as string;
+    w.deliveries.set(key, {
+      ...(w.deliveries.get(key) as DeliveryRecord),
+      last_attempt: 0,
+      completed_attempt: 0,
+    });
+    w.sent.length = 0;
+    const second = { ...first };
+    // Its start is 2.5 s away: back through the queue 2 s later (never after it), holding the start as a ticket.
+    expect(await deliverAttempt(w.ctx, second)).toEqual({
+      kind: 'deferred',
+      reason: 'rate',
+      delaySeconds: 2,
+    });
+    const notBefore = new Date(w.now.value.getTime() + 2_500).toISOString();
+    expect(w.sent[0]?.body).toEqual({ ...second, not_before: notBefore });
+    expect(w.posts).toHaveLength(1);
+    expect(w.deliveries.get(key)?.last_attempt).toBe(0);
+    // Back 2 s later: it waits out the last half second in process, then attempt 1 goes (on the ticket).
+    w.now.value = new Date(w.now.value.getTime() + 2_000);
+    expect(await deliverAttempt(w.ctx, w.sent[0]?.body as DeliveryMessage)).toMatchObject({
+      kind: 'attempted',
+      attempt: { attempt: 1, at: notBefore },
+    });
+    expect(w.slept).toEqual([500]);
+  });
+
+  it('a start less than a second away is waited for in process, not through the queue', async () => {
+    const { first, endpoint } = await prepared(w);
+    setEndpoint(endpoint.endpoint_id, { rate_limit: { per_second: 4 } });
+    w.limits.set(endpoint.endpoint_id, { tatMs: w.now.value.getTime() + 700, slots: {} });
+    expect(await deliverAttempt(w.ctx, first)).toMatchObject({ kind: 'attempted' });
+    expect(w.slept).toEqual([700]);
+    expect(w.sent.filter((sent) => sent.queue === 'delivery')).toEqual([]);
+  });
+
+  it('a delivery back before its ticket waits again, keeping the ticket', async () => {
+    const { first } = await prepared(w);
+    const notBefore = new Date(w.now.value.getTime() + 3_200).toISOString();
+    expect(await deliverAttempt(w.ctx, { ...first, not_before: notBefore })).toEqual({
+      kind: 'deferred',
+      reason: 'rate',
+      delaySeconds: 3,
+    });
+    expect(w.sent[0]?.body).toEqual({ ...first, not_before: notBefore });
+    expect(w.posts).toHaveLength(0);
+  });
+
+  it('a full in-flight cap defers with a doubling wait; the slot is released after the attempt', async () => {
+    const { first, endpoint } = await prepared(w);
+    setEndpoint(endpoint.endpoint_id, { rate_limit: { max_in_flight: 1 } });
+    w.limits.set(endpoint.endpoint_id, { slots: { 0: w.now.value.getTime() + 10_000 } });
+    expect(await deliverAttempt(w.ctx, { ...first, deferrals: 2 })).toEqual({
+      kind: 'deferred',
+      reason: 'in_flight',
+      delaySeconds: 4,
+    });
+    expect(w.sent[0]?.body).toEqual({ ...first, deferrals: 3 });
+    w.limits.set(endpoint.endpoint_id, { slots: {} });
+    expect((await deliverAttempt(w.ctx, { ...first, deferrals: 3 })).kind).toBe('attempted');
+    expect(w.limits.get(endpoint.endpoint_id)?.slots).toEqual({});
+  });
+
+  it('a timeout is noted on the endpoint; its next deliveries are capped and an answer ends the run', async () => {
+    const { first, endpoint } = await prepared(w);
+    w.answers.push({ kind: 'network_error', error: 'timeout', message: 'timed out', durationMs: 10_000 });
+    await deliverAttempt(w.ctx, first);
+    expect(w.endpoints.get(endpoint.endpoint_id)?.consecutive_timeouts).toBe(1);
+    // Capped now: every slot held means the retry waits without an attempt.
+    w.limits.set(endpoint.endpoint_id, {
+      slots: Object.fromEntries(
+        Array.from({ length: 4 }, (_, slot) => [slot, w.now.value.getTime() + 60_000]),
+      ),
+    });
+    const retry = { ...first, attempt: 2 };
+    expect((await deliverAttempt(w.ctx, retry)).kind).toBe('deferred');
+    w.limits.set(endpoint.endpoint_id, { slots: {} });
+    expect((await deliverAttempt(w.ctx, retry)).kind).toBe('attempted');
+    expect(w.endpoints.get(endpoint.endpoint_id)?.consecutive_timeouts).toBeUndefined();
+  });
+
+  it('after three timeouts in a row, attempts outside slot 0 wait a quarter of the timeout', async () => {
+    const { first, endpoint } = await prepared(w);
+    setEndpoint(endpoint.endpoint_id, { consecutive_timeouts: 3 });
+    w.limits.set(endpoint.endpoint_id, { slots: { 0: w.now.value.getTime() + 60_000 } });
+    await deliverAttempt(w.ctx, first);
+    expect(w.posts[0]?.timeoutMs).toBe(DEFAULT_RETRY_POLICY.attemptTimeoutMs / 4);
+  });
+
+  it('a 429 with Retry-After pauses the whole endpoint: its other deliveries wait, no attempt used', async () => {
+    const { first, endpoint } = await prepared(w);
+    w.answers.push(response(429, { 'retry-after': '30' }));
+    await deliverAttempt(w.ctx, first);
+    const pausedUntil = new Date(w.now.value.getTime() + 30_000).toISOString();
+    expect(w.endpoints.get(endpoint.endpoint_id)?.paused_until).toBe(pausedUntil);
+    w.sent.length = 0;
+    const other = { ...first, attempt: 2, not_before: pausedUntil };
+    const result = await deliverAttempt(w.ctx, other);
+    // random() = 0.5: up to 2 s of spread after the pause, so its deliveries do not all arrive at its end.
+    expect(result).toEqual({ kind: 'deferred', reason: 'paused', delaySeconds: 31 });
+    // The ticket is given up: the rate is counted again after the pause.
+    expect(w.sent[0]?.body).toEqual({ ...first, attempt: 2 });
+    expect(w.posts).toHaveLength(1);
   });
 });
 

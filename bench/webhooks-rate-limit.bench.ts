@@ -1,0 +1,172 @@
+/**
+ * A per-endpoint rate limit (C31 `rate_limit.per_second`) against a fast receiver: the in-memory local stack, one
+ * loopback receiver answering 204 at once, one endpoint limited to `WEBHOOK_RATE_LIMIT` per second (default 20).
+ * A burst of `WEBHOOK_RATE_LIMIT_EVENTS` events (default 20 s worth) is published as fast as the API takes it;
+ * the limiter spreads the deliveries out (each waits for its reserved start without using an attempt).
+ *
+ * Figures: the achieved rate at the receiver (deliveries − 1 over the time from the first to the last), its
+ * deviation from the limit (target within ±10 %), the most deliveries in any one-second window, how long the burst
+ * took, and lost (published, never received within the drain) and duplicated deliveries; then the same for a
+ * second endpoint that has `max_in_flight: 1` besides the rate, answered in 20 ms, with the most requests the
+ * receiver saw at once (must be 1).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mapConcurrently } from '../functions/shared/concurrency';
+import { type BenchModule, type BenchResult, nowMs, randomSecret, stopBenchStack } from './harness';
+
+const DEFAULT_LIMIT = 20;
+const PUBLISH_CONCURRENCY = 16;
+
+const positiveNumber = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number`);
+  return value;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A loopback receiver: arrival times by path, answered 204 after `delayMs`. */
+const startReceiver = async (delayMs: (path: string) => number) => {
+  const arrivals = new Map<string, { eventId: string; at: number }[]>();
+  const inFlight = new Map<string, { now: number; most: number }>();
+  const server: Server = createServer((req, res) => {
+    const at = nowMs();
+    const path = (req.url ?? '').split('/')[1] ?? '';
+    const concurrency = inFlight.get(path) ?? { now: 0, most: 0 };
+    concurrency.now += 1;
+    concurrency.most = Math.max(concurrency.most, concurrency.now);
+    inFlight.set(path, concurrency);
+    res.on('close', () => {
+      concurrency.now -= 1;
+    });
+    const eventId = String(req.headers['x-event-id'] ?? '');
+    const list = arrivals.get(path) ?? [];
+    list.push({ eventId, at });
+    arrivals.set(path, list);
+    req.resume();
+    req.on('end', () => {
+      setTimeout(() => {
+        res.writeHead(204);
+        res.end();
+      }, delayMs(path));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    arrivals,
+    inFlight,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+};
+
+const bench: BenchModule = {
+  name: 'webhooks-rate-limit',
+  description:
+    'deliveries of a burst to an endpoint limited to 20/s (WEBHOOK_RATE_LIMIT) through the local stack; target: ' +
+    'achieved rate within ±10 % of the limit, nothing lost or duplicated',
+  run: async (ctx) => {
+    const limit = positiveNumber('WEBHOOK_RATE_LIMIT', DEFAULT_LIMIT);
+    const events = Math.round(positiveNumber('WEBHOOK_RATE_LIMIT_EVENTS', limit * 20));
+    const { startLocalStack } = await import('../functions/composition/local/stack');
+    const adminToken = randomSecret('adm_bench');
+    const stack = await startLocalStack({
+      port: 0,
+      apiKey: randomSecret('key_bench'),
+      adminToken,
+      logLevel: 'SILENT',
+      rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
+    });
+    const receiver = await startReceiver((path) => (path === 'one-at-a-time' ? 20 : 0));
+    const call = async (method: string, path: string, body: unknown) => {
+      const response = await fetch(new URL(path, stack.url), {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const results: BenchResult[] = [];
+    try {
+      for (const [path, rateLimit] of [
+        ['limited', { per_second: limit }],
+        ['one-at-a-time', { per_second: limit, max_in_flight: 1 }],
+      ] as const) {
+        const topic = path.replace(/-/g, '');
+        const created = await call('POST', '/webhooks/endpoints', {
+          url: `${receiver.baseUrl}/${path}`,
+          topics: [topic],
+          rate_limit: rateLimit,
+        });
+        if (created.status !== 201) throw new Error(`endpoint refused: ${JSON.stringify(created.body)}`);
+        ctx.log(
+          `${path}: publishing a burst of ${events} events to an endpoint limited by ${JSON.stringify(rateLimit)}`,
+        );
+        const publishedAt = nowMs();
+        const ids = await mapConcurrently(
+          Array.from({ length: events }, (_, seq) => seq),
+          PUBLISH_CONCURRENCY,
+          async (seq) => {
+            const answer = await call('POST', '/webhooks/events', {
+              type: `${topic}.changed`,
+              data: { seq },
+            });
+            if (answer.status !== 202) throw new Error(`publish refused: ${answer.status}`);
+            return String(answer.body.event_id);
+          },
+        );
+        const published = nowMs() - publishedAt;
+        // The burst drains at the limit: wait for it, plus ten seconds for anything late or duplicated.
+        const deadline = nowMs() + (events / limit) * 1000 * 2 + 30_000;
+        while ((receiver.arrivals.get(path)?.length ?? 0) < events && nowMs() < deadline) await sleep(100);
+        await sleep(10_000);
+        const arrivals = receiver.arrivals.get(path) ?? [];
+        const received = new Set(arrivals.map((arrival) => arrival.eventId));
+        const lost = ids.filter((id) => !received.has(id)).length;
+        const duplicates = arrivals.length - received.size;
+        const times = arrivals.map((arrival) => arrival.at).sort((a, b) => a - b);
+        const spanMs = (times.at(-1) ?? 0) - (times[0] ?? 0);
+        const achieved = spanMs > 0 ? ((times.length - 1) * 1000) / spanMs : Number.NaN;
+        let busiest = 0;
+        for (let first = 0, last = 0; last < times.length; last += 1) {
+          while ((times[last] ?? 0) - (times[first] ?? 0) >= 1000) first += 1;
+          busiest = Math.max(busiest, last - first + 1);
+        }
+        ctx.log(
+          `${path}: published in ${(published / 1000).toFixed(1)} s; ${arrivals.length} deliveries over ` +
+            `${(spanMs / 1000).toFixed(1)} s = ${achieved.toFixed(2)}/s (limit ${limit}/s), busiest second ${busiest}, ` +
+            `lost ${lost}, duplicates ${duplicates}`,
+        );
+        const name = `webhooks-rate-limit.${path}`;
+        const most = receiver.inFlight.get(path)?.most ?? 0;
+        results.push(
+          { bench: name, metric: 'limit', value: limit, unit: 'deliveries/s' },
+          { bench: name, metric: 'achieved rate', value: achieved, unit: 'deliveries/s' },
+          // The rate alone is the target (±10 %); with one in flight, the round trips bound the rate too.
+          ...(rateLimit.max_in_flight === undefined
+            ? [{ bench: name, metric: 'deviation', value: ((achieved - limit) / limit) * 100, unit: '%' }]
+            : [{ bench: name, metric: 'most in flight', value: most, unit: 'count' }]),
+          { bench: name, metric: 'busiest second', value: busiest, unit: 'count' },
+          { bench: name, metric: 'burst drained in', value: spanMs, unit: 'ms' },
+          { bench: name, metric: 'delivered', value: received.size, unit: 'count' },
+          { bench: name, metric: 'lost', value: lost, unit: 'count' },
+          { bench: name, metric: 'duplicates', value: duplicates, unit: 'count' },
+        );
+      }
+      return results;
+    } finally {
+      await receiver.close();
+      await stopBenchStack(stack, undefined, ctx);
+    }
+  },
+};
+
+export default bench;
