@@ -338,6 +338,15 @@ export const ROUTES = [
   },
   {
     method: 'POST',
+    path: '/webhooks/endpoints/{endpoint_id}/test',
+    function: 'webhooks',
+    operation: 'sendTestEvent',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary: 'Send the endpoint a signed example of an event type, marked test, recorded in its history.',
+  },
+  {
+    method: 'POST',
     path: '/webhooks/events',
     function: 'webhooks',
     operation: 'publishEvent',
@@ -362,6 +371,15 @@ export const ROUTES = [
     auth: 'admin',
     roles: OPERATOR_READ,
     summary: 'An event as first sent and every delivery attempt per endpoint.',
+  },
+  {
+    method: 'POST',
+    path: '/webhooks/events/{event_id}/expunge',
+    function: 'webhooks',
+    operation: 'expungeEvent',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary: "Remove an event's body for good; its attempts and the fact of expunction stay.",
   },
   {
     method: 'POST',

@@ -11,6 +11,7 @@ import {
   confirmEventOperation,
   createEndpointOperation,
   deleteEndpointOperation,
+  expungeEventOperation,
   getEndpointOperation,
   listEndpointsOperation,
   listEventsOperation,
@@ -21,6 +22,7 @@ import {
   rotateSecretOperation,
   showEventOperation,
   showReplayOperation,
+  testEventOperation,
   updateEndpointOperation,
 } from './operations/webhooks';
 
@@ -50,9 +52,11 @@ export const createWebhooksHandler = (deps: ServiceDependencies): HttpHandler =>
       deleteEndpoint: deleteEndpointOperation(ctx),
       rotateEndpointSecret: idempotent(rotateSecretOperation(ctx), sealed),
       rotatePartnerKey: idempotent(rotatePartnerKeyOperation(ctx), sealed),
+      sendTestEvent: idempotent(testEventOperation(ctx), idempotency),
       publishEvent: idempotent(publishEventOperation(ctx, versionsInForce), idempotency),
       listEvents: listEventsOperation(ctx),
       showEvent: showEventOperation(ctx),
+      expungeEvent: idempotent(expungeEventOperation(ctx), idempotency),
       replay: idempotent(replayOperation(ctx), idempotency),
       showReplay: showReplayOperation(ctx),
       partnerEvents: partnerEventsOperation(ctx),

@@ -23,6 +23,11 @@ export interface EventStore {
   markFannedOut(eventId: string, at: string, deliveries: number): Promise<void>;
   /** Events whose fan-out is not recorded and whose `ts` is before `before`, oldest first. */
   pendingFanout(before: string, limit: number): Promise<OutboxItem[]>;
+  /**
+   * Removes the event's body (`data`) and records when and by whom, once: an event expunged already keeps its
+   * first record. Returns the item as it is after, or undefined when there is none (unknown, or its TTL ran out).
+   */
+  expunge(eventId: string, at: string, by: string): Promise<OutboxItem | undefined>;
   /** Events of one UTC day with `from ≤ ts ≤ to`, oldest first. */
   byDay(day: string, from: string, to: string, limit: number, cursor?: string): Promise<Page<OutboxItem>>;
 }

@@ -13,6 +13,9 @@ export const CHANGELOG = {
       changes: [
         'First version: event_id, type, version, ts, attempt, producer, tenant, data, and on every event trace_id, pricelist_version, fx_version, tax_rule_version (C11).',
         'Signed with HMAC-SHA-256 over the canonical string of C13; X-Signature carries v1= signatures, several during a secret rotation.',
+        '2026-11-26 (additive): optional test: true on a test event (POST /webhooks/endpoints/{id}/test): the example of its type, sent to one endpoint; verify it and apply nothing.',
+        '2026-11-26 (additive): the data of an expunged event (POST /webhooks/events/{id}/expunge) is gone: a resync (GET /partner/events) shows its envelope without data.',
+        '2026-11-26 (delivery): a 429 or 503 with Retry-After pauses every delivery to the endpoint until then (at most an hour); an endpoint may have a rate_limit (per_second, max_in_flight); an endpoint that keeps timing out gets at most 2 attempts at once.',
       ],
     },
   ],

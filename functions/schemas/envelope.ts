@@ -29,6 +29,8 @@ export const eventEnvelopeSchema = z.object({
   pricelist_version: z.number().int().positive().nullable(),
   fx_version: z.string().nullable(),
   tax_rule_version: z.number().int().positive().nullable(),
+  /** A test event (`POST /webhooks/endpoints/{id}/test`): an example; nothing happened. */
+  test: z.literal(true).optional(),
 });
 
 export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
@@ -50,6 +52,11 @@ export const outboxItemSchema = eventEnvelopeSchema.extend({
    * `producer` the body named. Operators see it; partners never do (not part of the envelope).
    */
   published_by: z.string().optional(),
+  /** A test event goes to this endpoint only (not part of the envelope). */
+  test_endpoint_id: z.string().optional(),
+  /** `POST /webhooks/events/{id}/expunge`: the body (`data`) was removed then, by this operator. */
+  expunged_at: isoTimestamp.optional(),
+  expunged_by: z.string().optional(),
 });
 
 export type OutboxItem = z.infer<typeof outboxItemSchema>;

@@ -79,6 +79,7 @@ import {
   endpointsPageResponseSchema,
   endpointWithSecretResponseSchema,
   eventAcceptedResponseSchema,
+  eventExpungedResponseSchema,
   eventHistoryResponseSchema,
   eventPathSchema,
   eventsPageResponseSchema,
@@ -93,6 +94,8 @@ import {
   replayProgressResponseSchema,
   replayRequestSchema,
   rotationSchema,
+  testEventRequestSchema,
+  testEventResponseSchema,
   updateEndpointSchema,
 } from './webhooks';
 
@@ -645,6 +648,31 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       schema: endpointWithSecretResponseSchema,
       description: 'The endpoint and its new secret.',
     },
+    errors: [400, 404, 413],
+    idempotent: true,
+  },
+  expungeEvent: {
+    summary: "Expunge an event's body.",
+    description:
+      "Removes the event's `data` for good (a data-protection request, a payload sent by mistake). The envelope's " +
+      'identifiers, the fan-out and every attempt stay, with `expunged_at` and `expunged_by` in the history; ' +
+      'deliveries still to be made stop with `event_expunged`, and no replay sends it again. Expunging again ' +
+      'answers the first record; an event whose body expired already answers `body: "expired"`.',
+    path: eventPathSchema,
+    response: { status: 200, schema: eventExpungedResponseSchema, description: 'The body is gone.' },
+    errors: [400, 404],
+    idempotent: true,
+  },
+  sendTestEvent: {
+    summary: 'Send a test event to one endpoint.',
+    description:
+      "The example of `type` (a real event's shape) as a new event marked `test: true` in its envelope, sent to " +
+      'this endpoint only, whatever topics, event types or filter it has: signed, retried and listed in the ' +
+      'history like any delivery (`GET /webhooks/events/{event_id}` at `Location`). A receiver should verify it ' +
+      'and apply nothing.',
+    path: endpointPathSchema,
+    body: testEventRequestSchema,
+    response: { status: 202, schema: testEventResponseSchema, description: 'Sent to the delivery pipeline.' },
     errors: [400, 404, 413],
     idempotent: true,
   },

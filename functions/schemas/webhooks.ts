@@ -6,6 +6,7 @@ import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
 import { type EndpointRateLimit, RATE_LIMIT_BOUNDS } from '../domain/webhooks/throttle';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
 import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
+import { EXAMPLE_EVENT_TYPES } from './event-examples';
 
 /** A topic name: the text before the first dot of an event type (C11). */
 export const topicName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'a topic: lower-case letters, digits, _');
@@ -434,6 +435,29 @@ export const endpointsPageResponseSchema = z.object({
 
 export const eventAcceptedResponseSchema = z.object({ event_id: eventIdSchema });
 
+export const eventExpungedResponseSchema = z.object({
+  event_id: eventIdSchema,
+  body: z
+    .enum(['expunged', 'expired'])
+    .describe('Removed now or before (`expunged`), or its TTL had run out.'),
+  expunged_at: isoTimestamp.optional(),
+  expunged_by: z.string().optional(),
+});
+
+/** `POST /webhooks/endpoints/{endpoint_id}/test`: which event type's example to send. */
+export const testEventRequestSchema = z.strictObject({
+  type: z
+    .enum(EXAMPLE_EVENT_TYPES)
+    .describe('An event type with a payload schema; its example is sent, marked `test: true`.'),
+});
+
+export const testEventResponseSchema = z.object({
+  event_id: eventIdSchema,
+  endpoint_id: endpointIdSchema,
+  type: z.enum(EXAMPLE_EVENT_TYPES),
+  test: z.literal(true),
+});
+
 export const attemptResponseSchema = z.object({
   attempt: z.number().int().min(1),
   at: isoTimestamp,
@@ -453,6 +477,8 @@ export const eventHistoryResponseSchema = z.object({
   fanned_out_at: isoTimestamp.optional(),
   fanned_out_to: z.number().int().nonnegative().optional(),
   published_by: z.string().optional().describe('The operator who published a producer event.'),
+  expunged_at: isoTimestamp.optional().describe('When the body was expunged (the envelope has no `data`).'),
+  expunged_by: z.string().optional().describe('The operator who expunged it.'),
   deliveries: z.array(
     z.object({
       endpoint_id: endpointIdSchema,

@@ -153,6 +153,27 @@ export class DynamoEventStore implements EventStore {
     }
   }
 
+  async expunge(eventId: string, at: string, by: string): Promise<OutboxItem | undefined> {
+    try {
+      const result = await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { event_id: eventId },
+          UpdateExpression: 'SET expunged_at = :at, expunged_by = :by REMOVE #data',
+          ConditionExpression: 'attribute_exists(event_id) AND attribute_not_exists(expunged_at)',
+          ExpressionAttributeNames: { '#data': 'data' },
+          ExpressionAttributeValues: { ':at': at, ':by': by },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes as OutboxItem;
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+      // Expunged before (its first record stands), or no such item.
+      return this.get(eventId);
+    }
+  }
+
   /** The oldest `limit` events whose fan-out is not recorded: each marker's partition read, merged by time. */
   async pendingFanout(before: string, limit: number): Promise<OutboxItem[]> {
     const pages = await Promise.all(

@@ -44,6 +44,8 @@ export interface Envelope {
   readonly pricelist_version: number | null;
   readonly fx_version: string | null;
   readonly tax_rule_version: number | null;
+  /** A test event (`POST /webhooks/endpoints/{id}/test`): an example, sent to one endpoint; nothing happened. */
+  readonly test?: true;
 }
 
 /** What decides whether an endpoint receives an event. */
@@ -89,6 +91,7 @@ export const renderEnvelope = (envelope: Envelope, version: EnvelopeVersion, att
   pricelist_version: envelope.pricelist_version,
   fx_version: envelope.fx_version,
   tax_rule_version: envelope.tax_rule_version,
+  ...(envelope.test ? { test: true as const } : {}),
 });
 
 /** Sort key shared by the time-ordered indexes: `<ts>#<event_id>`. */

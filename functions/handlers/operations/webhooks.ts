@@ -16,6 +16,7 @@ import {
   replayPathSchema,
   replayRequestSchema,
   rotationSchema,
+  testEventRequestSchema,
   updateEndpointSchema,
 } from '../../schemas/webhooks';
 import type { CatalogReader } from '../../usecases/catalog/reader';
@@ -45,9 +46,11 @@ import {
   NO_VERSIONS,
   type PublishedEvent,
   publishEvent,
+  sendTestEvent,
+  type TestEventSent,
   type VersionsInForce,
 } from '../../usecases/webhooks/events';
-import { listEvents, showEvent } from '../../usecases/webhooks/history';
+import { expungeEvent, listEvents, showEvent } from '../../usecases/webhooks/history';
 import { authenticatePartner, catalogSnapshot, partnerEvents } from '../../usecases/webhooks/partner';
 import { type ReplayAccepted, replayDeliveries, replayProgress } from '../../usecases/webhooks/replay';
 import { errorBody, HttpError } from '../middleware/errors';
@@ -164,6 +167,39 @@ export const publishEventOperation =
         operatorOf(request.principal).identity,
       ),
     );
+  };
+
+const testEventSent = (sent: TestEventSent): HttpResult => ({
+  statusCode: 202,
+  headers: { Location: `/webhooks/events/${sent.event_id}` },
+  body: sent,
+});
+
+/** `POST …/test {"type"}`: the type's example, sent to this endpoint only (202; its history at `Location`). */
+export const testEventOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event, traceId } = request;
+    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
+    const body = parseJsonBody(testEventRequestSchema, event.body, event.isBase64Encoded);
+    return testEventSent(
+      await sendTestEvent(
+        ctx,
+        endpoint_id,
+        body.type,
+        traceId,
+        exactlyOnce(request, testEventSent),
+        operatorOf(request.principal).identity,
+      ),
+    );
+  };
+
+/** `POST /webhooks/events/{event_id}/expunge`: the body removed, the history kept. */
+export const expungeEventOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event, principal }) => {
+    const { event_id } = parseWith(eventPathSchema, pathOf(event), 'path');
+    return { statusCode: 200, body: await expungeEvent(ctx, event_id, operatorOf(principal).identity) };
   };
 
 export const listEventsOperation =

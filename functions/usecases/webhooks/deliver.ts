@@ -293,6 +293,7 @@ const attempt = async (
     return { kind: 'attempted', decision: { kind: 'stopped', reason, disableEndpoint: disable }, attempt };
   };
   if (!item) return stop('event_expired');
+  if (item.expunged_at) return stop('event_expunged');
   if (!endpoint) return stop('endpoint_deleted');
   if (endpoint.status !== 'enabled') return stop('endpoint_disabled');
 

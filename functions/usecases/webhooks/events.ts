@@ -11,9 +11,11 @@ import {
 import { findPersonalData } from '../../domain/webhooks/personal-data';
 import type { ExactlyOnce } from '../../ports/idempotency';
 import type { OutboxItem } from '../../schemas/envelope';
+import { EVENT_EXAMPLES, type ExampleEventType } from '../../schemas/event-examples';
 import { type PublishEventRequest, payoutProcessedSchema } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
 import { epochSeconds, type WebhookContext } from './context';
+import { EndpointNotFoundError } from './endpoints';
 
 /** The catalog versions in force when an event is produced (C11: on every envelope). */
 export interface VersionsInForce {
@@ -199,3 +201,51 @@ export const catalogEventTypes = (changed: {
   ...(changed.fx ? (['catalog.FXRatePublished'] as const) : []),
   ...(changed.tax ? (['catalog.TaxRuleChanged'] as const) : []),
 ];
+
+/** A test event as its endpoint's history records it: the event sent, to which endpoint, of which type. */
+export interface TestEventSent {
+  readonly event_id: string;
+  readonly endpoint_id: string;
+  readonly type: ExampleEventType;
+  readonly test: true;
+}
+
+/**
+ * `POST /webhooks/endpoints/{id}/test {"type"}`: the example of `type` as a new event marked `test: true`, sent to
+ * that endpoint only (whatever it subscribes to or filters), through the same pipeline as any event: signed,
+ * retried, in the history as a delivery of that endpoint. The example's data is what a real event of the type
+ * carries, so a partner's receiver can be tried without anything happening.
+ */
+export const sendTestEvent = async (
+  ctx: Pick<WebhookContext, 'clock' | 'events' | 'endpoints' | 'settings'>,
+  endpointId: string,
+  type: ExampleEventType,
+  traceId: string,
+  once?: ExactlyOnce<TestEventSent>,
+  publishedBy?: string,
+): Promise<TestEventSent> => {
+  const endpoint = await ctx.endpoints.get(endpointId);
+  if (!endpoint) throw new EndpointNotFoundError(endpointId);
+  const example = EVENT_EXAMPLES[type];
+  const item: OutboxItem = {
+    ...outboxItemOf(
+      {
+        type,
+        data: example.data,
+        producer: example.producer,
+        ...(endpoint.tenant !== undefined ? { tenant: endpoint.tenant } : {}),
+        trace_id: traceId,
+        versions: NO_VERSIONS,
+      },
+      ctx.clock.now(),
+      ctx.settings.bodyTtlDays,
+    ),
+    test: true,
+    test_endpoint_id: endpointId,
+    ...(publishedBy ? { published_by: publishedBy } : {}),
+  };
+  const sent: TestEventSent = { event_id: item.event_id, endpoint_id: endpointId, type, test: true };
+  if (!(await ctx.events.put(item, await once?.completion(sent))))
+    throw new Error(`event id ${item.event_id} already exists`);
+  return sent;
+};

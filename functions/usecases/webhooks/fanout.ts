@@ -20,13 +20,19 @@ export const fanOutEvent = async (
   item: OutboxItem,
   endpoints: readonly EndpointRecord[],
 ): Promise<number> => {
-  const targets = endpoints.filter((endpoint) => endpointReceives(endpoint, item));
+  // A test event goes to the one endpoint it was sent to, whatever it subscribes to; any other to every
+  // endpoint that receives it.
+  const targets =
+    item.test_endpoint_id !== undefined
+      ? endpoints.filter((endpoint) => endpoint.endpoint_id === item.test_endpoint_id)
+      : endpoints.filter((endpoint) => endpointReceives(endpoint, item));
   // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
   // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
   await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
     const now = ctx.clock.now();
     // An endpoint's filter (C31) that does not match: recorded `filtered`, never sent.
     const filtered =
+      item.test_endpoint_id === undefined &&
       endpoint.filter !== undefined &&
       !matchesFilter(endpoint.filter, {
         type: item.type,

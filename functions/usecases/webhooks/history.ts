@@ -54,8 +54,42 @@ export const showEvent = async (ctx: Pick<WebhookContext, 'events' | 'deliveries
       ? { fanned_out_at: item.fanned_out_at, fanned_out_to: item.fanned_out_to ?? 0 }
       : {}),
     ...(item?.published_by ? { published_by: item.published_by } : {}),
+    ...(item?.expunged_at
+      ? { expunged_at: item.expunged_at, ...(item.expunged_by ? { expunged_by: item.expunged_by } : {}) }
+      : {}),
     deliveries: deliveries.map(deliveryView),
   };
+};
+
+/** What `POST /webhooks/events/{id}/expunge` did: removed the body now or before, or found it expired already. */
+export interface EventExpunged {
+  readonly event_id: string;
+  readonly body: 'expunged' | 'expired';
+  readonly expunged_at?: string;
+  readonly expunged_by?: string;
+}
+
+/**
+ * `POST /webhooks/events/{event_id}/expunge`: removes the event's body for good — the envelope's identifiers, the
+ * fan-out and every delivery's attempts stay, with when and by whom it was expunged. Deliveries still to be made
+ * stop (`event_expunged`) and no replay can send it again. Expunging again answers the first record; an event
+ * whose body expired already answers `expired`.
+ */
+export const expungeEvent = async (
+  ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries'>,
+  eventId: string,
+  by: string,
+): Promise<EventExpunged> => {
+  const item = await ctx.events.expunge(eventId, ctx.clock.now().toISOString(), by);
+  if (item?.expunged_at)
+    return {
+      event_id: eventId,
+      body: 'expunged',
+      expunged_at: item.expunged_at,
+      ...(item.expunged_by ? { expunged_by: item.expunged_by } : {}),
+    };
+  if ((await ctx.deliveries.forEvent(eventId)).length === 0) throw new EventNotFoundError(eventId);
+  return { event_id: eventId, body: 'expired' };
 };
 
 /** One row of `GET /webhooks/events`. */

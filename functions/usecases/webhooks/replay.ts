@@ -39,7 +39,8 @@ const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string,
     let cursor: string | undefined;
     do {
       const page = await ctx.events.byDay(day, from, to, 500, cursor);
-      items.push(...page.items);
+      // An expunged event is never sent again.
+      items.push(...page.items.filter((item) => item.expunged_at === undefined));
       cursor = page.cursor;
       if (items.length > MAX_REPLAY_DELIVERIES)
         throw new ReplayRefusedError(
@@ -69,13 +70,17 @@ export const replayDeliveries = async (
     const missing: string[] = [];
     for (const eventId of [...new Set(request.event_ids)]) {
       const item = await ctx.events.get(eventId);
-      if (item) items.push(item);
+      if (item && !item.expunged_at) items.push(item);
       else missing.push(eventId);
     }
     if (missing.length > 0)
-      throw new ReplayRefusedError('not_found', 'some events are unknown or their bodies expired', {
-        missing_event_ids: missing,
-      });
+      throw new ReplayRefusedError(
+        'not_found',
+        'some events are unknown, or their bodies expired or were expunged',
+        {
+          missing_event_ids: missing,
+        },
+      );
   } else if (request.from && request.to) {
     items.push(...(await eventsInWindow(ctx, request.from, request.to)));
   }

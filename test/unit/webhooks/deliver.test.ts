@@ -74,6 +74,14 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         return true;
       },
       get: async (id) => w.events.get(id),
+      expunge: async (id, at, by) => {
+        const item = w.events.get(id);
+        if (!item || item.expunged_at) return item;
+        const { data: _data, ...rest } = item;
+        const expunged = { ...rest, expunged_at: at, expunged_by: by };
+        w.events.set(id, expunged);
+        return expunged;
+      },
       markFannedOut: async () => undefined,
       pendingFanout: async () => [],
       byDay: async () => ({ items: [] }),
@@ -343,6 +351,15 @@ describe('deliverAttempt', () => {
     w.events.delete(item.event_id);
     expect(await deliverAttempt(w.ctx, { ...first, attempt: 3 })).toMatchObject({
       decision: { reason: 'event_expired' },
+    });
+    expect(w.posts).toHaveLength(0);
+  });
+
+  it('stops a delivery of an expunged event without sending it (event_expunged)', async () => {
+    const { first, item } = await prepared(w);
+    await w.ctx.events.expunge(item.event_id, w.now.value.toISOString(), 'operator:test');
+    expect(await deliverAttempt(w.ctx, first)).toMatchObject({
+      decision: { kind: 'stopped', reason: 'event_expunged' },
     });
     expect(w.posts).toHaveLength(0);
   });

@@ -1,0 +1,42 @@
+/**
+ * The examples test events send (`POST /webhooks/endpoints/{id}/test`) are what a real event of their type carries:
+ * the payout example passes the payload schema producers are held to, and the catalog examples have exactly the
+ * fields `catalogEvents` writes, each of the type it writes.
+ */
+import { describe, expect, it } from 'vitest';
+import { CATALOG_EVENT_TYPES, PAYOUT_PROCESSED } from '../../../functions/domain/webhooks/envelope';
+import { EVENT_EXAMPLES, EXAMPLE_EVENT_TYPES } from '../../../functions/schemas/event-examples';
+import { payoutProcessedSchema } from '../../../functions/schemas/webhooks';
+import { catalogEvents } from '../../../functions/usecases/catalog/import';
+
+describe('event examples', () => {
+  it('cover every event type with a payload schema', () => {
+    expect([...EXAMPLE_EVENT_TYPES].sort()).toEqual([...CATALOG_EVENT_TYPES, PAYOUT_PROCESSED].sort());
+    expect(Object.keys(EVENT_EXAMPLES).sort()).toEqual([...EXAMPLE_EVENT_TYPES].sort());
+  });
+
+  it('the payout example passes the payout.processed schema', () => {
+    expect(payoutProcessedSchema.safeParse(EVENT_EXAMPLES[PAYOUT_PROCESSED].data).success).toBe(true);
+  });
+
+  it('each catalog example has the fields, and their types, of a real catalog event', () => {
+    const [real] = catalogEvents(
+      {
+        effective_from: '2026-11-01T00:00:00.000Z',
+        revision: 3,
+        versions: { commercial: 4, fx: 9, tax: 2 },
+      } as unknown as Parameters<typeof catalogEvents>[0],
+      [{ kind: 'fx' } as unknown as Parameters<typeof catalogEvents>[1][number]],
+      {},
+      { traceId: 'trc_x', at: new Date('2026-11-01T00:00:00.000Z'), bodyTtlDays: 30 },
+    );
+    const shape = (data: Readonly<Record<string, unknown>> | undefined) =>
+      Object.fromEntries(Object.entries(data ?? {}).map(([key, value]) => [key, typeof value]));
+    for (const type of CATALOG_EVENT_TYPES) {
+      expect(EVENT_EXAMPLES[type].producer).toBe('catalog');
+      const example = shape(EVENT_EXAMPLES[type].data);
+      expect(Object.keys(example).sort()).toEqual(Object.keys(shape(real?.data)).sort());
+    }
+    expect(shape(EVENT_EXAMPLES['catalog.FXRatePublished'].data)).toEqual(shape(real?.data));
+  });
+});
