@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config';
  * Local and fauxqs started by the global setup), `infra` (CDK template assertions and cdk-nag) and `e2e` (the
  * local stack started as a user would, driven over HTTP).
  */
+/** E2E files that measure latency against a baseline and so run alone (project `e2e-solo`). */
+const SOLO_E2E = ['test/e2e/endpoint-isolation.e2e.test.ts'];
+
 export default defineConfig({
   test: {
     // The summary reporter ends the run with the ten slowest files and the pass/fail counts.
@@ -56,12 +59,24 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: [...SOLO_E2E],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // Each e2e file starts its own stack(s) on free ports chosen at run time, in its own temporary data
           // directory, so files may run side by side; they run as a second group, after unit, integration and
           // infra, so the CPU-bound property tests do not compete with their stacks.
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          // Latency measured against a baseline (isolation of a hanging endpoint) needs the machine to itself: these
+          // files run alone, after every other file.
+          name: 'e2e-solo',
+          include: [...SOLO_E2E],
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -1,6 +1,7 @@
 import { DEFAULT_GUARDRAILS, type GuardrailSettings } from '../domain/change-control/guardrails';
 import { DECIMAL_STRING } from '../domain/money/decimal';
 import type { ChangeRequestDependencies } from '../usecases/change-requests/change-requests';
+import { operationalSignals } from '../usecases/webhooks/operational-events';
 import type { ServiceDependencies } from './dependencies';
 import type { Environment } from './environment';
 
@@ -35,5 +36,14 @@ export const changeRequestDependencies = (
   signer: deps.receiptSigner,
   journal: deps.journal,
   guardrails: deps.guardrails,
+  // Built on the first signal: only a function that opens change requests reaches the events table for it.
+  operations: {
+    emit: (signal) =>
+      operationalSignals({
+        clock: deps.clock,
+        events: deps.webhooks.events,
+        settings: deps.webhooks.settings,
+      }).emit(signal),
+  },
   ...(traceId ? { traceId } : {}),
 });

@@ -111,6 +111,7 @@ export const rateIngestion = (deps: ServiceDependencies) => {
     publisher: new CatalogRatePublisher(deps.catalogRepository, deps.clock),
     heldTicks: new ChangeRequestHeldTicks(changes),
     journal: deps.journal,
+    ...(changes.operations ? { operations: changes.operations } : {}),
     current: new CatalogCurrentRates(deps.catalogRepository),
     clock: deps.clock,
   };

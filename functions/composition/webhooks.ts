@@ -6,6 +6,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from '../
 import type { ResponseSealer } from '../handlers/middleware/idempotency';
 import type { DataCipher } from '../ports/signing';
 import type { WebhookContext, WebhookSignal } from '../usecases/webhooks/context';
+import { operationalSignals } from '../usecases/webhooks/operational-events';
 import type { ServiceDependencies } from './dependencies';
 import type { Environment } from './environment';
 import { lazyObject } from './lazy';
@@ -125,4 +126,10 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
     random: () => Math.random,
     randomBytes: () => (size: number) => randomBytes(size),
     signal: () => signalLogger(logger),
+    operations: () =>
+      operationalSignals({
+        clock: deps.clock,
+        events: deps.webhooks.events,
+        settings: deps.webhooks.settings,
+      }),
   });

@@ -244,10 +244,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     // The attempt is claimed and recorded on the delivery; a 410 Gone disables the endpoint, timeouts and
     // Retry-After pauses are noted on it; the endpoint's limiter admits attempts and frees their slots.
     tables: {
-      events: { actions: ['GetItem'] },
+      // Operational events (a dead delivery, an endpoint disabled) are published into the outbox.
+      events: { actions: ['GetItem', 'PutItem'] },
       endpoints: { actions: ['GetItem', 'UpdateItem'] },
       deliveries: { actions: ['GetItem', 'UpdateItem'] },
       endpointLimits: { actions: ['UpdateItem'] },
+      // A replayed delivery that ended is counted on its replay (a transaction of two updates), whose tally is
+      // read to announce the replay completed.
+      replays: { actions: ['GetItem', 'UpdateItem'] },
     },
     sendsTo: ['delivery', 'deliveryDlq'],
     // Decrypts endpoint signing secrets and client-certificate keys.

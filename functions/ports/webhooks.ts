@@ -331,10 +331,34 @@ export interface ReplayRecord {
   readonly expires_at: number;
 }
 
+/** How a replayed delivery ended. */
+export type ReplayOutcome = 'delivered' | 'dead' | 'stopped';
+
+/** A replay's deliveries that ended, by outcome, against how many it restarted. */
+export interface ReplayTally {
+  readonly enqueued: number;
+  readonly delivered: number;
+  readonly dead: number;
+  readonly stopped: number;
+}
+
 export interface ReplayRepository {
   /** Stores the replay; its summary last, with the request's completion in the same transaction when given. */
   put(record: ReplayRecord, completion?: RequestCompletion): Promise<void>;
   get(replayId: string): Promise<ReplayRecord | undefined>;
+  /**
+   * Counts one of the replay's deliveries as ended, once however often it is noted, and returns the tally (undefined:
+   * no such replay).
+   */
+  noteFinished(
+    replayId: string,
+    eventId: string,
+    endpointId: string,
+    outcome: ReplayOutcome,
+    at: string,
+  ): Promise<ReplayTally | undefined>;
+  /** The tally as it stands. */
+  tally(replayId: string): Promise<ReplayTally | undefined>;
 }
 
 /**

@@ -82,5 +82,44 @@ export const CHANGELOG = {
       description: 'A payout was processed by the payments producer.',
       data: ['payout_id', 'status', 'amount_minor', 'currency', 'seq'],
     },
+    {
+      type: 'operations.endpoint_failing',
+      since: '2026-11-26',
+      description:
+        'Topic operations (C32): an endpoint has been failing continuously; sent at 50 %, 75 % and 90 % of the time after which it is disabled.',
+      data: ['endpoint_id', 'failing_since', 'disable_after_days', 'share'],
+    },
+    {
+      type: 'operations.endpoint_disabled',
+      since: '2026-11-26',
+      description: 'Topic operations: an endpoint was disabled (410 Gone, or failing past its limit).',
+      data: ['endpoint_id', 'reason', 'event_id'],
+    },
+    {
+      type: 'operations.delivery_dead',
+      since: '2026-11-26',
+      description:
+        'Topic operations: a delivery exhausted its retries and was dead-lettered (never raised about the delivery of another operations event).',
+      data: ['event_id', 'endpoint_id', 'event_type', 'attempts', 'reason'],
+    },
+    {
+      type: 'operations.replay_completed',
+      since: '2026-11-26',
+      description: 'Topic operations: every delivery a replay restarted has ended; the counts by outcome.',
+      data: ['replay_id', 'enqueued', 'delivered', 'dead', 'stopped'],
+    },
+    {
+      type: 'operations.fx_breaker_opened',
+      since: '2026-11-26',
+      description:
+        "Topic operations: an FX pair's circuit breaker opened (its rate is held until a probe succeeds).",
+      data: ['pair', 'at', 'reason', 'journal_entry_id'],
+    },
+    {
+      type: 'operations.change_request_pending',
+      since: '2026-11-26',
+      description: 'Topic operations: a change request waits for review (four eyes).',
+      data: ['cr_id', 'kind', 'guardrail_findings', 'effective_from'],
+    },
   ],
 } as const;

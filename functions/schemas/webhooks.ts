@@ -311,7 +311,7 @@ export const endpointResponseSchema = z.object({
     .number()
     .int()
     .optional()
-    .describe('Attempts in a row that timed out: from the first, at most 2 attempts are in flight at once.'),
+    .describe('Attempts in a row that timed out: from the third, at most 2 attempts are in flight at once.'),
   paused_until: isoTimestamp
     .optional()
     .describe("A 429 or 503 with Retry-After paused the endpoint's deliveries until then."),

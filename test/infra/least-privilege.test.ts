@@ -308,8 +308,9 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:SendMessage': ['queue:delivery', 'queue:eventsStreamFailures'],
   }),
   deliver: merge(BASE('deliver'), TABLE_KEY_WRITE, {
-    'dynamodb:GetItem': ['table:deliveries', 'table:endpoints', 'table:events'],
-    'dynamodb:UpdateItem': ['table:deliveries', 'table:endpointLimits', 'table:endpoints'],
+    'dynamodb:GetItem': ['table:deliveries', 'table:endpoints', 'table:events', 'table:replays'],
+    'dynamodb:PutItem': ['table:events'],
+    'dynamodb:UpdateItem': ['table:deliveries', 'table:endpointLimits', 'table:endpoints', 'table:replays'],
     'iam:PassRole': ['role:scheduler (iam:PassedToService=scheduler.amazonaws.com)'],
     'kms:Decrypt': ['key:secrets', VIA_SQS],
     'kms:GenerateDataKey': [VIA_SQS],

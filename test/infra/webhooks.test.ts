@@ -384,7 +384,7 @@ describe('webhook grants', () => {
   it.each([
     { functionId: 'webhooks', writes: ['deliveries', 'endpoints', 'events', 'idempotency', 'replays'] },
     { functionId: 'fanout', writes: ['deliveries', 'events'] },
-    { functionId: 'deliver', writes: ['deliveries', 'endpointLimits', 'endpoints'] },
+    { functionId: 'deliver', writes: ['deliveries', 'endpointLimits', 'endpoints', 'events', 'replays'] },
     { functionId: 'sweeper', writes: ['deliveries', 'events'] },
     { functionId: 'replay', writes: ['deliveries', 'replays'] },
     {
@@ -402,7 +402,7 @@ describe('webhook grants', () => {
       reads: ['catalog', 'deliveries', 'endpoints', 'events', 'idempotency', 'replays'],
     },
     { functionId: 'fanout', reads: ['deliveries', 'endpoints', 'events'] },
-    { functionId: 'deliver', reads: ['deliveries', 'endpointLimits', 'endpoints', 'events'] },
+    { functionId: 'deliver', reads: ['deliveries', 'endpointLimits', 'endpoints', 'events', 'replays'] },
     { functionId: 'sweeper', reads: ['deliveries', 'endpoints', 'events'] },
     { functionId: 'replay', reads: ['deliveries', 'events', 'replays'] },
   ] as const)('$functionId touches exactly the tables $reads', ({ functionId, reads }) => {

@@ -6,6 +6,7 @@ import {
   startLocalStack,
 } from '../../functions/composition/local/stack';
 import type { FunctionId } from '../../functions/definitions';
+import type { RetryPolicy } from '../../functions/domain/webhooks/retry-policy';
 import type { Clock } from '../../functions/ports/clock';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 import { type TestOperator, testAdmins } from './change-requests';
@@ -56,6 +57,8 @@ export const startDemoStack = (credentials: {
   readonly exportIntervalMs?: number;
   /** Run the functions from these bundles (`LOCAL_BUNDLES=1`). */
   readonly bundles?: Readonly<Record<FunctionId, string>>;
+  /** A shorter retry policy than production's (dead deliveries within seconds). */
+  readonly webhookPolicy?: RetryPolicy;
 }): Promise<LocalStack> =>
   startLocalStack({
     port: 0,
@@ -76,4 +79,5 @@ export const startDemoStack = (credentials: {
     ...(credentials.exportIntervalMs ? { exportIntervalMs: credentials.exportIntervalMs } : {}),
     rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
     ...(credentials.bundles ? { bundles: credentials.bundles } : {}),
+    ...(credentials.webhookPolicy ? { webhooks: { policy: credentials.webhookPolicy } } : {}),
   });

@@ -7,6 +7,7 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
+  TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
@@ -32,8 +33,10 @@ import type {
   EndpointUpdateOptions,
   EventStore,
   Page,
+  ReplayOutcome,
   ReplayRecord,
   ReplayRepository,
+  ReplayTally,
 } from '../../ports/webhooks';
 import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
 import { cursorCodec, keyCursor } from '../../shared/cursor';
@@ -845,6 +848,69 @@ export class DynamoReplayRepository implements ReplayRepository {
       { Put: { TableName: this.tableName, Item: { ...summary, sk: SUMMARY } } },
       completion,
     );
+  }
+
+  async noteFinished(
+    replayId: string,
+    eventId: string,
+    endpointId: string,
+    outcome: ReplayOutcome,
+    at: string,
+  ): Promise<ReplayTally | undefined> {
+    try {
+      // The delivery's item is marked once; only then is the summary counted (one transaction), so a delivery
+      // noted again (a redelivered message) is never counted twice.
+      await this.documents.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { replay_id: replayId, sk: `d#${eventId}#${endpointId}` },
+                UpdateExpression: 'SET finished_at = :at, outcome = :outcome',
+                ConditionExpression: 'attribute_exists(replay_id) AND attribute_not_exists(finished_at)',
+                ExpressionAttributeValues: { ':at': at, ':outcome': outcome },
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { replay_id: replayId, sk: SUMMARY },
+                UpdateExpression: 'ADD #outcome :one',
+                ConditionExpression: 'attribute_exists(replay_id)',
+                ExpressionAttributeNames: { '#outcome': `finished_${outcome}` },
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      // Noted before, or not a delivery of this replay (or the replay expired): the tally as it stands.
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
+    return this.tally(replayId);
+  }
+
+  async tally(replayId: string): Promise<ReplayTally | undefined> {
+    const summary = (
+      await this.documents.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: { replay_id: replayId, sk: SUMMARY },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+    if (!summary) return undefined;
+    const count = (name: string): number =>
+      typeof summary[name] === 'number' ? (summary[name] as number) : 0;
+    return {
+      enqueued: count('enqueued'),
+      delivered: count('finished_delivered'),
+      dead: count('finished_dead'),
+      stopped: count('finished_stopped'),
+    };
   }
 
   async get(replayId: string): Promise<ReplayRecord | undefined> {

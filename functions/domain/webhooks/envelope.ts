@@ -24,11 +24,29 @@ export type CatalogEventType = (typeof CATALOG_EVENT_TYPES)[number];
 /** Event types with a payload schema of their own; other producers' types are accepted with any object. */
 export const PAYOUT_PROCESSED = 'payout.processed';
 
+/** The topic of the service's own signals (C32): endpoints subscribed to it receive them like any event. */
+export const OPERATIONS_TOPIC = 'operations';
+export const OPERATIONAL_EVENT_TYPES = [
+  'operations.endpoint_failing',
+  'operations.endpoint_disabled',
+  'operations.delivery_dead',
+  'operations.replay_completed',
+  'operations.fx_breaker_opened',
+  'operations.change_request_pending',
+] as const;
+export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
+
 /** `<topic>.<Name>` → `topic` (C11): the text before the first dot. */
 export const topicOf = (type: string): string => {
   const dot = type.indexOf('.');
   return dot < 0 ? type : type.slice(0, dot);
 };
+
+/**
+ * Is this one of the service's own signals? None is raised about the delivery of another one (a dead delivery of
+ * `operations.delivery_dead` would raise another, without end), and producers cannot publish them.
+ */
+export const isOperationalEvent = (type: string): boolean => topicOf(type) === OPERATIONS_TOPIC;
 
 /** The envelope as stored in the outbox and sent (with `attempt` set per delivery). */
 export interface Envelope {
@@ -67,7 +85,10 @@ export const endpointReceives = (
 ): boolean =>
   endpoint.status === 'enabled' &&
   event.ts >= endpoint.created_at &&
-  (endpoint.topics.length === 0 || endpoint.topics.includes(topicOf(event.type))) &&
+  // No topics: every topic but `operations`, whose signals go only to endpoints that name it.
+  (endpoint.topics.length === 0
+    ? !isOperationalEvent(event.type)
+    : endpoint.topics.includes(topicOf(event.type))) &&
   (endpoint.event_types === undefined ||
     endpoint.event_types.length === 0 ||
     endpoint.event_types.includes(event.type)) &&

@@ -39,11 +39,11 @@ export interface EndpointDeliveryHealth {
 }
 
 /** An endpoint that timed out this many times in a row is capped (isolation). */
-export const DEGRADED_AFTER_TIMEOUTS = 1;
+export const DEGRADED_AFTER_TIMEOUTS = 3;
 /** The in-flight cap of a degraded endpoint (isolation), whatever its own `max_in_flight`. */
 export const DEGRADED_MAX_IN_FLIGHT = 2;
 /** After this many timeouts in a row, attempts outside slot 0 wait `SHORT_TIMEOUT_FRACTION` of the timeout. */
-export const SHORT_TIMEOUT_AFTER_TIMEOUTS = 3;
+export const SHORT_TIMEOUT_AFTER_TIMEOUTS = 5;
 export const SHORT_TIMEOUT_FRACTION = 0.25;
 /**
  * An attempt unanswered this long counts as a timeout while it still waits: isolation starts after at most a

@@ -44,6 +44,7 @@ import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry'
 import { type CurrentCatalog, contentHash, currentCatalog, publishCatalogChange } from '../catalog/import';
 import { splitDocument } from '../catalog/release';
 import { CatalogValidationError, validateCatalogDocument } from '../catalog/validate';
+import type { OperationalSignals } from '../webhooks/operational-events';
 import { expiredOverrideProblems, proposedDocument } from './kinds';
 import { patchOperationsOf, rebasePatch } from './patch';
 
@@ -62,6 +63,8 @@ export interface ChangeRequestDependencies {
   readonly guardrails: GuardrailSettings;
   /** Carried by the catalog events of a publication. */
   readonly traceId?: string;
+  /** Announces a change request waiting for review (`operations.change_request_pending`, C32). */
+  readonly operations?: OperationalSignals;
 }
 
 export type ChangeRequestErrorCode = ReviewRefusal['refused'] | 'not_found' | 'no_release';
@@ -171,6 +174,19 @@ export const createChangeRequest = async (
   const content: ChangeRequestContent = { payload: input.payload, proposed: document, diff };
   const view: ChangeRequestView = { ...record, diff };
   await deps.store.create(record, content, await once?.completion(view));
+  // After the write (an announcement of a request that does not exist would be worse than a late one); its key
+  // is the request, so announcing it again publishes nothing twice.
+  await deps.operations?.emit({
+    type: 'operations.change_request_pending',
+    key: `change_request_pending:${record.cr_id}`,
+    data: {
+      cr_id: record.cr_id,
+      kind: record.kind,
+      guardrail_findings: record.guardrails.length,
+      ...(record.effective_from ? { effective_from: record.effective_from } : {}),
+    },
+    traceId: deps.traceId ?? record.cr_id,
+  });
   return view;
 };
 

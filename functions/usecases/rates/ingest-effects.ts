@@ -6,6 +6,7 @@
  */
 import type { HeldTick, RatePublication } from '../../domain/rates/decision';
 import type { FxRate, PairState, PairWork, PendingJournalEntry, PublishedRate } from '../../ports/rates';
+import type { OperationalSignal } from '../webhooks/operational-events';
 import { heldEntry, publicationEntry, publicationRate } from './ingest-journal';
 import {
   type ClaimedPair,
@@ -112,6 +113,22 @@ export const openChangeRequests = (deps: IngestDeps, run: Effected): Promise<Eff
 const appliedVersion = (pair: ClaimedPair): string | undefined =>
   pair.publication.status === 'applied' ? pair.publication.fx_version : undefined;
 
+/** The `operations.fx_breaker_opened` signal of a breaker entry that records an opening, else undefined. */
+const breakerOpened = (entry: PendingJournalEntry): Omit<OperationalSignal, 'traceId'> | undefined => {
+  const data = entry.data as Readonly<Record<string, unknown>>;
+  if (data.decision !== 'breaker' || data.transition !== 'opened') return undefined;
+  return {
+    type: 'operations.fx_breaker_opened',
+    key: `fx_breaker_opened:${entry.entry_id}`,
+    data: {
+      pair: String(data.pair),
+      at: String(data.at),
+      reason: typeof data.reason === 'string' ? data.reason : null,
+      journal_entry_id: entry.entry_id,
+    },
+  };
+};
+
 /**
  * Emit: the journal entries of each claimed pair — its fx version's `fx_publication` entry (one per version),
  * the protection entries recorded with its work, and the held entry of a change request just opened. An entry
@@ -149,6 +166,10 @@ export const appendJournal = async (deps: IngestDeps, run: Effected): Promise<Ef
       if (appended.has(entry.entry_id)) continue;
       try {
         await deps.journal.append(entry);
+        // A breaker that opened is also a signal (C32); it fails with its entry, so both come again next run
+        // (the journal and the outbox each take an entry id once).
+        const opened = breakerOpened(entry);
+        if (opened) await deps.operations?.emit({ ...opened, traceId: claim.work.trace_id });
         appended.add(entry.entry_id);
       } catch (caught) {
         failed = true;

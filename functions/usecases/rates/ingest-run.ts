@@ -20,6 +20,7 @@ import type {
   RateStateStore,
 } from '../../ports/rates';
 import type { RatePairPolicy, RatePolicy } from '../../schemas/rate-policy';
+import type { OperationalSignals } from '../webhooks/operational-events';
 
 export interface IngestDeps {
   /** The sources by `source_id`, or how to build them from the policy in force (`rateSourcesFor`). */
@@ -32,6 +33,8 @@ export interface IngestDeps {
   readonly journal: JournalAppender;
   readonly current: CurrentRates;
   readonly clock: Clock;
+  /** Announces a breaker that opened (`operations.fx_breaker_opened`, C32). */
+  readonly operations?: OperationalSignals;
 }
 
 export interface IngestOptions {

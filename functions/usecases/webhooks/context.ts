@@ -12,6 +12,7 @@ import type {
   EventStore,
   ReplayRepository,
 } from '../../ports/webhooks';
+import type { OperationalSignals } from './operational-events';
 
 /** Lifetimes and horizons of the delivery pipeline; the defaults are the production values. */
 export interface WebhookSettings {
@@ -60,6 +61,8 @@ export interface WebhookContext {
   /** Uniform in [0, 1): the backoff jitter. */
   readonly random: () => number;
   readonly randomBytes: (size: number) => Uint8Array;
+  /** The service's own signals as events of topic `operations` (C32): a dead delivery, an endpoint disabled. */
+  readonly operations: OperationalSignals;
   /** Operational signals (a dead delivery, an endpoint disabled): logs and metrics. */
   readonly signal: (name: WebhookSignal, fields: Readonly<Record<string, unknown>>) => void;
 }

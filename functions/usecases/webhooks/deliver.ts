@@ -2,6 +2,7 @@ import { SCHEDULER } from '../../definitions';
 import {
   type EnvelopeVersion,
   isEnvelopeVersion,
+  isOperationalEvent,
   LATEST_ENVELOPE_VERSION,
   renderEnvelope,
   topicOf,
@@ -24,7 +25,7 @@ import {
   slowAttemptMs,
 } from '../../domain/webhooks/throttle';
 import type { WebhookResponse } from '../../ports/webhook-http';
-import type { Admission, AttemptRecord, EndpointRecord } from '../../ports/webhooks';
+import type { Admission, AttemptRecord, EndpointRecord, ReplayOutcome } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import type { WebhookContext } from './context';
 import { signingSecrets } from './endpoints';
@@ -98,6 +99,35 @@ const noteEndpointHealth = async (
   }
 };
 
+const isReplayOutcome = (status: string): status is ReplayOutcome =>
+  status === 'delivered' || status === 'dead' || status === 'stopped';
+
+/**
+ * A replayed delivery ended: counted once on its replay, and when it was the replay's last, the replay is
+ * announced as completed (`operations.replay_completed`, once: its key is the replay).
+ */
+const noteReplayEnded = async (
+  ctx: WebhookContext,
+  message: DeliveryMessage,
+  outcome: ReplayOutcome,
+): Promise<void> => {
+  if (!message.replay_id) return;
+  const tally = await ctx.replays.noteFinished(
+    message.replay_id,
+    message.event_id,
+    message.endpoint_id,
+    outcome,
+    ctx.clock.now().toISOString(),
+  );
+  if (!tally || tally.delivered + tally.dead + tally.stopped < tally.enqueued) return;
+  await ctx.operations.emit({
+    type: 'operations.replay_completed',
+    key: `replay_completed:${message.replay_id}`,
+    data: { replay_id: message.replay_id, ...tally },
+    traceId: message.replay_id,
+  });
+};
+
 /** Schedule name for a retry longer than SQS can delay: ≤ 64 characters of EventBridge's alphabet. */
 export const retryScheduleName = (message: DeliveryMessage, attempt: number): string =>
   `r-${message.event_id.slice(4)}-${message.endpoint_id.slice(4)}-${attempt}`;
@@ -147,7 +177,14 @@ export const deliverAttempt = async (
   ]);
   if (claim !== 'claimed') await release();
   if (claim === 'missing') return { kind: 'skipped', reason: 'no_delivery' };
-  if (claim === 'done') return { kind: 'skipped', reason: 'duplicate' };
+  if (claim === 'done') {
+    // A replayed delivery whose consumer died after recording its end: its part of the replay is noted now.
+    if (message.replay_id) {
+      const stored = await ctx.deliveries.get(message.event_id, message.endpoint_id);
+      if (stored && isReplayOutcome(stored.status)) await noteReplayEnded(ctx, message, stored.status);
+    }
+    return { kind: 'skipped', reason: 'duplicate' };
+  }
   if (claim === 'busy') throw new DeliveryBusyError(message);
   try {
     return await attempt(
@@ -290,6 +327,7 @@ const attempt = async (
       ctx.clock.now().toISOString(),
     );
     ctx.signal('delivery_stopped', { event_id: message.event_id, endpoint_id: message.endpoint_id, reason });
+    await noteReplayEnded(ctx, message, 'stopped');
     return { kind: 'attempted', decision: { kind: 'stopped', reason, disableEndpoint: disable }, attempt };
   };
   if (!item) return stop('event_expired');
@@ -386,6 +424,21 @@ const attempt = async (
       'deliveryDlq',
       JSON.stringify({ ...message, dead_reason: decision.reason, dead_at: finished.toISOString() }),
     );
+    // Never about the delivery of another signal (that would raise one more, without end).
+    if (!isOperationalEvent(item.type))
+      await ctx.operations.emit({
+        type: 'operations.delivery_dead',
+        key: `delivery_dead:${item.event_id}:${endpoint.endpoint_id}:${message.attempt}`,
+        data: {
+          event_id: item.event_id,
+          endpoint_id: endpoint.endpoint_id,
+          event_type: item.type,
+          attempts: message.attempt,
+          reason: decision.reason,
+        },
+        ...(endpoint.tenant !== undefined ? { tenant: endpoint.tenant } : {}),
+        traceId: item.trace_id,
+      });
   }
   if (decision.kind === 'stopped' && decision.disableEndpoint) {
     await ctx.endpoints.update(
@@ -394,6 +447,13 @@ const attempt = async (
       finished.toISOString(),
     );
     ctx.signal('endpoint_disabled', { endpoint_id: endpoint.endpoint_id, reason: decision.reason });
+    await ctx.operations.emit({
+      type: 'operations.endpoint_disabled',
+      key: `endpoint_disabled:${endpoint.endpoint_id}:${item.event_id}:${message.attempt}`,
+      data: { endpoint_id: endpoint.endpoint_id, reason: decision.reason, event_id: item.event_id },
+      ...(endpoint.tenant !== undefined ? { tenant: endpoint.tenant } : {}),
+      traceId: item.trace_id,
+    });
   }
   await ctx.deliveries.recordAttempt(
     message.event_id,
@@ -413,6 +473,7 @@ const attempt = async (
     },
     finished.toISOString(),
   );
+  if (decision.kind !== 'retry') await noteReplayEnded(ctx, message, decision.kind);
   if (decision.kind === 'dead')
     ctx.signal('delivery_dead', {
       event_id: message.event_id,

@@ -4,6 +4,7 @@ import {
   CATALOG_EVENT_TYPES,
   type CatalogEventType,
   type Envelope,
+  isOperationalEvent,
   LATEST_ENVELOPE_VERSION,
   outboxKeys,
   PAYOUT_PROCESSED,
@@ -135,6 +136,11 @@ export const publishEvent = async (
     throw new EventRefusedError(
       'invalid_request',
       'catalog events are produced by the catalog itself when a change is published',
+    );
+  if (isOperationalEvent(request.type))
+    throw new EventRefusedError(
+      'invalid_request',
+      'operations events are the service’s own signals: producers cannot publish them',
     );
   const found = findPersonalData(request.data, '$.data');
   if (found.length > 0)

@@ -23,6 +23,7 @@ import {
   ingestRates,
   RateIngestionError,
 } from '../../../functions/usecases/rates/ingest';
+import type { OperationalSignal } from '../../../functions/usecases/webhooks/operational-events';
 
 const T0 = Date.parse('2026-11-22T12:00:00.000Z');
 
@@ -184,8 +185,14 @@ const setup = (pairs: RatePairPolicy[], sourceIds: string[], initialRates: FxRat
   catalog.rates = structuredClone(initialRates);
   opener = new FakeOpener();
   journal = new FakeJournal();
+  signals = new Map();
+  failNextSignal = false;
   sources = new Map(sourceIds.map((id) => [id, new FakeSource(id)]));
 };
+
+/** Operational signals emitted (`operations.fx_breaker_opened`), by key; one failing emission when set. */
+let signals: Map<string, OperationalSignal>;
+let failNextSignal = false;
 
 const deps = (): IngestDeps => ({
   sources,
@@ -195,6 +202,15 @@ const deps = (): IngestDeps => ({
   journal,
   current: catalog,
   clock: { now: () => new Date(now) },
+  operations: {
+    emit: async (signal) => {
+      if (failNextSignal) {
+        failNextSignal = false;
+        throw new Error('outbox unavailable');
+      }
+      signals.set(signal.key, signal);
+    },
+  },
 });
 
 const source = (id: string) => sources.get(id) as FakeSource;
@@ -592,6 +608,21 @@ describe('ingestRates: circuit breaker', () => {
       from: 'closed',
       to: 'open',
     });
+    // The opening is also a signal for endpoints subscribed to `operations` (C32).
+    const entryId = `fx-protection:EUR-USD:${iso(openedAt)}:breaker-open`;
+    expect([...signals.values()]).toEqual([
+      {
+        type: 'operations.fx_breaker_opened',
+        key: `fx_breaker_opened:${entryId}`,
+        data: {
+          pair: 'EUR→USD',
+          at: iso(openedAt),
+          reason: '3 failures or anomalies within 600 s (last: failure)',
+          journal_entry_id: entryId,
+        },
+        traceId: `trc_${openedAt}`,
+      },
+    ]);
 
     // While open: nothing fetched, nothing published, even though the source is back.
     source('p').answers = { 'EUR→USD': '1.0850' };
@@ -631,6 +662,21 @@ describe('ingestRates: circuit breaker', () => {
     ]);
     expect((await store.get('EUR→USD')).breaker).toEqual({ status: 'closed', failures: [] });
     expect(catalog.published).toHaveLength(1);
+  });
+
+  it("a signal that cannot be emitted stays with the pair's work and is emitted by the next run", async () => {
+    source('p').answers = 'fail';
+    for (let index = 0; index < 2; index += 1) {
+      await run();
+      advance(60);
+    }
+    failNextSignal = true;
+    // Reported incomplete, like a journal entry that could not be appended: the entry and its signal stay.
+    await expect(run({ runId: 'run-open' })).rejects.toThrow(/rate ingestion incomplete for EUR→USD/);
+    expect(signals.size).toBe(0);
+    // The retried run (the same run id) finishes the pair's work: the entry once more, the signal at last.
+    await run({ runId: 'run-open' });
+    expect([...signals.values()].map((signal) => signal.type)).toEqual(['operations.fx_breaker_opened']);
   });
 
   it('counts held ticks as anomalies: a probe beyond the cap opens the breaker again', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CATALOG_EVENT_TYPES,
   ENVELOPE_VERSIONS,
+  OPERATIONAL_EVENT_TYPES,
   PAYOUT_PROCESSED,
 } from '../../../functions/domain/webhooks/envelope';
 import { CHANGELOG } from '../../../functions/schemas/changelog';
@@ -21,7 +22,7 @@ describe('the changelog (C24)', () => {
   it('lists every envelope version and every event type the service produces', () => {
     expect(CHANGELOG.envelope_versions.map((entry) => entry.version)).toEqual([...ENVELOPE_VERSIONS]);
     expect(CHANGELOG.event_types.map((entry) => entry.type).sort()).toEqual(
-      [...CATALOG_EVENT_TYPES, PAYOUT_PROCESSED].sort(),
+      [...CATALOG_EVENT_TYPES, PAYOUT_PROCESSED, ...OPERATIONAL_EVENT_TYPES].sort(),
     );
   });
 });

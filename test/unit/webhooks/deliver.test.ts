@@ -22,6 +22,7 @@ import {
 import { createEndpoint } from '../../../functions/usecases/webhooks/endpoints';
 import { NO_VERSIONS, outboxItemOf } from '../../../functions/usecases/webhooks/events';
 import { fanOutEvent } from '../../../functions/usecases/webhooks/fanout';
+import { operationalSignals } from '../../../functions/usecases/webhooks/operational-events';
 import { replayDeliveries } from '../../../functions/usecases/webhooks/replay';
 
 interface World {
@@ -191,7 +192,12 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
       revertReplay: async () => undefined,
       query: async () => ({ items: [] }),
     },
-    replays: { put: async () => undefined, get: async () => undefined },
+    replays: {
+      put: async () => undefined,
+      get: async () => undefined,
+      noteFinished: async () => undefined,
+      tally: async () => undefined,
+    },
     queue: {
       send: async (queue, body, options) => {
         w.log.push(`send ${queue}`);
@@ -227,6 +233,13 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     random: () => 0.5,
     randomBytes: (size) => randomBytes(size),
     signal: () => undefined,
+    get operations() {
+      return operationalSignals({
+        clock: w.ctx.clock,
+        events: w.ctx.events,
+        settings: DEFAULT_WEBHOOK_SETTINGS,
+      });
+    },
   };
   return w;
 };
@@ -369,6 +382,79 @@ describe('deliverAttempt', () => {
     w.answers.push(response(410));
     await deliverAttempt(w.ctx, first);
     expect(w.endpoints.get(endpoint.endpoint_id)?.status).toBe('disabled');
+    const signal = [...w.events.values()].find((item) => item.type === 'operations.endpoint_disabled');
+    expect(signal).toMatchObject({
+      event_id: `ops:endpoint_disabled:${endpoint.endpoint_id}:${first.event_id}:1`,
+      producer: 'operations',
+      data: { endpoint_id: endpoint.endpoint_id, reason: 'gone', event_id: first.event_id },
+    });
+  });
+});
+
+describe('operational events (C32)', () => {
+  let w: World;
+  beforeEach(() => {
+    w = world();
+  });
+  const lastAttempt = 1 + DEFAULT_RETRY_POLICY.backoffSeconds.length + DEFAULT_RETRY_POLICY.dailyRetryDays;
+
+  it('a dead delivery publishes operations.delivery_dead once, however often the attempt is made again', async () => {
+    const { first, endpoint } = await prepared(w);
+    const last = { ...first, attempt: lastAttempt };
+    w.answers.push(response(500));
+    await deliverAttempt(w.ctx, last);
+    const signals = () => [...w.events.values()].filter((item) => item.type === 'operations.delivery_dead');
+    expect(signals()).toEqual([
+      expect.objectContaining({
+        event_id: `ops:delivery_dead:${first.event_id}:${endpoint.endpoint_id}:${lastAttempt}`,
+        data: {
+          event_id: first.event_id,
+          endpoint_id: endpoint.endpoint_id,
+          event_type: 'payout.processed',
+          attempts: lastAttempt,
+          reason: 'retries_exhausted_after_http_500',
+        },
+      }),
+    ]);
+    // The consumer died after the signal, before recording: the attempt is made again, dead again, one signal.
+    const key = [...w.deliveries.keys()][0] as string;
+    const record = w.deliveries.get(key) as DeliveryRecord;
+    w.deliveries.set(key, { ...record, completed_attempt: lastAttempt - 1, lease_until: undefined });
+    w.answers.push(response(500));
+    await deliverAttempt(w.ctx, last);
+    expect(signals()).toHaveLength(1);
+  });
+
+  it('goes only to endpoints that name the operations topic, never to one subscribed to every topic', async () => {
+    const { endpoint } = await prepared(w);
+    expect(w.endpoints.get(endpoint.endpoint_id)?.topics).toEqual([]);
+    const signal = outboxItemOf(
+      { type: 'operations.replay_completed', data: {}, trace_id: 'trc_ops', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    expect(await fanOutEvent(w.ctx, signal, [...w.endpoints.values()])).toBe(0);
+  });
+
+  it('raises no signal about the delivery of a signal (no loop)', async () => {
+    const { endpoint } = await prepared(w);
+    const signal = outboxItemOf(
+      { type: 'operations.delivery_dead', data: {}, trace_id: 'trc_ops', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    await w.ctx.events.put(signal);
+    w.endpoints.set(endpoint.endpoint_id, {
+      ...(w.endpoints.get(endpoint.endpoint_id) as EndpointRecord),
+      topics: ['operations'],
+    });
+    await fanOutEvent(w.ctx, signal, [...w.endpoints.values()]);
+    const message = w.sent.find((sent) => sent.body.event_id === signal.event_id)?.body as DeliveryMessage;
+    w.answers.push(response(500));
+    await deliverAttempt(w.ctx, { ...message, attempt: lastAttempt });
+    expect([...w.events.values()].filter((item) => item.type === 'operations.delivery_dead')).toEqual([
+      signal,
+    ]);
   });
 });
 
@@ -448,27 +534,29 @@ describe('deliverAttempt: endpoint limits and isolation (C31)', () => {
     expect(w.limits.get(endpoint.endpoint_id)?.slots).toEqual({});
   });
 
-  it('a timeout is noted on the endpoint; its next deliveries are capped and an answer ends the run', async () => {
+  it('timeouts are counted on the endpoint; after three in a row it is capped and an answer ends the run', async () => {
     const { first, endpoint } = await prepared(w);
-    w.answers.push({ kind: 'network_error', error: 'timeout', message: 'timed out', durationMs: 10_000 });
-    await deliverAttempt(w.ctx, first);
-    expect(w.endpoints.get(endpoint.endpoint_id)?.consecutive_timeouts).toBe(1);
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      w.answers.push({ kind: 'network_error', error: 'timeout', message: 'timed out', durationMs: 10_000 });
+      expect((await deliverAttempt(w.ctx, { ...first, attempt })).kind).toBe('attempted');
+    }
+    expect(w.endpoints.get(endpoint.endpoint_id)?.consecutive_timeouts).toBe(3);
     // Capped now: every slot held means the retry waits without an attempt.
     w.limits.set(endpoint.endpoint_id, {
       slots: Object.fromEntries(
         Array.from({ length: 4 }, (_, slot) => [slot, w.now.value.getTime() + 60_000]),
       ),
     });
-    const retry = { ...first, attempt: 2 };
+    const retry = { ...first, attempt: 4 };
     expect((await deliverAttempt(w.ctx, retry)).kind).toBe('deferred');
     w.limits.set(endpoint.endpoint_id, { slots: {} });
     expect((await deliverAttempt(w.ctx, retry)).kind).toBe('attempted');
     expect(w.endpoints.get(endpoint.endpoint_id)?.consecutive_timeouts).toBeUndefined();
   });
 
-  it('after three timeouts in a row, attempts outside slot 0 wait a quarter of the timeout', async () => {
+  it('after five timeouts in a row, attempts outside slot 0 wait a quarter of the timeout', async () => {
     const { first, endpoint } = await prepared(w);
-    setEndpoint(endpoint.endpoint_id, { consecutive_timeouts: 3 });
+    setEndpoint(endpoint.endpoint_id, { consecutive_timeouts: 5 });
     w.limits.set(endpoint.endpoint_id, { slots: { 0: w.now.value.getTime() + 60_000 } });
     await deliverAttempt(w.ctx, first);
     expect(w.posts[0]?.timeoutMs).toBe(DEFAULT_RETRY_POLICY.attemptTimeoutMs / 4);

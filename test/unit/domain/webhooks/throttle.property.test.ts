@@ -3,7 +3,7 @@
  * limiter's storage applies them: starts granted by the rate (admitted now or reserved) are never closer than one
  * emission interval, so any window of W seconds holds at most ⌈W × rate⌉ + 1 of them; slots held at any moment
  * never exceed the cap; a delivery holding a ticket is never counted against the rate again; an isolated endpoint
- * gets the degraded cap and, after repeated timeouts, short timeouts everywhere but slot 0.
+ * gets the degraded cap and, after five timeouts in a row, short timeouts everywhere but slot 0.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -119,16 +119,17 @@ describe('planAdmission (GCRA with reservations)', () => {
 });
 
 describe('effectiveLimits (isolation)', () => {
-  it('no limits for a healthy endpoint without rate_limit', () => {
+  it('no limits for a healthy endpoint without rate_limit, nor for one with a timeout or two in a row', () => {
     expect(effectiveLimits(undefined, {}, 10_000)).toEqual({});
+    expect(effectiveLimits(undefined, { consecutive_timeouts: 2 }, 10_000)).toEqual({});
   });
 
   it('caps an endpoint that timed out at the degraded cap, below its own max_in_flight', () => {
-    expect(effectiveLimits({ max_in_flight: 50 }, { consecutive_timeouts: 1 }, 10_000)).toEqual({
+    expect(effectiveLimits({ max_in_flight: 50 }, { consecutive_timeouts: 3 }, 10_000)).toEqual({
       maxInFlight: DEGRADED_MAX_IN_FLIGHT,
       isolated: true,
     });
-    expect(effectiveLimits({ max_in_flight: 1, per_second: 5 }, { consecutive_timeouts: 1 }, 10_000)).toEqual(
+    expect(effectiveLimits({ max_in_flight: 1, per_second: 5 }, { consecutive_timeouts: 3 }, 10_000)).toEqual(
       {
         maxInFlight: 1,
         perSecond: 5,
@@ -137,12 +138,12 @@ describe('effectiveLimits (isolation)', () => {
     );
   });
 
-  it('after repeated timeouts, short timeouts everywhere but slot 0 (a slow but working receiver gets through)', () => {
-    const limits = effectiveLimits(undefined, { consecutive_timeouts: 3 }, 10_000);
+  it('after five timeouts in a row, short timeouts everywhere but slot 0 (a slow but working receiver gets through)', () => {
+    const limits = effectiveLimits(undefined, { consecutive_timeouts: 5 }, 10_000);
     expect(limits.shortTimeoutMs).toBe(2_500);
     expect(attemptTimeoutFor(limits, 0, 10_000)).toBe(10_000);
     expect(attemptTimeoutFor(limits, 3, 10_000)).toBe(2_500);
-    expect(effectiveLimits(undefined, { consecutive_timeouts: 5 }, 2_000).shortTimeoutMs).toBe(
+    expect(effectiveLimits(undefined, { consecutive_timeouts: 7 }, 2_000).shortTimeoutMs).toBe(
       MIN_ATTEMPT_TIMEOUT_MS,
     );
     // A cap of one leaves only slot 0: its attempts keep the full timeout.
