@@ -28,6 +28,7 @@ import type {
   DpopReplayCache,
   EndpointLimiter,
   EndpointRepository,
+  EndpointStatsStore,
   EventStore,
   ReplayRepository,
 } from '../ports/webhooks';
@@ -112,6 +113,8 @@ export interface WebhookDependencies {
   readonly replays: ReplayRepository;
   /** Per-endpoint limits shared by every deliver instance. */
   readonly limiter: EndpointLimiter;
+  /** Endpoints' attempts in 5-minute slots (stats). */
+  readonly stats: EndpointStatsStore;
   /** DPoP proofs' `jti`s already seen (partner callbacks). */
   readonly dpopReplays: DpopReplayCache;
   /** Verifies DPoP proofs' JWS signatures (partner callbacks). */

@@ -17,6 +17,7 @@ import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
 import { DynamoCheckoutRepository, DynamoReceiptItemSource } from '../adapters/aws/checkout-repository';
 import type { AwsClients } from '../adapters/aws/clients';
 import { DynamoEndpointLimiter } from '../adapters/aws/endpoint-limiter';
+import { DynamoEndpointStatsStore } from '../adapters/aws/endpoint-stats-store';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
 import { DynamoJournalStore, S3JournalMirror } from '../adapters/aws/journal-store';
 import { S3ObjectStore } from '../adapters/aws/object-store';
@@ -204,7 +205,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
     }),
     webhooks: () =>
       lazyObject<ServiceDependencies['webhooks']>({
-        events: () => new DynamoEventStore(documents(), reach.table('events')),
+        events: () => new DynamoEventStore(documents(), reach.table('events'), clock),
         endpoints: () => new DynamoEndpointRepository(documents(), reach.table('endpoints')),
         deliveries: () =>
           new DynamoDeliveryRepository(documents(), reach.table('deliveries'), {
@@ -215,6 +216,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
           }),
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
         limiter: () => new DynamoEndpointLimiter(documents(), reach.table('endpointLimits')),
+        stats: () => new DynamoEndpointStatsStore(documents(), reach.table('endpointStats')),
         // DPoP proofs' `jti`s are remembered in the idempotency table (items `dpop-jti#…`).
         dpopReplays: () => new DynamoDpopReplayCache(documents(), reach.table('idempotency')),
         dpopVerifier: () => createDpopVerifier(),

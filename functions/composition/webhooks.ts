@@ -116,6 +116,7 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
     deliveries: () => deps.webhooks.deliveries,
     replays: () => deps.webhooks.replays,
     limiter: () => deps.webhooks.limiter,
+    stats: () => deps.webhooks.stats,
     queue: () => deps.queue,
     scheduler: () => deps.scheduler,
     cipher: () => deps.secretsCipher,

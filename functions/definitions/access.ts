@@ -218,6 +218,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
         indexes: ['by-endpoint-shard', 'by-status'],
       },
       replays: { actions: ['Query', 'PutItem', 'BatchWriteItem'] },
+      // An endpoint's stats: its slots of the window.
+      endpointStats: { actions: ['Query'] },
       // The ledger, and the DPoP `jti`s remembered in the same table.
       idempotency: { actions: IDEMPOTENCY },
       // The versions in force for published events; partners' catalog snapshots.
@@ -252,6 +254,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       // A replayed delivery that ended is counted on its replay (a transaction of two updates), whose tally is
       // read to announce the replay completed.
       replays: { actions: ['GetItem', 'UpdateItem'] },
+      // Each batch's attempts added to their endpoints' 5-minute stats slots.
+      endpointStats: { actions: ['UpdateItem'] },
     },
     sendsTo: ['delivery', 'deliveryDlq'],
     // Decrypts endpoint signing secrets and client-certificate keys.

@@ -158,6 +158,16 @@ export const TABLES = {
     partitionKey: { name: 'endpoint_id', type: 'S' },
     timeToLiveAttribute: 'expires_at',
   },
+  endpointStats: {
+    id: 'endpoint-stats',
+    description:
+      "Endpoints' attempts by status class and latency bucket in 5-minute slots (C32 stats), kept 8 days (TTL).",
+    scope: 'service',
+    envVar: 'ENDPOINT_STATS_TABLE_NAME',
+    partitionKey: { name: 'endpoint_id', type: 'S' },
+    sortKey: { name: 'slot', type: 'S' },
+    timeToLiveAttribute: 'expires_at',
+  },
   replays: {
     id: 'replays',
     description: 'Replay requests (C15): the request, what it matched, and the deliveries it re-enqueued.',

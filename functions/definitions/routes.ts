@@ -337,6 +337,25 @@ export const ROUTES = [
     summary: 'A new signing secret; the old one is still sent beside it for 24 hours.',
   },
   {
+    method: 'GET',
+    path: '/webhooks/endpoints/{endpoint_id}/stats',
+    function: 'webhooks',
+    operation: 'endpointStats',
+    auth: 'admin',
+    roles: OPERATOR_READ,
+    summary:
+      "An endpoint's success rate, latency p50/p95 and attempts by status class over 1 h, 24 h or 7 d.",
+  },
+  {
+    method: 'POST',
+    path: '/webhooks/endpoints/{endpoint_id}/recover',
+    function: 'webhooks',
+    operation: 'recoverEndpoint',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary: 'Deliver again what the endpoint missed in a window (skipped, dead, stopped), with progress.',
+  },
+  {
     method: 'POST',
     path: '/webhooks/endpoints/{endpoint_id}/test',
     function: 'webhooks',

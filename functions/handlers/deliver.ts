@@ -7,8 +7,12 @@ import type { AttemptRecord } from '../ports/webhooks';
 import { type DeliveryMessage, deliveryMessageSchema } from '../schemas/envelope';
 import { deliveryAttemptOutcome } from '../usecases/objectives/delivery-outcome';
 import { DeliveryBusyError, deliverAttempt } from '../usecases/webhooks/deliver';
+import { recordAttemptStats } from '../usecases/webhooks/stats';
 import { lazyHandler } from './lazy';
 import { causeOf } from './middleware/http';
+
+/** The HTTP attempts of one batch, for the endpoints' stats. */
+type SentAttempts = { endpointId: string; attempt: AttemptRecord }[];
 
 export type QueueHandler = (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>;
 
@@ -53,9 +57,11 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
     }
   };
 
-  const handle = async (record: SQSRecord): Promise<void> => {
+  const handle = async (record: SQSRecord, sent: SentAttempts): Promise<void> => {
     const message = parseMessage(record);
     const result = await deliverAttempt(ctx, message);
+    if (result.kind === 'attempted' && result.sent)
+      sent.push({ endpointId: message.endpoint_id, attempt: result.attempt });
     if (result.kind === 'skipped') {
       logger.info('delivery message skipped', { ...message, reason: result.reason });
       return;
@@ -84,9 +90,9 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
   };
 
   /** One record: its failure is logged here (a busy delivery is expected: info) and reported by the processor. */
-  const handleRecord = async (record: SQSRecord): Promise<void> => {
+  const handleRecord = async (record: SQSRecord, sent: SentAttempts): Promise<void> => {
     try {
-      await handle(record);
+      await handle(record, sent);
     } catch (error) {
       (error instanceof DeliveryBusyError ? logger.info : logger.warn).call(
         logger,
@@ -104,10 +110,23 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
   return async (event) => {
     // A processor per invocation: outside Lambda its state lives on the instance, and the local stack runs
     // invocations of one handler concurrently.
-    const response = await processPartialResponse(event, handleRecord, new BatchProcessor(EventType.SQS), {
-      // Every message failing is still a partial response: each comes back on its own, none is retried early.
-      throwOnFullBatchFailure: false,
-    });
+    const sent: SentAttempts = [];
+    const response = await processPartialResponse(
+      event,
+      (record: SQSRecord) => handleRecord(record, sent),
+      new BatchProcessor(EventType.SQS),
+      {
+        // Every message failing is still a partial response: each comes back on its own, none is retried early.
+        throwOnFullBatchFailure: false,
+      },
+    );
+    // The batch's attempts counted into their endpoints' stats, one write per endpoint and slot; figures, so a
+    // failure is logged and never fails the deliveries (which are recorded already).
+    try {
+      await recordAttemptStats(ctx, sent);
+    } catch (error) {
+      logger.warn('delivery stats not recorded', { attempts: sent.length, ...causeOf(error) });
+    }
     metrics.flush();
     return response;
   };

@@ -44,7 +44,7 @@ export const createFanoutHandler = (deps: ServiceDependencies): StreamHandler =>
     // The endpoints are read once per batch, when the first insert needs them.
     let loading: Promise<EndpointRecord[]> | undefined;
     const endpoints = () => {
-      loading ??= ctx.endpoints.enabled();
+      loading ??= ctx.endpoints.subscribers();
       return loading;
     };
     // Records are fanned out concurrently (delivery order is not guaranteed anyway, and fanning an event out

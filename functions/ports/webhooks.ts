@@ -1,4 +1,5 @@
 import type { DpopProofContents, DpopPublicJwk, DpopRefusal } from '../domain/webhooks/dpop';
+import type { AttemptTally } from '../domain/webhooks/endpoint-stats';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { EventFilter } from '../domain/webhooks/filter';
 import type { EffectiveLimits, EndpointRateLimit } from '../domain/webhooks/throttle';
@@ -28,6 +29,8 @@ export interface EventStore {
    * first record. Returns the item as it is after, or undefined when there is none (unknown, or its TTL ran out).
    */
   expunge(eventId: string, at: string, by: string): Promise<OutboxItem | undefined>;
+  /** Brings the body's expiry forward to `expiresAt` (epoch seconds); a later one is never set. */
+  shortenRetention(eventId: string, expiresAt: number): Promise<void>;
   /** Events of one UTC day with `from ≤ ts ≤ to`, oldest first. */
   byDay(day: string, from: string, to: string, limit: number, cursor?: string): Promise<Page<OutboxItem>>;
 }
@@ -102,6 +105,13 @@ export interface EndpointRecord {
    */
   readonly consecutive_timeouts?: number;
   readonly paused_until?: string;
+  /** Since when every attempt failed (removed by a success), and the last warning sent (50, 75, 90 %). */
+  readonly failing_since?: string;
+  readonly failing_warned?: number;
+  /** Failing continuously this long disables the endpoint (default: the service's, 5 days). */
+  readonly disable_after_days?: number;
+  /** Bodies of the events it receives are kept at most this many days (the shortest of their endpoints wins). */
+  readonly retention_days?: number;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -123,6 +133,12 @@ export type EndpointChanges = Partial<
     | 'dpop_jkt'
     | 'mtls'
     | 'rate_limit'
+    | 'disable_after_days'
+    | 'retention_days'
+    | 'consecutive_timeouts'
+    | 'paused_until'
+    | 'failing_since'
+    | 'failing_warned'
     | 'partner_key_sha256'
     | 'previous_partner_key_sha256'
     | 'previous_partner_key_valid_until'
@@ -150,8 +166,8 @@ export interface EndpointRepository {
   list(limit: number, cursor?: string): Promise<Page<EndpointRecord>>;
   /** The endpoint a partner key (as its SHA-256) belongs to, as its current or its previous key. */
   byPartnerKey(partnerKeySha256: string): Promise<EndpointRecord | undefined>;
-  /** Every enabled endpoint (the fan-out's candidates). */
-  enabled(): Promise<EndpointRecord[]>;
+  /** Every endpoint, enabled or disabled (the fan-out's candidates: a disabled one's events are recorded skipped). */
+  subscribers(): Promise<EndpointRecord[]>;
   /**
    * Applies changes; `undefined` values remove the attribute. Returns the new record, or undefined if absent
    * (or, with `expected`, changed since it was read).
@@ -169,6 +185,23 @@ export interface EndpointRepository {
   clearTimeouts(endpointId: string): Promise<void>;
   /** A `Retry-After` pauses the endpoint until `until` (a later pause already set is kept). */
   pauseUntil(endpointId: string, until: string): Promise<void>;
+  /** An attempt failed: the endpoint is failing since `at`, unless it was already. */
+  noteFailing(endpointId: string, at: string): Promise<void>;
+  /** An attempt succeeded: the endpoint is not failing any more. */
+  clearFailing(endpointId: string): Promise<void>;
+  /**
+   * Records that the warning at `percent` of the time to disabling was sent for the run of failures that began at
+   * `failingSince`; false when it (or a later one) was recorded already (only one instance sends each).
+   */
+  noteWarned(endpointId: string, failingSince: string, percent: number): Promise<boolean>;
+}
+
+/** An endpoint's attempts counted in 5-minute slots (C32 stats); written by the deliver function, summed on read. */
+export interface EndpointStatsStore {
+  /** Adds a slot's counts (atomic additions: concurrent writers of one slot all count). */
+  add(endpointId: string, slot: string, tally: AttemptTally, expiresAt: number): Promise<void>;
+  /** The slots from `fromSlot` to `toSlot` (inclusive) that have counts. */
+  read(endpointId: string, fromSlot: string, toSlot: string): Promise<AttemptTally[]>;
 }
 
 /** One delivery asking the endpoint's limiter to start (see `domain/webhooks/throttle.ts`). */

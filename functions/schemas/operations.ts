@@ -76,6 +76,8 @@ import {
   createEndpointSchema,
   endpointPathSchema,
   endpointResponseSchema,
+  endpointStatsQuerySchema,
+  endpointStatsResponseSchema,
   endpointsPageResponseSchema,
   endpointWithSecretResponseSchema,
   eventAcceptedResponseSchema,
@@ -89,6 +91,8 @@ import {
   partnerEventsResponseSchema,
   partnerKeyResponseSchema,
   publishEventSchema,
+  recoverRequestSchema,
+  recoveryAcceptedResponseSchema,
   replayAcceptedResponseSchema,
   replayPathSchema,
   replayProgressResponseSchema,
@@ -140,6 +144,7 @@ export interface OperationSchemas {
 /** Descriptions of query and path parameters, by name (the query schemas are shared with the handlers). */
 export const PARAMETER_DESCRIPTIONS: Readonly<Record<string, string>> = {
   sku: 'The SKU (`sku_id`).',
+  window: 'The period: `1h` (default), `24h` or `7d`.',
   currency: 'Display currency (ISO 4217 or a crypto code such as `USDT`).',
   region: 'ISO 3166 region of the buyer, e.g. `DE`.',
   pricelist: 'A price list id; the price list in force by default.',
@@ -662,6 +667,39 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     response: { status: 200, schema: eventExpungedResponseSchema, description: 'The body is gone.' },
     errors: [400, 404],
     idempotent: true,
+  },
+  endpointStats: {
+    summary: "An endpoint's delivery figures.",
+    description:
+      'Over the last hour (`window=1h`, the default), day (`24h`) or week (`7d`): HTTP attempts, the share that got ' +
+      'a 2xx, latency p50 and p95 (the upper bounds of the buckets 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s that ' +
+      'hold them) and attempts by status class (`network`: no HTTP answer). Counted per 5-minute slot as the ' +
+      'attempts are made, so the window is read as the slots it overlaps; replays and recoveries count too.',
+    path: endpointPathSchema,
+    query: endpointStatsQuerySchema,
+    response: { status: 200, schema: endpointStatsResponseSchema, description: 'The figures.' },
+    errors: [400, 404],
+  },
+  recoverEndpoint: {
+    summary: 'Recover what an endpoint missed.',
+    description:
+      "Re-delivers the endpoint's deliveries of events produced between `since` and `until` that it missed: " +
+      '`skipped` (it was disabled when they were produced), `dead` and `stopped`. It runs as a replay of its own ' +
+      '(`recovery_id`; progress at `GET /webhooks/replays/{recovery_id}`), each attempt in the delivery history with ' +
+      'that id. The endpoint must be enabled first (422 `invalid_state` otherwise); a window with more than 1 000 ' +
+      'deliveries is ' +
+      'refused (recover it in parts), and so is a window reaching events older than 7 days (422: receivers forget ' +
+      'ids after 7 days; `POST /webhooks/replay` with `force` sends those).',
+    path: endpointPathSchema,
+    body: recoverRequestSchema,
+    response: {
+      status: 202,
+      schema: recoveryAcceptedResponseSchema,
+      description: 'The recovery was started.',
+    },
+    errors: [400, 404, 409, 413],
+    idempotent: true,
+    example: { since: '2026-11-20T00:00:00.000Z', until: '2026-11-25T00:00:00.000Z' },
   },
   sendTestEvent: {
     summary: 'Send a test event to one endpoint.',

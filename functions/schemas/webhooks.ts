@@ -1,6 +1,7 @@
 import currencyCodes from 'currency-codes';
 import * as z from 'zod';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
+import { STATS_WINDOWS, type StatsWindow } from '../domain/webhooks/endpoint-stats';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
 import { type EndpointRateLimit, RATE_LIMIT_BOUNDS } from '../domain/webhooks/throttle';
@@ -137,6 +138,26 @@ export const endpointRateLimitSchema = z
     'Deliveries over the limits wait (no attempt is used) and are sent as soon as the endpoint has room.',
   );
 
+/** Days of continuous failure after which the endpoint is disabled (C32); null: the service's default (5). */
+const disableAfterDaysSchema = z
+  .number()
+  .min(1)
+  .max(30)
+  .describe(
+    'Failing continuously this many days disables the endpoint (warnings at 50, 75 and 90 %); default 5.',
+  );
+
+/** Days the bodies of an endpoint's events are kept (C32 retention; default 30, the service's). */
+const retentionDaysSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(30)
+  .describe(
+    'Bodies of the events this endpoint receives are kept at most this many days (an event going to several ' +
+      'endpoints keeps the shortest); replays and resyncs end with them. Default 30.',
+  );
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
@@ -148,6 +169,8 @@ export const createEndpointSchema = z.strictObject({
     .describe('Only events of these types (besides the topics).'),
   filter: endpointFilterSchema.optional(),
   rate_limit: endpointRateLimitSchema.optional(),
+  disable_after_days: disableAfterDaysSchema.optional(),
+  retention_days: retentionDaysSchema.optional(),
   description: z.string().max(500).optional(),
   tenant: identifier.optional(),
   version: z.enum(ENVELOPE_VERSIONS).optional(),
@@ -181,6 +204,11 @@ export const updateEndpointSchema = z
       .nullable()
       .optional()
       .describe('Replaces the throughput limits; null removes them.'),
+    disable_after_days: disableAfterDaysSchema.nullable().optional(),
+    retention_days: retentionDaysSchema
+      .nullable()
+      .optional()
+      .describe('Applies to events produced from then on; null: the default, 30 days.'),
     description: z.string().max(500).optional(),
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
@@ -280,6 +308,11 @@ export const endpointResponseSchema = z.object({
   rate_limit: z
     .object({ per_second: z.number().optional(), max_in_flight: z.number().int().optional() })
     .optional(),
+  disable_after_days: z.number().optional(),
+  retention_days: z.number().int().optional(),
+  failing_since: isoTimestamp
+    .optional()
+    .describe('Every attempt since then failed; a success ends the run, re-enabling starts afresh.'),
   description: z.string().optional(),
   tenant: z.string().optional(),
   version: z.enum(ENVELOPE_VERSIONS),
@@ -516,6 +549,53 @@ export const replayAcceptedResponseSchema = z.object({
   matched: z.number().int().nonnegative(),
   enqueued: z.number().int().nonnegative(),
   skipped: z.number().int().nonnegative(),
+});
+
+/** `GET /webhooks/endpoints/{endpoint_id}/stats` query: the window (default the last hour). */
+export const endpointStatsQuerySchema = z.strictObject({
+  window: z.enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]]).optional(),
+});
+
+export const endpointStatsResponseSchema = z.object({
+  endpoint_id: endpointIdSchema,
+  window: z.enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]]),
+  from: isoTimestamp,
+  to: isoTimestamp,
+  attempts: z.number().int().nonnegative(),
+  success_rate: z
+    .number()
+    .min(0)
+    .max(1)
+    .nullable()
+    .describe('2xx attempts over all attempts; null without any.'),
+  latency_ms: z
+    .object({ p50: z.number().nullable(), p95: z.number().nullable() })
+    .describe(
+      'Upper bounds of the latency buckets (50 ms … 30 s) that hold the median and the 95th percentile.',
+    ),
+  by_status_class: z.object({
+    '2xx': z.number().int().nonnegative(),
+    '3xx': z.number().int().nonnegative(),
+    '4xx': z.number().int().nonnegative(),
+    '5xx': z.number().int().nonnegative(),
+    network: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('No HTTP answer: timeouts, refused or reset connections.'),
+  }),
+});
+
+/** `POST /webhooks/endpoints/{endpoint_id}/recover`: the window of what the endpoint missed. */
+export const recoverRequestSchema = z
+  .strictObject({
+    since: isoTimestamp.describe('Events produced from then on (inclusive).'),
+    until: isoTimestamp.describe('Events produced up to then (inclusive).'),
+  })
+  .refine((body) => body.since <= body.until, { message: 'since must not be after until', path: ['since'] });
+
+export const recoveryAcceptedResponseSchema = replayAcceptedResponseSchema.extend({
+  recovery_id: replayIdSchema.describe('Its progress: GET /webhooks/replays/{recovery_id}.'),
 });
 
 export const replayProgressResponseSchema = replayAcceptedResponseSchema.extend({

@@ -281,6 +281,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
       'table:deliveries',
       'table:deliveries/index/by-endpoint-shard',
       'table:deliveries/index/by-status',
+      'table:endpointStats',
       'table:endpoints/index/by-partner-key',
       'table:endpoints/index/by-previous-partner-key',
       'table:events/index/by-day',
@@ -310,7 +311,13 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
   deliver: merge(BASE('deliver'), TABLE_KEY_WRITE, {
     'dynamodb:GetItem': ['table:deliveries', 'table:endpoints', 'table:events', 'table:replays'],
     'dynamodb:PutItem': ['table:events'],
-    'dynamodb:UpdateItem': ['table:deliveries', 'table:endpointLimits', 'table:endpoints', 'table:replays'],
+    'dynamodb:UpdateItem': [
+      'table:deliveries',
+      'table:endpointLimits',
+      'table:endpointStats',
+      'table:endpoints',
+      'table:replays',
+    ],
     'iam:PassRole': ['role:scheduler (iam:PassedToService=scheduler.amazonaws.com)'],
     'kms:Decrypt': ['key:secrets', VIA_SQS],
     'kms:GenerateDataKey': [VIA_SQS],

@@ -384,7 +384,10 @@ describe('webhook grants', () => {
   it.each([
     { functionId: 'webhooks', writes: ['deliveries', 'endpoints', 'events', 'idempotency', 'replays'] },
     { functionId: 'fanout', writes: ['deliveries', 'events'] },
-    { functionId: 'deliver', writes: ['deliveries', 'endpointLimits', 'endpoints', 'events', 'replays'] },
+    {
+      functionId: 'deliver',
+      writes: ['deliveries', 'endpointLimits', 'endpointStats', 'endpoints', 'events', 'replays'],
+    },
     { functionId: 'sweeper', writes: ['deliveries', 'events'] },
     { functionId: 'replay', writes: ['deliveries', 'replays'] },
     {
@@ -399,10 +402,13 @@ describe('webhook grants', () => {
   it.each([
     {
       functionId: 'webhooks',
-      reads: ['catalog', 'deliveries', 'endpoints', 'events', 'idempotency', 'replays'],
+      reads: ['catalog', 'deliveries', 'endpointStats', 'endpoints', 'events', 'idempotency', 'replays'],
     },
     { functionId: 'fanout', reads: ['deliveries', 'endpoints', 'events'] },
-    { functionId: 'deliver', reads: ['deliveries', 'endpointLimits', 'endpoints', 'events', 'replays'] },
+    {
+      functionId: 'deliver',
+      reads: ['deliveries', 'endpointLimits', 'endpointStats', 'endpoints', 'events', 'replays'],
+    },
     { functionId: 'sweeper', reads: ['deliveries', 'endpoints', 'events'] },
     { functionId: 'replay', reads: ['deliveries', 'events', 'replays'] },
   ] as const)('$functionId touches exactly the tables $reads', ({ functionId, reads }) => {

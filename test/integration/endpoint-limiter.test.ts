@@ -2,12 +2,15 @@
  * The endpoint limiter on DynamoDB Local, with racing callers standing in for concurrent deliver instances: the
  * in-flight cap is never exceeded however many race, a slot frees when its holder releases it or its lease runs
  * out (a killed consumer), a release never frees another holder's slot, and the rate hands out start times
- * exactly one interval apart, each reserved once.
+ * exactly one interval apart, each reserved once. The stats slots beside it: concurrent additions all count, and a
+ * window reads exactly the slots within it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import { DynamoEndpointLimiter } from '../../functions/adapters/aws/endpoint-limiter';
+import { DynamoEndpointStatsStore } from '../../functions/adapters/aws/endpoint-stats-store';
 import { DynamoEndpointRepository } from '../../functions/adapters/aws/webhook-store';
+import { addAttempt, emptyTally, sumTallies } from '../../functions/domain/webhooks/endpoint-stats';
 import { LATEST_ENVELOPE_VERSION } from '../../functions/domain/webhooks/envelope';
 import type { Admission, AdmissionRequest, EndpointRecord } from '../../functions/ports/webhooks';
 import { engineClients, provisionIsolated } from '../support/engines';
@@ -17,11 +20,13 @@ afterAll(() => destroyAwsClients(clients));
 
 let limiter: DynamoEndpointLimiter;
 let endpoints: DynamoEndpointRepository;
+let stats: DynamoEndpointStatsStore;
 
 beforeAll(async () => {
   const resources = await provisionIsolated(clients);
   limiter = new DynamoEndpointLimiter(clients.documents, resources.tableNames.endpointLimits);
   endpoints = new DynamoEndpointRepository(clients.documents, resources.tableNames.endpoints);
+  stats = new DynamoEndpointStatsStore(clients.documents, resources.tableNames.endpointStats);
 });
 
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
@@ -156,5 +161,24 @@ describe('endpoint delivery health on DynamoDB Local', () => {
     await endpoints.noteTimeout('ep_gone');
     await endpoints.pauseUntil('ep_gone', '2026-11-26T12:00:30.000Z');
     expect(await endpoints.get('ep_gone')).toBeUndefined();
+  });
+});
+
+describe('DynamoEndpointStatsStore', () => {
+  it('counts every one of 20 concurrent additions to a slot, and reads only the slots of the window', async () => {
+    const ok = addAttempt(emptyTally(), { http_status: 200, duration_ms: 40 });
+    const failed = addAttempt(emptyTally(), { http_status: 503, duration_ms: 700 });
+    await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        stats.add('ep_stats', '2026-11-26T12:00', index % 2 === 0 ? ok : failed, 1_900_000_000),
+      ),
+    );
+    await stats.add('ep_stats', '2026-11-26T11:00', ok, 1_900_000_000);
+    await stats.add('ep_stats', '2026-11-26T13:00', ok, 1_900_000_000);
+    await stats.add('ep_other', '2026-11-26T12:00', ok, 1_900_000_000);
+    const window = await stats.read('ep_stats', '2026-11-26T11:30', '2026-11-26T12:30');
+    expect(window).toHaveLength(1);
+    expect(sumTallies(window)).toEqual(sumTallies([...Array(10).fill(ok), ...Array(10).fill(failed)]));
+    expect(await stats.read('ep_stats', '2026-11-26T11:00', '2026-11-26T13:00')).toHaveLength(3);
   });
 });

@@ -258,11 +258,10 @@ describe('webhook delivery (local stack, loopback receivers)', () => {
     const endpoint = await admin('GET', `/webhooks/endpoints/${endpointId}`);
     expect(endpoint.body).toMatchObject({ status: 'disabled' });
     expect(String(endpoint.body.disabled_reason)).toContain('gone');
-    // A later event is not fanned out to a disabled endpoint.
+    // A later event is not sent to a disabled endpoint: it is recorded skipped (C32), for `recover`.
     const later = await publishPayout('t-410');
-    await eventually(async () =>
-      (await history(later)).envelope && (await history(later)).deliveries.length === 0 ? true : undefined,
-    );
+    const skipped = await eventually(async () => (await history(later)).deliveries[0]);
+    expect(skipped).toMatchObject({ endpoint_id: endpointId, status: 'skipped', attempts: [] });
     const reenabled = await admin('PATCH', `/webhooks/endpoints/${endpointId}`, { status: 'enabled' });
     expect(reenabled.body).toMatchObject({ status: 'enabled' });
     expect(reenabled.body).not.toHaveProperty('disabled_reason');

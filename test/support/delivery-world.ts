@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../functions/composition/local/stack';
 import type { RetryPolicy } from '../../functions/domain/webhooks/retry-policy';
-import { endpointResponseSchema } from '../../functions/schemas/webhooks';
+import { endpointWithSecretResponseSchema } from '../../functions/schemas/webhooks';
+import type { WebhookSettings } from '../../functions/usecases/webhooks/context';
 import { type Reaction, type ReceivedRequest, startReceiver, type TestReceiver } from './webhook-receiver';
 
 /**
@@ -13,6 +14,8 @@ export const deliveryWorld = (options: {
   readonly apiKey: string;
   readonly adminToken: string;
   readonly policy: RetryPolicy;
+  /** Shorter lifetimes than production's (e.g. `disableAfterDays` in seconds' worth of a day). */
+  readonly settings?: Partial<WebhookSettings>;
   readonly react: (request: ReceivedRequest) => Reaction;
 }) => {
   const started: { stack?: LocalStack; receiver?: TestReceiver } = {};
@@ -23,7 +26,7 @@ export const deliveryWorld = (options: {
       adminToken: options.adminToken,
       logLevel: 'SILENT',
       streamPollIntervalMs: 50,
-      webhooks: { policy: options.policy },
+      webhooks: { policy: options.policy, ...(options.settings ? { settings: options.settings } : {}) },
       rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
     });
     started.receiver = await startReceiver(options.react);
@@ -60,7 +63,7 @@ export const deliveryWorld = (options: {
         ...extra,
       });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
-      return endpointResponseSchema.parse(created.body);
+      return endpointWithSecretResponseSchema.parse(created.body);
     },
     /** Publishes one `<topic>.changed` event and returns its id and when it was published. */
     publish: async (topic: string, seq: number) => {

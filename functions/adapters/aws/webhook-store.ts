@@ -18,6 +18,7 @@ import {
   FANOUT_PENDING_MARKERS,
   shardOf,
 } from '../../domain/webhooks/envelope';
+import type { Clock } from '../../ports/clock';
 import type { RequestCompletion } from '../../ports/idempotency';
 import type {
   AttemptRecord,
@@ -109,6 +110,8 @@ export class DynamoEventStore implements EventStore {
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
+    /** What "expired" is measured against (the service's clock). */
+    private readonly clock: Clock = { now: () => new Date() },
   ) {}
 
   async put(item: OutboxItem, completion?: RequestCompletion): Promise<boolean> {
@@ -135,7 +138,26 @@ export class DynamoEventStore implements EventStore {
     const result = await this.documents.send(
       new GetCommand({ TableName: this.tableName, Key: { event_id: eventId }, ConsistentRead: true }),
     );
-    return result.Item ? outboxItemSchema.parse(result.Item) : undefined;
+    if (!result.Item) return undefined;
+    const item = outboxItemSchema.parse(result.Item);
+    // DynamoDB's TTL deletes an expired item within days, not at once: past its expiry the body is gone already.
+    return item.expires_at * 1000 <= this.clock.now().getTime() ? undefined : item;
+  }
+
+  async shortenRetention(eventId: string, expiresAt: number): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { event_id: eventId },
+          UpdateExpression: 'SET expires_at = :expires',
+          ConditionExpression: 'attribute_exists(event_id) AND expires_at > :expires',
+          ExpressionAttributeValues: { ':expires': expiresAt },
+        }),
+      );
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
   }
 
   async markFannedOut(eventId: string, at: string, deliveries: number): Promise<void> {
@@ -251,6 +273,12 @@ const ENDPOINT_FIELDS = [
   'dpop_jkt',
   'mtls',
   'rate_limit',
+  'disable_after_days',
+  'retention_days',
+  'consecutive_timeouts',
+  'paused_until',
+  'failing_since',
+  'failing_warned',
   'partner_key_sha256',
   'previous_partner_key_sha256',
   'previous_partner_key_valid_until',
@@ -326,7 +354,7 @@ export class DynamoEndpointRepository implements EndpointRepository {
     return undefined;
   }
 
-  async enabled(): Promise<EndpointRecord[]> {
+  async subscribers(): Promise<EndpointRecord[]> {
     const endpoints: EndpointRecord[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -334,9 +362,6 @@ export class DynamoEndpointRepository implements EndpointRepository {
         new ScanCommand({
           TableName: this.tableName,
           ConsistentRead: true,
-          FilterExpression: '#status = :enabled',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':enabled': 'enabled' },
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
@@ -433,6 +458,38 @@ export class DynamoEndpointRepository implements EndpointRepository {
       'attribute_exists(endpoint_id) AND (attribute_not_exists(paused_until) OR paused_until < :until)',
       { ':until': until },
     );
+  }
+
+  async noteFailing(endpointId: string, at: string): Promise<void> {
+    await this.health(
+      endpointId,
+      'SET failing_since = :at',
+      'attribute_exists(endpoint_id) AND attribute_not_exists(failing_since)',
+      { ':at': at },
+    );
+  }
+
+  async clearFailing(endpointId: string): Promise<void> {
+    await this.health(endpointId, 'REMOVE failing_since, failing_warned', 'attribute_exists(failing_since)');
+  }
+
+  async noteWarned(endpointId: string, failingSince: string, percent: number): Promise<boolean> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { endpoint_id: endpointId },
+          UpdateExpression: 'SET failing_warned = :percent',
+          ConditionExpression:
+            'failing_since = :since AND (attribute_not_exists(failing_warned) OR failing_warned < :percent)',
+          ExpressionAttributeValues: { ':since': failingSince, ':percent': percent },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+      return false;
+    }
   }
 
   /** A delivery-health write: never touches `updated_at`, so it cannot make an operator's change conflict. */

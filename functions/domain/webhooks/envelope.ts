@@ -82,8 +82,13 @@ export interface EndpointSubscription {
 export const endpointReceives = (
   endpoint: EndpointSubscription,
   event: Pick<Envelope, 'type' | 'tenant' | 'ts'>,
+): boolean => endpoint.status === 'enabled' && endpointSubscribes(endpoint, event);
+
+/** Whether the endpoint subscribes to the event, enabled or not (a disabled one records it `skipped`). */
+export const endpointSubscribes = (
+  endpoint: EndpointSubscription,
+  event: Pick<Envelope, 'type' | 'tenant' | 'ts'>,
 ): boolean =>
-  endpoint.status === 'enabled' &&
   event.ts >= endpoint.created_at &&
   // No topics: every topic but `operations`, whose signals go only to endpoints that name it.
   (endpoint.topics.length === 0
@@ -198,8 +203,19 @@ export const daysBetween = (from: string, to: string, maxDays = 400): string[] =
  * Delivery states (C16, C20); `filtered` (C31): the endpoint's filter did not match, so nothing is ever sent —
  * recorded so the history shows why an event did not arrive.
  */
-export const DELIVERY_STATUSES = ['pending', 'delivered', 'retrying', 'stopped', 'dead', 'filtered'] as const;
+export const DELIVERY_STATUSES = [
+  'pending',
+  'delivered',
+  'retrying',
+  'stopped',
+  'dead',
+  'filtered',
+  'skipped',
+] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** States a replay may restart (a delivery still pending or retrying has a live chain of attempts). */
-export const REPLAYABLE_STATUSES: readonly DeliveryStatus[] = ['dead', 'stopped', 'delivered'];
+export const REPLAYABLE_STATUSES: readonly DeliveryStatus[] = ['dead', 'stopped', 'delivered', 'skipped'];
+
+/** What `recover` re-delivers: what an endpoint missed while it was disabled or failing. */
+export const RECOVERABLE_STATUSES: readonly DeliveryStatus[] = ['skipped', 'dead', 'stopped'];

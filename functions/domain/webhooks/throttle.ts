@@ -56,10 +56,16 @@ export const slowAttemptMs = (timeoutMs: number): number => Math.min(SLOW_ATTEMP
 export const MIN_ATTEMPT_TIMEOUT_MS = 1_000;
 /**
  * A delivery waiting for an in-flight slot comes back after 1, 2, 4 … seconds (before jitter), at most this many:
- * soon for a cap the operator set (normal operation), much later for an isolated endpoint's backlog.
+ * soon for a cap the operator set (normal operation); for an isolated endpoint's backlog up to four attempt
+ * timeouts (a slot frees at least that often), never more than a minute.
  */
 export const MAX_SLOT_WAIT_SECONDS = 8;
 export const MAX_ISOLATED_SLOT_WAIT_SECONDS = 60;
+export const isolatedSlotWaitSeconds = (attemptTimeoutMs: number): number =>
+  Math.min(
+    MAX_ISOLATED_SLOT_WAIT_SECONDS,
+    Math.max(MAX_SLOT_WAIT_SECONDS, Math.ceil((4 * attemptTimeoutMs) / 1000)),
+  );
 
 /** The longest pause a `Retry-After` puts on a whole endpoint (a longer one still delays its own delivery). */
 export const MAX_PAUSE_SECONDS = 3_600;
@@ -72,6 +78,8 @@ export interface EffectiveLimits {
   readonly shortTimeoutMs?: number;
   /** The isolation cap applies (the endpoint keeps timing out). */
   readonly isolated?: boolean;
+  /** The longest a delivery waits for a slot before trying again (seconds); default `MAX_SLOT_WAIT_SECONDS`. */
+  readonly maxSlotWaitSeconds?: number;
 }
 
 export const effectiveLimits = (
@@ -96,7 +104,7 @@ export const effectiveLimits = (
     ...(rateLimit?.per_second !== undefined ? { perSecond: rateLimit.per_second } : {}),
     ...(maxInFlight !== undefined ? { maxInFlight } : {}),
     ...(shortTimeoutMs !== undefined ? { shortTimeoutMs } : {}),
-    ...(degraded ? { isolated: true } : {}),
+    ...(degraded ? { isolated: true, maxSlotWaitSeconds: isolatedSlotWaitSeconds(attemptTimeoutMs) } : {}),
   };
 };
 
@@ -149,7 +157,7 @@ export const planAdmission = (input: {
     return {
       kind: 'wait',
       waitSeconds: Math.min(
-        limits.isolated ? MAX_ISOLATED_SLOT_WAIT_SECONDS : MAX_SLOT_WAIT_SECONDS,
+        limits.maxSlotWaitSeconds ?? MAX_SLOT_WAIT_SECONDS,
         2 ** Math.min(input.deferrals, 16),
       ),
     };

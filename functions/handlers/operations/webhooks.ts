@@ -8,11 +8,13 @@ import {
   confirmEventSchema,
   createEndpointSchema,
   endpointPathSchema,
+  endpointStatsQuerySchema,
   eventPathSchema,
   listEndpointsQuerySchema,
   listEventsQuerySchema,
   partnerEventsQuerySchema,
   publishEventSchema,
+  recoverRequestSchema,
   replayPathSchema,
   replayRequestSchema,
   rotationSchema,
@@ -52,7 +54,14 @@ import {
 } from '../../usecases/webhooks/events';
 import { expungeEvent, listEvents, showEvent } from '../../usecases/webhooks/history';
 import { authenticatePartner, catalogSnapshot, partnerEvents } from '../../usecases/webhooks/partner';
-import { type ReplayAccepted, replayDeliveries, replayProgress } from '../../usecases/webhooks/replay';
+import {
+  type RecoveryAccepted,
+  type ReplayAccepted,
+  recoverEndpoint,
+  replayDeliveries,
+  replayProgress,
+} from '../../usecases/webhooks/replay';
+import { endpointStatsOf } from '../../usecases/webhooks/stats';
 import { errorBody, HttpError } from '../middleware/errors';
 import type { HttpResult, Operation } from '../middleware/http';
 import {
@@ -94,6 +103,15 @@ export const getEndpointOperation =
   async ({ event }) => {
     const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
     return { statusCode: 200, body: await getEndpoint(ctx, endpoint_id) };
+  };
+
+/** `GET …/stats?window=1h|24h|7d`: success rate, latency and counts by status class. */
+export const endpointStatsOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event }) => {
+    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
+    const query = parseWith(endpointStatsQuerySchema, event.queryStringParameters ?? {}, 'query');
+    return { statusCode: 200, body: await endpointStatsOf(ctx, endpoint_id, query.window ?? '1h') };
   };
 
 export const updateEndpointOperation =
@@ -228,6 +246,24 @@ export const replayOperation =
     const { event } = request;
     const body = parseJsonBody(replayRequestSchema, event.body, event.isBase64Encoded);
     return replayAccepted(await replayDeliveries(ctx, body, exactlyOnce(request, replayAccepted)));
+  };
+
+const recoveryAccepted = (accepted: RecoveryAccepted): HttpResult => ({
+  statusCode: 202,
+  headers: { Location: `/webhooks/replays/${accepted.recovery_id}` },
+  body: accepted,
+});
+
+/** `POST …/recover {"since","until"}`: what the endpoint missed, delivered again (202; progress at `Location`). */
+export const recoverEndpointOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event } = request;
+    const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
+    const body = parseJsonBody(recoverRequestSchema, event.body, event.isBase64Encoded);
+    return recoveryAccepted(
+      await recoverEndpoint(ctx, endpoint_id, body, exactlyOnce(request, recoveryAccepted)),
+    );
   };
 
 export const showReplayOperation =

@@ -1,4 +1,5 @@
 import { DEFAULT_DPOP_WINDOW_SECONDS } from '../../domain/webhooks/dpop';
+import { DEFAULT_DISABLE_AFTER_DAYS } from '../../domain/webhooks/endpoint-health';
 import type { RetryPolicy } from '../../domain/webhooks/retry-policy';
 import type { Clock } from '../../ports/clock';
 import type { MessageQueue } from '../../ports/queue';
@@ -9,6 +10,7 @@ import type {
   DeliveryRepository,
   EndpointLimiter,
   EndpointRepository,
+  EndpointStatsStore,
   EventStore,
   ReplayRepository,
 } from '../../ports/webhooks';
@@ -30,6 +32,8 @@ export interface WebhookSettings {
   readonly userAgent: string;
   /** How far a DPoP proof's `iat` may be from the clock, both ways (partner callbacks, RFC 9449). */
   readonly dpopProofWindowSeconds: number;
+  /** An endpoint failing continuously this long is disabled, unless it sets its own (C32). */
+  readonly disableAfterDays: number;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -40,6 +44,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   previousSecretHours: 24,
   userAgent: 'pricing-webhooks/1.0',
   dpopProofWindowSeconds: DEFAULT_DPOP_WINDOW_SECONDS,
+  disableAfterDays: DEFAULT_DISABLE_AFTER_DAYS,
 };
 
 /** What the webhook use cases need: stores, queue and scheduler, the data cipher, the HTTP client, time. */
@@ -50,6 +55,7 @@ export interface WebhookContext {
   readonly deliveries: DeliveryRepository;
   readonly replays: ReplayRepository;
   readonly limiter: EndpointLimiter;
+  readonly stats: EndpointStatsStore;
   readonly queue: MessageQueue;
   readonly scheduler: OneTimeScheduler;
   readonly cipher: DataCipher;

@@ -1,4 +1,5 @@
 import { SCHEDULER } from '../../definitions';
+import { failingDecision } from '../../domain/webhooks/endpoint-health';
 import {
   type EnvelopeVersion,
   isEnvelopeVersion,
@@ -47,7 +48,13 @@ export type DeferReason = 'rate' | 'in_flight' | 'paused';
 export type DeliveryResult =
   | { readonly kind: 'skipped'; readonly reason: 'duplicate' | 'no_delivery' }
   | { readonly kind: 'deferred'; readonly reason: DeferReason; readonly delaySeconds: number }
-  | { readonly kind: 'attempted'; readonly decision: RetryDecision; readonly attempt: AttemptRecord };
+  | {
+      readonly kind: 'attempted';
+      readonly decision: RetryDecision;
+      readonly attempt: AttemptRecord;
+      /** An HTTP attempt was made (false: stopped without one, e.g. the endpoint was deleted). */
+      readonly sent: boolean;
+    };
 
 type Deferred = Extract<DeliveryResult, { readonly kind: 'deferred' }>;
 
@@ -96,6 +103,67 @@ const noteEndpointHealth = async (
         endpoint.endpoint_id,
         new Date(now.getTime() + Math.min(seconds, MAX_PAUSE_SECONDS) * 1000).toISOString(),
       );
+  }
+};
+
+/**
+ * The endpoint's run of failures (C32): a success ends it, the first failure starts it, and later failures warn
+ * at 50, 75 and 90 % of `disable_after_days` and disable the endpoint at 100 %, each signal once (its key is the
+ * run and the step; it is published before the step is recorded, so a crash in between repeats nothing).
+ */
+const noteFailingRun = async (
+  ctx: WebhookContext,
+  endpoint: EndpointRecord,
+  item: OutboxItem,
+  succeeded: boolean,
+  now: Date,
+): Promise<void> => {
+  const id = endpoint.endpoint_id;
+  if (succeeded) {
+    if (endpoint.failing_since) await ctx.endpoints.clearFailing(id);
+    return;
+  }
+  const since = endpoint.failing_since;
+  if (!since) {
+    await ctx.endpoints.noteFailing(id, now.toISOString());
+    return;
+  }
+  const disableAfterDays = endpoint.disable_after_days ?? ctx.settings.disableAfterDays;
+  const verdict = failingDecision({
+    failingSince: since,
+    warned: endpoint.failing_warned,
+    now,
+    disableAfterDays,
+  });
+  const tenant = endpoint.tenant !== undefined ? { tenant: endpoint.tenant } : {};
+  if (verdict.kind === 'warn') {
+    await ctx.operations.emit({
+      type: 'operations.endpoint_failing',
+      key: `endpoint_failing:${id}:${since}:${verdict.percent}`,
+      data: {
+        endpoint_id: id,
+        failing_since: since,
+        disable_after_days: disableAfterDays,
+        share: verdict.percent,
+      },
+      ...tenant,
+      traceId: item.trace_id,
+    });
+    await ctx.endpoints.noteWarned(id, since, verdict.percent);
+  } else if (verdict.kind === 'disable') {
+    await ctx.operations.emit({
+      type: 'operations.endpoint_disabled',
+      key: `endpoint_disabled:${id}:failing:${since}`,
+      data: { endpoint_id: id, reason: 'failing', event_id: item.event_id },
+      ...tenant,
+      traceId: item.trace_id,
+    });
+    await ctx.endpoints.update(
+      id,
+      { status: 'disabled', disabled_reason: `failing since ${since} (${disableAfterDays} days)` },
+      now.toISOString(),
+    );
+    ctx.signal('endpoint_disabled', { endpoint_id: id, reason: 'failing', failing_since: since });
   }
 };
 
@@ -328,7 +396,12 @@ const attempt = async (
     );
     ctx.signal('delivery_stopped', { event_id: message.event_id, endpoint_id: message.endpoint_id, reason });
     await noteReplayEnded(ctx, message, 'stopped');
-    return { kind: 'attempted', decision: { kind: 'stopped', reason, disableEndpoint: disable }, attempt };
+    return {
+      kind: 'attempted',
+      decision: { kind: 'stopped', reason, disableEndpoint: disable },
+      attempt,
+      sent: false,
+    };
   };
   if (!item) return stop('event_expired');
   if (item.expunged_at) return stop('event_expunged');
@@ -440,6 +513,8 @@ const attempt = async (
         traceId: item.trace_id,
       });
   }
+  if (!(decision.kind === 'stopped' && decision.disableEndpoint))
+    await noteFailingRun(ctx, endpoint, item, decision.kind === 'delivered', finished);
   if (decision.kind === 'stopped' && decision.disableEndpoint) {
     await ctx.endpoints.update(
       endpoint.endpoint_id,
@@ -487,5 +562,5 @@ const attempt = async (
       endpoint_id: message.endpoint_id,
       reason: decision.reason,
     });
-  return { kind: 'attempted', decision, attempt };
+  return { kind: 'attempted', decision, attempt, sent: true };
 };

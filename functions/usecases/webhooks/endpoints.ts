@@ -44,6 +44,8 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.event_types !== undefined ? { event_types: record.event_types } : {}),
   ...(record.filter !== undefined ? { filter: record.filter } : {}),
   ...(record.rate_limit !== undefined ? { rate_limit: record.rate_limit } : {}),
+  ...(record.disable_after_days !== undefined ? { disable_after_days: record.disable_after_days } : {}),
+  ...(record.retention_days !== undefined ? { retention_days: record.retention_days } : {}),
   ...(record.description !== undefined ? { description: record.description } : {}),
   ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
   version: record.version,
@@ -57,6 +59,7 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.mtls !== undefined ? { mtls: mtlsSummary(record.mtls) } : {}),
   ...(record.consecutive_timeouts ? { consecutive_timeouts: record.consecutive_timeouts } : {}),
   ...(record.paused_until !== undefined ? { paused_until: record.paused_until } : {}),
+  ...(record.failing_since !== undefined ? { failing_since: record.failing_since } : {}),
   created_at: record.created_at,
   updated_at: record.updated_at,
 });
@@ -144,6 +147,8 @@ export const createEndpoint = async (
     ...(request.event_types !== undefined ? { event_types: [...new Set(request.event_types)].sort() } : {}),
     ...(request.filter !== undefined ? { filter: request.filter } : {}),
     ...(request.rate_limit !== undefined ? { rate_limit: request.rate_limit } : {}),
+    ...(request.disable_after_days !== undefined ? { disable_after_days: request.disable_after_days } : {}),
+    ...(request.retention_days !== undefined ? { retention_days: request.retention_days } : {}),
     ...(request.description !== undefined ? { description: request.description } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
     version: request.version ?? LATEST_ENVELOPE_VERSION,
@@ -209,10 +214,29 @@ export const updateEndpoint = async (
         : request.rate_limit !== undefined
           ? { rate_limit: request.rate_limit }
           : {}),
+      ...(request.disable_after_days === null
+        ? { disable_after_days: undefined }
+        : request.disable_after_days !== undefined
+          ? { disable_after_days: request.disable_after_days }
+          : {}),
+      ...(request.retention_days === null
+        ? { retention_days: undefined }
+        : request.retention_days !== undefined
+          ? { retention_days: request.retention_days }
+          : {}),
       ...(request.description !== undefined ? { description: request.description } : {}),
       ...(request.version !== undefined ? { version: request.version } : {}),
       ...(request.status !== undefined ? { status: request.status } : {}),
-      ...(request.status === 'enabled' ? { disabled_reason: undefined } : {}),
+      // Re-enabled: what was learned about its failures starts afresh.
+      ...(request.status === 'enabled'
+        ? {
+            disabled_reason: undefined,
+            failing_since: undefined,
+            failing_warned: undefined,
+            consecutive_timeouts: undefined,
+            paused_until: undefined,
+          }
+        : {}),
       ...(request.status === 'disabled' ? { disabled_reason: 'disabled_by_operator' } : {}),
       ...(request.dpop_jwk !== undefined ? dpopChanges(request.dpop_jwk) : {}),
       // `null` removes the certificate: deliveries present none any more.

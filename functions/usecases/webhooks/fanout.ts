@@ -1,4 +1,4 @@
-import { endpointReceives, timeKey } from '../../domain/webhooks/envelope';
+import { endpointSubscribes, timeKey } from '../../domain/webhooks/envelope';
 import { matchesFilter } from '../../domain/webhooks/filter';
 import type { DeliveryRecord, EndpointRecord } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
@@ -22,10 +22,13 @@ export const fanOutEvent = async (
 ): Promise<number> => {
   // A test event goes to the one endpoint it was sent to, whatever it subscribes to; any other to every
   // endpoint that receives it.
+  // Disabled endpoints that subscribe get the event recorded `skipped` (never dropped: `recover` sends it later).
   const targets =
     item.test_endpoint_id !== undefined
-      ? endpoints.filter((endpoint) => endpoint.endpoint_id === item.test_endpoint_id)
-      : endpoints.filter((endpoint) => endpointReceives(endpoint, item));
+      ? endpoints.filter(
+          (endpoint) => endpoint.endpoint_id === item.test_endpoint_id && endpoint.status === 'enabled',
+        )
+      : endpoints.filter((endpoint) => endpointSubscribes(endpoint, item));
   // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
   // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
   await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
@@ -40,12 +43,13 @@ export const fanOutEvent = async (
         ...(item.producer !== undefined ? { producer: item.producer } : {}),
         data: item.data ?? {},
       });
+    const skipped = endpoint.status !== 'enabled';
     const record: DeliveryRecord = {
       event_id: item.event_id,
       endpoint_id: endpoint.endpoint_id,
       event_type: item.type,
       ts_id: timeKey(item.ts, item.event_id),
-      status: filtered ? 'filtered' : 'pending',
+      status: filtered ? 'filtered' : skipped ? 'skipped' : 'pending',
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
       last_attempt: 0,
@@ -54,7 +58,7 @@ export const fanOutEvent = async (
       expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
     };
     const stored = await ctx.deliveries.createIfAbsent(record);
-    if (stored.status === 'filtered') return;
+    if (stored.status === 'filtered' || stored.status === 'skipped') return;
     // Once the first attempt was claimed, its message was sent and handled: nothing to send again. A delivery
     // still waiting for its first attempt gets the message (again, if an earlier run sent it and died before
     // the fan-out was recorded); the claim on attempt 1 makes a second message a no-op.
@@ -67,6 +71,14 @@ export const fanOutEvent = async (
     };
     await ctx.queue.send('delivery', JSON.stringify(message), { group: endpoint.endpoint_id });
   });
+  // The body is kept as long as the shortest retention of the endpoints it goes to (privacy first).
+  const retention = Math.min(
+    ...targets.map((endpoint) => endpoint.retention_days ?? Number.POSITIVE_INFINITY),
+  );
+  if (Number.isFinite(retention)) {
+    const expiresAt = epochSeconds(new Date(item.ts), retention);
+    if (expiresAt < item.expires_at) await ctx.events.shortenRetention(item.event_id, expiresAt);
+  }
   await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length);
   return targets.length;
 };
@@ -90,7 +102,7 @@ export const sweepOutbox = async (
     const before = new Date(ctx.clock.now().getTime() - ctx.settings.sweepAfterSeconds * 1000).toISOString();
     const pending = await ctx.events.pendingFanout(before, batch);
     if (pending.length === 0) break;
-    endpoints ??= await ctx.endpoints.enabled();
+    endpoints ??= await ctx.endpoints.subscribers();
     for (const item of pending) {
       await fanOutEvent(ctx, item, endpoints);
       swept += 1;

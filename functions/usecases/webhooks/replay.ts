@@ -1,5 +1,10 @@
 import { ServiceError } from '../../domain/errors';
-import { type DeliveryStatus, daysBetween, REPLAYABLE_STATUSES } from '../../domain/webhooks/envelope';
+import {
+  type DeliveryStatus,
+  daysBetween,
+  RECOVERABLE_STATUSES,
+  REPLAYABLE_STATUSES,
+} from '../../domain/webhooks/envelope';
 import type { ExactlyOnce } from '../../ports/idempotency';
 import type { DeliveryRecord } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
@@ -63,7 +68,10 @@ export const replayDeliveries = async (
   ctx: WebhookContext,
   request: ReplayRequest,
   once?: ExactlyOnce<ReplayAccepted>,
+  /** Deliveries in any of these statuses (`recover`), instead of the request's one `status`. */
+  statuses?: readonly DeliveryStatus[],
 ): Promise<ReplayAccepted> => {
+  const wanted = statuses ?? (request.status !== undefined ? [request.status] : undefined);
   const now = ctx.clock.now();
   const items: OutboxItem[] = [];
   if (request.event_ids) {
@@ -103,9 +111,7 @@ export const replayDeliveries = async (
         (delivery) =>
           (request.endpoint_id === undefined || delivery.endpoint_id === request.endpoint_id) &&
           // A delivery this replay restarted before a crash no longer has the status the filter names.
-          (request.status === undefined ||
-            delivery.status === request.status ||
-            delivery.replay_id === replayId),
+          (wanted === undefined || wanted.includes(delivery.status) || delivery.replay_id === replayId),
       ),
     );
     if (selected.length > MAX_REPLAY_DELIVERIES)
@@ -208,6 +214,7 @@ export const replayProgress = async (ctx: WebhookContext, replayId: string): Pro
     stopped: 0,
     dead: 0,
     filtered: 0,
+    skipped: 0,
   };
   const deliveries: ReplayProgress['deliveries'][number][] = [];
   for (const entry of record.deliveries) {
@@ -227,4 +234,46 @@ export const replayProgress = async (ctx: WebhookContext, replayId: string): Pro
     done: progress.pending + progress.retrying === 0,
     deliveries,
   };
+};
+
+/** What `POST /webhooks/endpoints/{id}/recover` started: a replay of what the endpoint missed, with its progress. */
+export interface RecoveryAccepted extends ReplayAccepted {
+  readonly recovery_id: string;
+}
+
+/**
+ * `POST /webhooks/endpoints/{id}/recover {"since","until"}` (C32): re-delivers what the endpoint missed in the
+ * window — deliveries `skipped` while it was disabled, and those that ended `dead` or `stopped` — as a replay of its
+ * own: each attempt is in the delivery's history with the recovery's id, and `GET /webhooks/replays/{id}` shows the
+ * progress. The endpoint must be enabled again first (re-delivering to a disabled one would skip them again).
+ */
+export const recoverEndpoint = async (
+  ctx: WebhookContext,
+  endpointId: string,
+  window: { readonly since: string; readonly until: string },
+  once?: ExactlyOnce<RecoveryAccepted>,
+): Promise<RecoveryAccepted> => {
+  const endpoint = await ctx.endpoints.get(endpointId);
+  if (!endpoint) throw new ReplayRefusedError('not_found', `no endpoint ${endpointId}`);
+  if (endpoint.status !== 'enabled')
+    throw new ReplayRefusedError(
+      'invalid_state',
+      'the endpoint is disabled: enable it first (PATCH {"status":"enabled"}), then recover what it missed',
+    );
+  const recovery = (accepted: ReplayAccepted): RecoveryAccepted => ({
+    recovery_id: accepted.replay_id,
+    ...accepted,
+  });
+  const accepted = await replayDeliveries(
+    ctx,
+    { from: window.since, to: window.until, endpoint_id: endpointId, force: false },
+    // The stored answer is the recovery's, so a retried request gets the same answer.
+    once && {
+      completion: (answer: ReplayAccepted) => once.completion(recovery(answer)),
+      reservedId: (prefix, n) => once.reservedId(prefix, n),
+      checkpoint: (point) => once.checkpoint(point),
+    },
+    RECOVERABLE_STATUSES,
+  );
+  return recovery(accepted);
 };

@@ -84,6 +84,10 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         return expunged;
       },
       markFannedOut: async () => undefined,
+      shortenRetention: async (id, expiresAt) => {
+        const item = w.events.get(id);
+        if (item && item.expires_at > expiresAt) w.events.set(id, { ...item, expires_at: expiresAt });
+      },
       pendingFanout: async () => [],
       byDay: async () => ({ items: [] }),
     },
@@ -95,7 +99,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
       list: async () => ({ items: [...w.endpoints.values()] }),
       byPartnerKey: async (hash) =>
         [...w.endpoints.values()].find((endpoint) => endpoint.partner_key_sha256 === hash),
-      enabled: async () => [...w.endpoints.values()].filter((endpoint) => endpoint.status === 'enabled'),
+      subscribers: async () => [...w.endpoints.values()],
       update: async (id, changes) => {
         const current = w.endpoints.get(id);
         if (!current) return undefined;
@@ -116,12 +120,31 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
           w.endpoints.set(id, rest);
         }
       },
+      noteFailing: async (id, at) => {
+        const current = w.endpoints.get(id);
+        if (current && !current.failing_since) w.endpoints.set(id, { ...current, failing_since: at });
+      },
+      clearFailing: async (id) => {
+        const current = w.endpoints.get(id);
+        if (current) {
+          const { failing_since: _since, failing_warned: _warned, ...rest } = current;
+          w.endpoints.set(id, rest);
+        }
+      },
+      noteWarned: async (id, since, percent) => {
+        const current = w.endpoints.get(id);
+        if (!current || current.failing_since !== since || (current.failing_warned ?? 0) >= percent)
+          return false;
+        w.endpoints.set(id, { ...current, failing_warned: percent });
+        return true;
+      },
       pauseUntil: async (id, until) => {
         const current = w.endpoints.get(id);
         if (current && (!current.paused_until || current.paused_until < until))
           w.endpoints.set(id, { ...current, paused_until: until });
       },
     },
+    stats: { add: async () => undefined, read: async () => [] },
     limiter: {
       admit: async (endpointId, request) => {
         const state = w.limits.get(endpointId) ?? { slots: {} };
@@ -687,6 +710,22 @@ describe('fanOutEvent', () => {
     // claim will absorb; no delivery record is created twice.
     await fanOutEvent(ctx, item, [...w.endpoints.values()]);
     expect(w.deliveries.size).toBe(40);
+  });
+
+  it('keeps the body only as long as the shortest retention of the endpoints it goes to', async () => {
+    const w = world();
+    const short = await createEndpoint(w.ctx, { url: 'https://short.example/hooks', retention_days: 7 });
+    await createEndpoint(w.ctx, { url: 'https://long.example/hooks' });
+    w.now.value = new Date(w.now.value.getTime() + 1000);
+    const item = outboxItemOf(
+      { type: 'payout.processed', data: { payout_id: 'po_r' }, trace_id: 'trc_r', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    await w.ctx.events.put(item);
+    await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
+    expect(short.retention_days).toBe(7);
+    expect(w.events.get(item.event_id)?.expires_at).toBe(Math.floor(Date.parse(item.ts) / 1000) + 7 * 86_400);
   });
 
   it('an endpoint that cannot be fanned out leaves the event unrecorded, so it is fanned out again', async () => {

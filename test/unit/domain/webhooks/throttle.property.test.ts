@@ -12,6 +12,7 @@ import {
   DEGRADED_MAX_IN_FLIGHT,
   effectiveLimits,
   emissionIntervalMs,
+  isolatedSlotWaitSeconds,
   type LimiterState,
   MAX_ISOLATED_SLOT_WAIT_SECONDS,
   MAX_SLOT_WAIT_SECONDS,
@@ -91,7 +92,7 @@ describe('planAdmission (GCRA with reservations)', () => {
             expect(plan.waitSeconds).toBe(Math.min(MAX_SLOT_WAIT_SECONDS, 2 ** deferrals));
           const isolated = planAdmission({
             state,
-            limits: { maxInFlight: cap, isolated: true },
+            limits: { maxInFlight: cap, isolated: true, maxSlotWaitSeconds: MAX_ISOLATED_SLOT_WAIT_SECONDS },
             nowMs: now,
             ticket: false,
             deferrals,
@@ -119,6 +120,12 @@ describe('planAdmission (GCRA with reservations)', () => {
 });
 
 describe('effectiveLimits (isolation)', () => {
+  it('an isolated backlog waits up to four attempt timeouts for a slot, between 8 s and a minute', () => {
+    expect(isolatedSlotWaitSeconds(500)).toBe(8);
+    expect(isolatedSlotWaitSeconds(10_000)).toBe(40);
+    expect(isolatedSlotWaitSeconds(30_000)).toBe(60);
+  });
+
   it('no limits for a healthy endpoint without rate_limit, nor for one with a timeout or two in a row', () => {
     expect(effectiveLimits(undefined, {}, 10_000)).toEqual({});
     expect(effectiveLimits(undefined, { consecutive_timeouts: 2 }, 10_000)).toEqual({});
@@ -128,12 +135,14 @@ describe('effectiveLimits (isolation)', () => {
     expect(effectiveLimits({ max_in_flight: 50 }, { consecutive_timeouts: 3 }, 10_000)).toEqual({
       maxInFlight: DEGRADED_MAX_IN_FLIGHT,
       isolated: true,
+      maxSlotWaitSeconds: 40,
     });
     expect(effectiveLimits({ max_in_flight: 1, per_second: 5 }, { consecutive_timeouts: 3 }, 10_000)).toEqual(
       {
         maxInFlight: 1,
         perSecond: 5,
         isolated: true,
+        maxSlotWaitSeconds: 40,
       },
     );
   });
