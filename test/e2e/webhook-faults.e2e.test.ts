@@ -38,7 +38,7 @@ import {
 const API_KEY = 'key_faults_0123456789abcdef';
 const ADMIN = 'adm_faults_0123456789abcdef';
 const TENANT = 'tenant-faults';
-const EVENTS = Number(process.env.WEBHOOK_FAULTS_EVENTS ?? (process.env.CI ? 2_000 : 500));
+const EVENTS = Number(process.env.WEBHOOK_FAULTS_EVENTS ?? (process.env.CI ? 2_000 : 300));
 const SEED = process.env.WEBHOOK_FAULTS_SEED
   ? Number(process.env.WEBHOOK_FAULTS_SEED) >>> 0
   : randomInt(0, 2 ** 32 - 1);

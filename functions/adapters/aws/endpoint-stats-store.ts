@@ -2,8 +2,10 @@ import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-s
 import {
   type AttemptTally,
   emptyTally,
+  STATS_SHARDS,
   STATUS_CLASSES,
   type StatusClass,
+  statsKey,
 } from '../../domain/webhooks/endpoint-stats';
 import type { EndpointStatsStore } from '../../ports/webhooks';
 
@@ -11,13 +13,15 @@ const classAttribute = (statusClass: StatusClass): string => `c_${statusClass}`;
 const latencyAttribute = (index: number): string => `l_${index}`;
 
 /**
- * Stats slots in DynamoDB (table `endpoint-stats`): one item per endpoint and 5-minute slot, counters `c_<class>`
- * and `l_<bucket>` grown with `ADD` (so concurrent deliver instances never lose a count), expiring by TTL.
+ * Stats slots in DynamoDB (table `endpoint-stats`): one item per endpoint shard (`<endpoint_id>#<0…7>`, a write to
+ * one at random) and 5-minute slot, counters `c_<class>` and `l_<bucket>` grown with `ADD` (so concurrent deliver
+ * instances never lose a count), expiring by TTL. A read queries the shards and returns their slots.
  */
 export class DynamoEndpointStatsStore implements EndpointStatsStore {
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly random: () => number = Math.random,
   ) {}
 
   async add(endpointId: string, slot: string, tally: AttemptTally, expiresAt: number): Promise<void> {
@@ -32,7 +36,7 @@ export class DynamoEndpointStatsStore implements EndpointStatsStore {
     await this.documents.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { endpoint_id: endpointId, slot },
+        Key: { endpoint_id: statsKey(endpointId, Math.floor(this.random() * STATS_SHARDS)), slot },
         UpdateExpression: `SET expires_at = :expires ADD ${additions.map((_, index) => `#a${index} :a${index}`).join(', ')}`,
         ExpressionAttributeNames: Object.fromEntries(additions.map(([name], index) => [`#a${index}`, name])),
         ExpressionAttributeValues: {
@@ -44,6 +48,15 @@ export class DynamoEndpointStatsStore implements EndpointStatsStore {
   }
 
   async read(endpointId: string, fromSlot: string, toSlot: string): Promise<AttemptTally[]> {
+    const shards = await Promise.all(
+      Array.from({ length: STATS_SHARDS }, (_, shard) =>
+        this.readShard(statsKey(endpointId, shard), fromSlot, toSlot),
+      ),
+    );
+    return shards.flat();
+  }
+
+  private async readShard(key: string, fromSlot: string, toSlot: string): Promise<AttemptTally[]> {
     const tallies: AttemptTally[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -52,7 +65,7 @@ export class DynamoEndpointStatsStore implements EndpointStatsStore {
           TableName: this.tableName,
           KeyConditionExpression: 'endpoint_id = :id AND #slot BETWEEN :from AND :to',
           ExpressionAttributeNames: { '#slot': 'slot' },
-          ExpressionAttributeValues: { ':id': endpointId, ':from': fromSlot, ':to': toSlot },
+          ExpressionAttributeValues: { ':id': key, ':from': fromSlot, ':to': toSlot },
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );

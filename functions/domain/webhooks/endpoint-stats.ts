@@ -13,6 +13,14 @@ export const STATS_SLOT_SECONDS = 300;
 /** Slots are kept a little longer than the longest window. */
 export const STATS_RETENTION_DAYS = 8;
 
+/**
+ * Each endpoint's slots are spread over this many partition keys (`<endpoint_id>#<shard>`), a write going to one
+ * at random: an endpoint taking thousands of deliveries a second stays below a partition's write limit, and a read
+ * sums the shards (docs/capacity.md §8a).
+ */
+export const STATS_SHARDS = 8;
+export const statsKey = (endpointId: string, shard: number): string => `${endpointId}#${shard}`;
+
 /** Upper bounds (ms) of the latency buckets; one more bucket holds everything slower. */
 export const LATENCY_BOUNDS_MS = [50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000] as const;
 

@@ -309,7 +309,7 @@ const throttle = async (
       ctx,
       message,
       { deferrals },
-      delaySecondsUntil(pausedUntil, nowMs) + Math.floor(ctx.random() * 3),
+      delaySecondsUntil(pausedUntil, nowMs) + Math.floor(ctx.random() * 2),
       'paused',
     );
   // A delivery that reserved its start comes back up to a second early (an SQS delay is whole seconds) and

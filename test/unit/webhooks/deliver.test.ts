@@ -594,7 +594,7 @@ describe('deliverAttempt: endpoint limits and isolation (C31)', () => {
     w.sent.length = 0;
     const other = { ...first, attempt: 2, not_before: pausedUntil };
     const result = await deliverAttempt(w.ctx, other);
-    // random() = 0.5: up to 2 s of spread after the pause, so its deliveries do not all arrive at its end.
+    // random() = 0.5: up to a second of spread after the pause, so its deliveries do not all arrive at its end.
     expect(result).toEqual({ kind: 'deferred', reason: 'paused', delaySeconds: 31 });
     // The ticket is given up: the rate is counted again after the pause.
     expect(w.sent[0]?.body).toEqual({ ...first, attempt: 2 });
