@@ -255,6 +255,15 @@ export const isBenchResults = (value: unknown): value is BenchResult[] =>
   );
 
 /** A fresh random credential for a benchmark's local stack: `<prefix>_<32 base64url characters>`. */
+/** A positive number from the environment variable `name`, or `fallback` when it is unset or empty. */
+export const positiveNumber = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number`);
+  return value;
+};
+
 export const randomSecret = (prefix: string): string => `${prefix}_${randomBytes(24).toString('base64url')}`;
 
 /** Ends a benchmark that ran against a local stack: closes the client agent, stops the stack, says how long. */

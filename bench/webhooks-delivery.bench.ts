@@ -31,6 +31,7 @@ import {
   type BenchModule,
   type BenchResult,
   nowMs,
+  positiveNumber,
   processTreeCpuMs,
   randomSecret,
   stopBenchStack,
@@ -277,14 +278,6 @@ if (!isMainThread && (workerData as Partial<LoadConfig> | null)?.role === ROLE) 
 
 // ---------------------------------------------------------------------------------------------------------
 // The benchmark (main thread): the stack, CPU samples, figures.
-
-const positiveNumber = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number`);
-  return value;
-};
 
 const bench: BenchModule = {
   name: 'webhooks-delivery',

@@ -13,18 +13,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mapConcurrently } from '../functions/shared/concurrency';
-import { type BenchModule, type BenchResult, nowMs, randomSecret, stopBenchStack } from './harness';
+import {
+  type BenchModule,
+  type BenchResult,
+  nowMs,
+  positiveNumber,
+  randomSecret,
+  stopBenchStack,
+} from './harness';
 
 const DEFAULT_LIMIT = 20;
 const PUBLISH_CONCURRENCY = 16;
-
-const positiveNumber = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number`);
-  return value;
-};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

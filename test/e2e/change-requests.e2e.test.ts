@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../functions/composition/local/stack';
 import { ROUTES } from '../../functions/definitions';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
-import { adminRequest, type HttpAnswer, TEST_REVIEWERS } from '../support/change-requests';
+import { adminRequest, type HttpAnswer, priceChangeOf, TEST_REVIEWERS } from '../support/change-requests';
 import { demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-stack';
 
 const API_KEY = 'key_change_requests_0123456789';
@@ -46,27 +46,8 @@ const basePrice = async (sku: string): Promise<string> => {
 };
 
 /** A pricelist change: the first item of the primary list at `price`. */
-const priceChange = async (price: string) => {
-  const exported = (await admin('GET', '/admin/catalog/export')).body as unknown as CatalogDocument;
-  const {
-    effective_from: _from,
-    fx_rates: _fx,
-    settlement_rates: _s,
-    tax_rules: _t,
-    promotions: _p,
-    ...rest
-  } = exported as CatalogDocument & { effective_from?: string };
-  const [primary, ...others] = rest.pricelists;
-  const [first, ...items] = primary?.items ?? [];
-  if (!primary || !first) throw new Error('the demo catalog has a primary price list');
-  return {
-    sku: first.sku_id,
-    payload: {
-      ...rest,
-      pricelists: [{ ...primary, items: [{ ...first, base_price: price }, ...items] }, ...others],
-    },
-  };
-};
+const priceChange = async (price: string) =>
+  priceChangeOf((await admin('GET', '/admin/catalog/export')).body as unknown as CatalogDocument, price);
 
 const open = async (price: string, note = 'price change'): Promise<{ sku: string; opened: HttpAnswer }> => {
   const change = await priceChange(price);

@@ -7,26 +7,14 @@
 import { describe, expect, it } from 'vitest';
 import { endpointResponseSchema, eventsPageResponseSchema } from '../../functions/schemas/webhooks';
 import { eventually } from '../support/engines';
-import { demoStackWithReceiver } from '../support/stack-with-receiver';
+import { demoStackWithReceiver, operatorCalls } from '../support/stack-with-receiver';
 
 const API_KEY = 'key_filters_e2e_0123456789abcdef';
 const ADMIN_TOKEN = 'adm_filters_e2e_0123456789abcdef';
 const world = demoStackWithReceiver({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
 const PATIENCE = { timeoutMs: 30_000, intervalMs: 100 };
 
-const admin = async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${world.stack.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      'content-type': 'application/json',
-      ...(method === 'POST' ? { 'idempotency-key': crypto.randomUUID() } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-};
+const admin = operatorCalls(world, ADMIN_TOKEN);
 
 const publishPayout = async (payoutId: string, amountMinor: number, currency = 'EUR') => {
   const answer = await admin('POST', '/webhooks/events', {

@@ -13,6 +13,7 @@ import {
   endpointWithSecretResponseSchema,
   eventHistoryResponseSchema,
 } from '../../functions/schemas/webhooks';
+import { priceChangeOf } from '../support/change-requests';
 import { startDemoStack } from '../support/demo-stack';
 import { eventually } from '../support/engines';
 import {
@@ -152,26 +153,10 @@ describe('operational events (topic operations)', () => {
   }, 90_000);
 
   it('announces a change request waiting for review', async () => {
-    const exported = (await admin('GET', '/admin/catalog/export')).body as unknown as CatalogDocument & {
-      effective_from?: string;
-    };
-    const {
-      effective_from: _from,
-      fx_rates: _fx,
-      settlement_rates: _s,
-      tax_rules: _t,
-      promotions: _p,
-      ...rest
-    } = exported;
-    const [primary, ...others] = rest.pricelists;
-    const [first, ...items] = primary?.items ?? [];
-    if (!primary || !first) throw new Error('the demo catalog has a primary price list');
+    const exported = (await admin('GET', '/admin/catalog/export')).body as unknown as CatalogDocument;
     const opened = await admin('POST', '/admin/change-requests', {
       kind: 'pricelist',
-      payload: {
-        ...rest,
-        pricelists: [{ ...primary, items: [{ ...first, base_price: '77.00' }, ...items] }, ...others],
-      },
+      payload: priceChangeOf(exported, '77.00').payload,
       note: 'ops e2e',
     });
     expect(opened.status, JSON.stringify(opened.body)).toBe(201);

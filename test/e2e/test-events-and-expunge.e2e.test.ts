@@ -15,7 +15,7 @@ import {
   testEventResponseSchema,
 } from '../../functions/schemas/webhooks';
 import { eventually } from '../support/engines';
-import { demoStackWithReceiver } from '../support/stack-with-receiver';
+import { demoStackWithReceiver, operatorCalls } from '../support/stack-with-receiver';
 import { signedBy } from '../support/webhook-receiver';
 
 const API_KEY = 'key_tools_e2e_0123456789abcdef';
@@ -23,23 +23,7 @@ const ADMIN_TOKEN = 'adm_tools_e2e_0123456789abcdef';
 const world = demoStackWithReceiver({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
 const PATIENCE = { timeoutMs: 30_000, intervalMs: 100 };
 
-const admin = async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${world.stack.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      'content-type': 'application/json',
-      ...(method === 'POST' ? { 'idempotency-key': crypto.randomUUID() } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: (text ? JSON.parse(text) : {}) as Record<string, unknown>,
-  };
-};
+const admin = operatorCalls(world, ADMIN_TOKEN);
 
 const register = async (path: string, extra: Record<string, unknown> = {}) => {
   const created = await admin('POST', '/webhooks/endpoints', {

@@ -1,4 +1,5 @@
 import type { OperatorRole } from '../../functions/domain/access/principals';
+import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 
 /**
  * Publishing over HTTP in tests: catalog data goes in only through a change request approved by two operators
@@ -79,4 +80,32 @@ export const approveByReviewers = async (
       throw new Error(`approve answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   }
   return answer;
+};
+
+/**
+ * A pricelist change request's payload from an exported catalog: the first item of the primary list at `price`
+ * (the other sections dropped, as a pricelist change carries only the price lists).
+ */
+export const priceChangeOf = (
+  exported: CatalogDocument & { effective_from?: string },
+  price: string,
+): { sku: string; payload: Record<string, unknown> } => {
+  const {
+    effective_from: _from,
+    fx_rates: _fx,
+    settlement_rates: _s,
+    tax_rules: _t,
+    promotions: _p,
+    ...rest
+  } = exported;
+  const [primary, ...others] = rest.pricelists;
+  const [first, ...items] = primary?.items ?? [];
+  if (!primary || !first) throw new Error('the demo catalog has a primary price list');
+  return {
+    sku: first.sku_id,
+    payload: {
+      ...rest,
+      pricelists: [{ ...primary, items: [{ ...first, base_price: price }, ...items] }, ...others],
+    },
+  };
 };

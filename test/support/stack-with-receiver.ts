@@ -36,3 +36,26 @@ export const demoStackWithReceiver = (credentials: {
     },
   };
 };
+
+/**
+ * An operator's HTTP calls to the world's stack with `token`: JSON in and out, a fresh Idempotency-Key on every
+ * POST; the status, headers and parsed body.
+ */
+export const operatorCalls =
+  (world: StackWithReceiver, token: string) => async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${world.stack.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        ...(method === 'POST' ? { 'idempotency-key': crypto.randomUUID() } : {}),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (text ? JSON.parse(text) : {}) as Record<string, unknown>,
+    };
+  };
