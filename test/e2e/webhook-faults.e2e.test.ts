@@ -64,9 +64,13 @@ const THRESHOLDS = {
   tooMany: FAULTS.serverError + FAULTS.timeout + FAULTS.reset + FAULTS.tooMany,
 } as const;
 const SERVER_ERRORS = [500, 502, 503, 504] as const;
-/** About 2.5 min on a 2-CPU machine; the budget leaves room for a loaded one. */
-const TEST_TIMEOUT_MS = 240_000;
-const SETTLE_TIMEOUT_MS = 160_000;
+/**
+ * About 2.5 min on a 2-CPU machine; the budget leaves room for a loaded one. Each 429 with `Retry-After` pauses its
+ * whole endpoint (C31), so the 2 % of them in the fault mix hold every endpoint back by design: the settling gets
+ * room for that at the CI volume.
+ */
+const TEST_TIMEOUT_MS = 600_000;
+const SETTLE_TIMEOUT_MS = 420_000;
 
 type FaultKind = 'ok' | 'server_error' | 'timeout' | 'reset' | 'too_many' | 'forced';
 
