@@ -92,6 +92,8 @@ const signalLogger =
     if (name === 'delivery_dead') logger.error('delivery dead', { alarm: 'DeliveryDead', ...fields });
     else if (name === 'endpoint_disabled')
       logger.warn('endpoint disabled', { alarm: 'EndpointDisabled', ...fields });
+    else if (name === 'slot_release_failed' || name === 'stats_not_recorded')
+      logger.warn(name.replaceAll('_', ' '), fields);
     else logger.info(name.replace('_', ' '), fields);
   };
 

@@ -217,7 +217,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
         actions: ['GetItem', 'Query', 'UpdateItem'],
         indexes: ['by-endpoint-shard', 'by-status'],
       },
-      replays: { actions: ['Query', 'PutItem', 'BatchWriteItem'] },
+      replays: { actions: ['GetItem', 'Query', 'UpdateItem', 'BatchWriteItem'] },
       // An endpoint's stats: its slots of the window.
       endpointStats: { actions: ['Query'] },
       // The ledger, and the DPoP `jti`s remembered in the same table.
@@ -275,10 +275,12 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   replay: {
     ...NOTHING,
     // Selects deliveries through the events (by id or by day), never through the endpoints.
+    // The replay's record (its summary an update that keeps the ended deliveries' sets), its tally read to
+    // announce it completed (an operational event in the outbox).
     tables: {
-      events: { actions: ['GetItem'], indexes: ['by-day'] },
+      events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
       deliveries: { actions: ['Query', 'UpdateItem'] },
-      replays: { actions: ['PutItem', 'BatchWriteItem'] },
+      replays: { actions: ['GetItem', 'UpdateItem', 'BatchWriteItem'] },
     },
     sendsTo: ['delivery'],
   },

@@ -120,13 +120,7 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
         throwOnFullBatchFailure: false,
       },
     );
-    // The batch's attempts counted into their endpoints' stats, one write per endpoint and slot; figures, so a
-    // failure is logged and never fails the deliveries (which are recorded already).
-    try {
-      await recordAttemptStats(ctx, sent);
-    } catch (error) {
-      logger.warn('delivery stats not recorded', { attempts: sent.length, ...causeOf(error) });
-    }
+    await recordAttemptStats(ctx, sent);
     metrics.flush();
     return response;
   };

@@ -20,8 +20,11 @@ export interface EventStore {
    */
   put(item: OutboxItem, completion?: RequestCompletion): Promise<boolean>;
   get(eventId: string): Promise<OutboxItem | undefined>;
-  /** Records the fan-out: stamps `fanned_out_at` and leaves the pending index. Idempotent. */
-  markFannedOut(eventId: string, at: string, deliveries: number): Promise<void>;
+  /**
+   * Records the fan-out: stamps `fanned_out_at` and leaves the pending index, bringing the body's expiry forward to
+   * `expiresAt` (epoch seconds) when given (an endpoint's shorter retention). Idempotent.
+   */
+  markFannedOut(eventId: string, at: string, deliveries: number, expiresAt?: number): Promise<void>;
   /** Events whose fan-out is not recorded and whose `ts` is before `before`, oldest first. */
   pendingFanout(before: string, limit: number): Promise<OutboxItem[]>;
   /**
@@ -29,8 +32,6 @@ export interface EventStore {
    * first record. Returns the item as it is after, or undefined when there is none (unknown, or its TTL ran out).
    */
   expunge(eventId: string, at: string, by: string): Promise<OutboxItem | undefined>;
-  /** Brings the body's expiry forward to `expiresAt` (epoch seconds); a later one is never set. */
-  shortenRetention(eventId: string, expiresAt: number): Promise<void>;
   /** Events of one UTC day with `from ≤ ts ≤ to`, oldest first. */
   byDay(day: string, from: string, to: string, limit: number, cursor?: string): Promise<Page<OutboxItem>>;
 }
@@ -380,15 +381,14 @@ export interface ReplayRepository {
   put(record: ReplayRecord, completion?: RequestCompletion): Promise<void>;
   get(replayId: string): Promise<ReplayRecord | undefined>;
   /**
-   * Counts one of the replay's deliveries as ended, once however often it is noted, and returns the tally (undefined:
-   * no such replay).
+   * Counts one of the replay's deliveries as ended, once however often it is noted (even before the replay's record
+   * is written), and returns the tally; undefined while the record is not written (or there is no such replay).
    */
   noteFinished(
     replayId: string,
     eventId: string,
     endpointId: string,
     outcome: ReplayOutcome,
-    at: string,
   ): Promise<ReplayTally | undefined>;
   /** The tally as it stands. */
   tally(replayId: string): Promise<ReplayTally | undefined>;

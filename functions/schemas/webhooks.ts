@@ -344,7 +344,9 @@ export const endpointResponseSchema = z.object({
     .number()
     .int()
     .optional()
-    .describe('Attempts in a row that timed out: from the third, at most 2 attempts are in flight at once.'),
+    .describe(
+      'Attempts in a row that timed out (or stayed unanswered for half the timeout): from the third, at most 2 attempts are in flight at once.',
+    ),
   paused_until: isoTimestamp
     .optional()
     .describe("A 429 or 503 with Retry-After paused the endpoint's deliveries until then."),
@@ -553,7 +555,7 @@ export const replayAcceptedResponseSchema = z.object({
 
 /** `GET /webhooks/endpoints/{endpoint_id}/stats` query: the window (default the last hour). */
 export const endpointStatsQuerySchema = z.strictObject({
-  window: z.enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]]).optional(),
+  window: z.enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]]).default('1h'),
 });
 
 export const endpointStatsResponseSchema = z.object({

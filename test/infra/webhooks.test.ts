@@ -389,7 +389,7 @@ describe('webhook grants', () => {
       writes: ['deliveries', 'endpointLimits', 'endpointStats', 'endpoints', 'events', 'replays'],
     },
     { functionId: 'sweeper', writes: ['deliveries', 'events'] },
-    { functionId: 'replay', writes: ['deliveries', 'replays'] },
+    { functionId: 'replay', writes: ['deliveries', 'events', 'replays'] },
     {
       functionId: 'admin',
       writes: ['apiKeys', 'catalog', 'changeRequests', 'events', 'idempotency', 'journal', 'priceCache'],

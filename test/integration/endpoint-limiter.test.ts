@@ -5,6 +5,7 @@
  * exactly one interval apart, each reserved once. The stats slots beside it: concurrent additions all count, and a
  * window reads exactly the slots within it.
  */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import { DynamoEndpointLimiter } from '../../functions/adapters/aws/endpoint-limiter';
@@ -21,12 +22,14 @@ afterAll(() => destroyAwsClients(clients));
 let limiter: DynamoEndpointLimiter;
 let endpoints: DynamoEndpointRepository;
 let stats: DynamoEndpointStatsStore;
+let limitsTable: string;
 
 beforeAll(async () => {
   const resources = await provisionIsolated(clients);
   limiter = new DynamoEndpointLimiter(clients.documents, resources.tableNames.endpointLimits);
   endpoints = new DynamoEndpointRepository(clients.documents, resources.tableNames.endpoints);
   stats = new DynamoEndpointStatsStore(clients.documents, resources.tableNames.endpointStats);
+  limitsTable = resources.tableNames.endpointLimits;
 });
 
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
@@ -115,13 +118,30 @@ describe('DynamoEndpointLimiter: rate', () => {
 
   it('rate and cap together: a delivery within the rate but without a slot waits and reserves nothing', async () => {
     const limits = { perSecond: 10, maxInFlight: 1 };
-    expect((await limiter.admit('ep_both', request({ limits }))).kind).toBe('admitted');
+    const first = await limiter.admit('ep_both', request({ limits }));
+    if (first.kind !== 'admitted' || first.slot === undefined || first.leaseUntilMs === undefined)
+      throw new Error('no slot');
     const later = T0 + 500;
     expect((await limiter.admit('ep_both', request({ limits, nowMs: later }))).kind).toBe('wait');
-    // The wait reserved nothing: after the slot frees (lease end), the next start is now.
-    expect(
-      await limiter.admit('ep_both', request({ limits, nowMs: T0 + 30_000, leaseMs: 1_000 })),
-    ).toMatchObject({ kind: 'admitted', slot: 0 });
+    // The wait reserved nothing: once the slot is freed, a start at that same moment is admitted at once (had the
+    // wait written the arrival time, it would be `reserved` for later).
+    await limiter.release('ep_both', first.slot, first.leaseUntilMs);
+    expect(await limiter.admit('ep_both', request({ limits, nowMs: later }))).toMatchObject({
+      kind: 'admitted',
+    });
+  });
+});
+
+describe('DynamoEndpointLimiter: expiry', () => {
+  it('keeps the item until a day after its furthest reservation, not a day after now', async () => {
+    const limits = { perSecond: 0.0001 };
+    for (let index = 0; index < 10; index += 1) await limiter.admit('ep_ttl', request({ limits }));
+    const item = (
+      await clients.documents.send(new GetCommand({ TableName: limitsTable, Key: { endpoint_id: 'ep_ttl' } }))
+    ).Item as { tat: number; expires_at: number };
+    // Ten starts 10 000 s apart: the last more than a day ahead.
+    expect(item.tat).toBe(T0 + 10 * 10_000_000);
+    expect(item.expires_at).toBeGreaterThanOrEqual(Math.floor((T0 + 9 * 10_000_000) / 1000) + 86_400);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
- * Event body retention on DynamoDB Local: an event's expiry is only ever brought forward (an endpoint with a
- * shorter retention), and a body past its expiry is gone for every reader even before DynamoDB's TTL (which
- * deletes within days) removed the item.
+ * Event body retention on DynamoDB Local: the fan-out's record brings an event's expiry forward (an endpoint with a
+ * shorter retention), and a body past its expiry is gone for every reader — read by id, listed by day, expunged —
+ * even before DynamoDB's TTL (which deletes within days) removed the item.
  */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import { DynamoEventStore } from '../../functions/adapters/aws/webhook-store';
@@ -15,10 +16,12 @@ afterAll(() => destroyAwsClients(clients));
 const NOW = new Date('2026-11-26T12:00:00.000Z');
 const clock = { now: () => NOW };
 let events: DynamoEventStore;
+let table: string;
 
 beforeAll(async () => {
   const resources = await provisionIsolated(clients);
-  events = new DynamoEventStore(clients.documents, resources.tableNames.events, clock);
+  table = resources.tableNames.events;
+  events = new DynamoEventStore(clients.documents, table, clock);
 });
 
 const itemAt = (at: Date, ttlDays: number) =>
@@ -29,20 +32,32 @@ const itemAt = (at: Date, ttlDays: number) =>
   );
 
 describe('event retention', () => {
-  it('brings an expiry forward, never back', async () => {
+  it('brings the expiry forward with the fan-out record, and leaves it when none is given', async () => {
     const item = itemAt(NOW, 30);
     await events.put(item);
     const sevenDays = Math.floor(NOW.getTime() / 1000) + 7 * 86_400;
-    await events.shortenRetention(item.event_id, sevenDays);
-    expect((await events.get(item.event_id))?.expires_at).toBe(sevenDays);
-    await events.shortenRetention(item.event_id, sevenDays + 86_400);
+    await events.markFannedOut(item.event_id, NOW.toISOString(), 2, sevenDays);
+    expect(await events.get(item.event_id)).toMatchObject({ expires_at: sevenDays, fanned_out_to: 2 });
+    await events.markFannedOut(item.event_id, NOW.toISOString(), 2);
     expect((await events.get(item.event_id))?.expires_at).toBe(sevenDays);
   });
 
-  it('reads a body past its expiry as gone, though TTL has not deleted it yet', async () => {
-    const item = itemAt(new Date(NOW.getTime() - 8 * 86_400_000), 7);
+  it('a body past its expiry is gone for every reader though TTL has not deleted it yet', async () => {
+    const at = new Date(NOW.getTime() - 8 * 86_400_000);
+    const item = itemAt(at, 7);
     await events.put(item);
     expect(await events.get(item.event_id)).toBeUndefined();
-    await events.shortenRetention('evt_unknown', 1);
+    const day = at.toISOString().slice(0, 10);
+    const listed = await events.byDay(day, `${day}T00:00:00.000Z`, `${day}T23:59:59.999Z`, 50);
+    expect(listed.items.map((listedItem) => listedItem.event_id)).not.toContain(item.event_id);
+    expect(await events.expunge(item.event_id, NOW.toISOString(), 'operator:test')).toBeUndefined();
+  });
+
+  it('records nothing for an event that does not exist', async () => {
+    await events.markFannedOut('evt_unknown', NOW.toISOString(), 1, 1);
+    const raw = await clients.documents.send(
+      new GetCommand({ TableName: table, Key: { event_id: 'evt_unknown' } }),
+    );
+    expect(raw.Item).toBeUndefined();
   });
 });

@@ -10,8 +10,12 @@ const MAX_WRITES = 8;
 /** An idle endpoint's limiter item expires this long after its last use (TTL). */
 const IDLE_EXPIRY_SECONDS = 86_400;
 
-/** Refreshed on every write; a reservation far ahead keeps the item until after it. */
-const expiresAt = (nowMs: number): number => Math.floor(nowMs / 1000) + IDLE_EXPIRY_SECONDS;
+/**
+ * Refreshed on every write, a day after the later of now and the arrival time written: a reservation far ahead
+ * (a slow rate with a long backlog) keeps the item until a day after it.
+ */
+const expiresAt = (nowMs: number, tatMs = nowMs): number =>
+  Math.floor(Math.max(nowMs, tatMs) / 1000) + IDLE_EXPIRY_SECONDS;
 
 interface LimiterItem {
   readonly tat?: number;
@@ -40,6 +44,7 @@ export class DynamoEndpointLimiter implements EndpointLimiter {
   constructor(
     private readonly documents: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly random: () => number = Math.random,
   ) {}
 
   async admit(endpointId: string, request: AdmissionRequest): Promise<Admission> {
@@ -53,20 +58,24 @@ export class DynamoEndpointLimiter implements EndpointLimiter {
         nowMs,
         ticket: request.ticket,
         deferrals: request.deferrals,
+        // Concurrent admissions start their search at random slots, so they rarely race for one.
+        ...(limits.maxInFlight !== undefined
+          ? { firstSlot: Math.floor(this.random() * limits.maxInFlight) }
+          : {}),
       });
       if (plan.kind === 'wait') return plan;
       if (plan.kind === 'reserve') {
         if (limits.perSecond === undefined) throw new Error('a reservation without a rate');
         return {
           kind: 'reserved',
-          startMs: await this.reserve(endpointId, emissionIntervalMs(limits.perSecond), nowMs),
+          startMs: await this.reserve(endpointId, emissionIntervalMs(limits.perSecond), nowMs, plan.tatMs),
         };
       }
       const slot = plan.slot;
       // A ticket (the rate counted already) and no cap: nothing to hold.
       if (plan.tatMs === undefined && slot === undefined) return { kind: 'admitted' };
       const names: Record<string, string> = {};
-      const values: Record<string, unknown> = { ':expires': expiresAt(nowMs), ':now': nowMs };
+      const values: Record<string, unknown> = { ':expires': expiresAt(nowMs, plan.tatMs), ':now': nowMs };
       const sets = ['expires_at = :expires'];
       const conditions: string[] = [];
       if (plan.tatMs !== undefined) {
@@ -111,14 +120,24 @@ export class DynamoEndpointLimiter implements EndpointLimiter {
    * Reserves the next start of a busy rate: the TAT only grows and was ahead of now when read, so adding one
    * interval atomically (no condition to race on) gives each caller its own start, the TAT before its add.
    */
-  private async reserve(endpointId: string, intervalMs: number, nowMs: number): Promise<number> {
+  private async reserve(
+    endpointId: string,
+    intervalMs: number,
+    nowMs: number,
+    /** The arrival time this reservation is expected to write (concurrent ones add a few intervals more). */
+    expectedTatMs: number,
+  ): Promise<number> {
     const result = await this.documents.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { endpoint_id: endpointId },
         UpdateExpression: 'SET tat = tat + :interval, expires_at = :expires',
         ConditionExpression: 'tat > :now',
-        ExpressionAttributeValues: { ':interval': intervalMs, ':now': nowMs, ':expires': expiresAt(nowMs) },
+        ExpressionAttributeValues: {
+          ':interval': intervalMs,
+          ':now': nowMs,
+          ':expires': expiresAt(nowMs, expectedTatMs),
+        },
         ReturnValues: 'UPDATED_NEW',
       }),
     );

@@ -7,7 +7,6 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
-  TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
@@ -138,38 +137,34 @@ export class DynamoEventStore implements EventStore {
     const result = await this.documents.send(
       new GetCommand({ TableName: this.tableName, Key: { event_id: eventId }, ConsistentRead: true }),
     );
-    if (!result.Item) return undefined;
-    const item = outboxItemSchema.parse(result.Item);
-    // DynamoDB's TTL deletes an expired item within days, not at once: past its expiry the body is gone already.
-    return item.expires_at * 1000 <= this.clock.now().getTime() ? undefined : item;
+    return this.live(result.Item);
   }
 
-  async shortenRetention(eventId: string, expiresAt: number): Promise<void> {
+  /**
+   * The item as the service sees it: parsed, and gone once past its expiry (DynamoDB's TTL deletes an expired
+   * item within days, not at once).
+   */
+  private live(item: Record<string, unknown> | undefined): OutboxItem | undefined {
+    if (!item) return undefined;
+    const parsed = outboxItemSchema.parse(item);
+    return parsed.expires_at * 1000 <= this.clock.now().getTime() ? undefined : parsed;
+  }
+
+  async markFannedOut(eventId: string, at: string, deliveries: number, expiresAt?: number): Promise<void> {
     try {
       await this.documents.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { event_id: eventId },
-          UpdateExpression: 'SET expires_at = :expires',
-          ConditionExpression: 'attribute_exists(event_id) AND expires_at > :expires',
-          ExpressionAttributeValues: { ':expires': expiresAt },
-        }),
-      );
-    } catch (error) {
-      if (conditionalFailure(error) !== 'condition') throw error;
-    }
-  }
-
-  async markFannedOut(eventId: string, at: string, deliveries: number): Promise<void> {
-    try {
-      await this.documents.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { event_id: eventId },
-          UpdateExpression:
-            'SET fanned_out_at = if_not_exists(fanned_out_at, :at), fanned_out_to = :n REMOVE fanout_pending',
+          UpdateExpression: `SET fanned_out_at = if_not_exists(fanned_out_at, :at), fanned_out_to = :n${
+            expiresAt !== undefined ? ', expires_at = :expires' : ''
+          } REMOVE fanout_pending`,
           ConditionExpression: 'attribute_exists(event_id)',
-          ExpressionAttributeValues: { ':at': at, ':n': deliveries },
+          ExpressionAttributeValues: {
+            ':at': at,
+            ':n': deliveries,
+            ...(expiresAt !== undefined ? { ':expires': expiresAt } : {}),
+          },
         }),
       );
     } catch (error) {
@@ -191,7 +186,7 @@ export class DynamoEventStore implements EventStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return result.Attributes as OutboxItem;
+      return this.live(result.Attributes);
     } catch (error) {
       if (conditionalFailure(error) !== 'condition') throw error;
       // Expunged before (its first record stands), or no such item.
@@ -252,7 +247,7 @@ export class DynamoEventStore implements EventStore {
       { lower: `${from}#`, limit, ...(after ? { after } : {}) },
     );
     return {
-      items: page.items.map((item) => outboxItemSchema.parse(item)),
+      items: page.items.flatMap((item) => this.live(item) ?? []),
       ...(page.next ? { cursor: eventsByDay.encode(page.next) } : {}),
     };
   }
@@ -871,6 +866,21 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
 }
 
 const SUMMARY = 'summary';
+
+/** A replay summary's tally: the sizes of its outcome sets, once the summary is written (it names `enqueued`). */
+const tallyOf = (summary: Record<string, unknown> | undefined): ReplayTally | undefined => {
+  if (!summary || typeof summary.enqueued !== 'number') return undefined;
+  const ended = (outcome: ReplayOutcome): number => {
+    const members = summary[`ended_${outcome}`];
+    return members instanceof Set ? members.size : 0;
+  };
+  return {
+    enqueued: summary.enqueued,
+    delivered: ended('delivered'),
+    dead: ended('dead'),
+    stopped: ended('stopped'),
+  };
+};
 const WRITE_BATCH = 25;
 
 export class DynamoReplayRepository implements ReplayRepository {
@@ -899,10 +909,26 @@ export class DynamoReplayRepository implements ReplayRepository {
       }
     }
     // The summary last: a replay is visible only once every delivery it names is stored; with the request's
-    // completion, in the same transaction.
+    // completion, in the same transaction. An update, not a put: deliveries that ended already are in its sets.
+    const fields = Object.entries(summary);
     await writeWithCompletion(
       this.documents,
-      { Put: { TableName: this.tableName, Item: { ...summary, sk: SUMMARY } } },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: { replay_id: record.replay_id, sk: SUMMARY },
+          UpdateExpression: `SET ${fields
+            .filter(([name]) => name !== 'replay_id')
+            .map((_, index) => `#f${index} = :f${index}`)
+            .join(', ')}`,
+          ExpressionAttributeNames: Object.fromEntries(
+            fields.filter(([name]) => name !== 'replay_id').map(([name], index) => [`#f${index}`, name]),
+          ),
+          ExpressionAttributeValues: Object.fromEntries(
+            fields.filter(([name]) => name !== 'replay_id').map(([, value], index) => [`:f${index}`, value]),
+          ),
+        },
+      },
       completion,
     );
   }
@@ -912,62 +938,32 @@ export class DynamoReplayRepository implements ReplayRepository {
     eventId: string,
     endpointId: string,
     outcome: ReplayOutcome,
-    at: string,
   ): Promise<ReplayTally | undefined> {
-    try {
-      // The delivery's item is marked once; only then is the summary counted (one transaction), so a delivery
-      // noted again (a redelivered message) is never counted twice.
-      await this.documents.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { replay_id: replayId, sk: `d#${eventId}#${endpointId}` },
-                UpdateExpression: 'SET finished_at = :at, outcome = :outcome',
-                ConditionExpression: 'attribute_exists(replay_id) AND attribute_not_exists(finished_at)',
-                ExpressionAttributeValues: { ':at': at, ':outcome': outcome },
-              },
-            },
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { replay_id: replayId, sk: SUMMARY },
-                UpdateExpression: 'ADD #outcome :one',
-                ConditionExpression: 'attribute_exists(replay_id)',
-                ExpressionAttributeNames: { '#outcome': `finished_${outcome}` },
-                ExpressionAttributeValues: { ':one': 1 },
-              },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      // Noted before, or not a delivery of this replay (or the replay expired): the tally as it stands.
-      if (conditionalFailure(error) !== 'condition') throw error;
-    }
-    return this.tally(replayId);
+    // One write, idempotent by nature: the delivery's key is added to its outcome's set on the summary item (a
+    // delivery noted again, by a redelivered message or racing consumers, is one member). It needs no summary yet:
+    // a delivery may end before the replay's record is written, and that write keeps the sets.
+    const result = await this.documents.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { replay_id: replayId, sk: SUMMARY },
+        UpdateExpression: 'ADD #ended :key',
+        ExpressionAttributeNames: { '#ended': `ended_${outcome}` },
+        ExpressionAttributeValues: { ':key': new Set([`${eventId}#${endpointId}`]) },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return tallyOf(result.Attributes);
   }
 
   async tally(replayId: string): Promise<ReplayTally | undefined> {
-    const summary = (
-      await this.documents.send(
-        new GetCommand({
-          TableName: this.tableName,
-          Key: { replay_id: replayId, sk: SUMMARY },
-          ConsistentRead: true,
-        }),
-      )
-    ).Item;
-    if (!summary) return undefined;
-    const count = (name: string): number =>
-      typeof summary[name] === 'number' ? (summary[name] as number) : 0;
-    return {
-      enqueued: count('enqueued'),
-      delivered: count('finished_delivered'),
-      dead: count('finished_dead'),
-      stopped: count('finished_stopped'),
-    };
+    const result = await this.documents.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { replay_id: replayId, sk: SUMMARY },
+        ConsistentRead: true,
+      }),
+    );
+    return tallyOf(result.Item);
   }
 
   async get(replayId: string): Promise<ReplayRecord | undefined> {

@@ -46,11 +46,12 @@ export const DEGRADED_MAX_IN_FLIGHT = 2;
 export const SHORT_TIMEOUT_AFTER_TIMEOUTS = 5;
 export const SHORT_TIMEOUT_FRACTION = 0.25;
 /**
- * An attempt unanswered this long counts as a timeout while it still waits: isolation starts after at most a
- * second, not after a whole timeout (10 s in AWS) in which a hanging endpoint could take every instance.
+ * An attempt unanswered for half its timeout (at least this long) counts as a timeout while it still waits:
+ * isolation starts after half a timeout (5 s in AWS, 1 s locally), not after the whole of it, and a receiver that
+ * answers well inside the timeout (a slow but working one) is never counted.
  */
 export const SLOW_ATTEMPT_MS = 1_000;
-export const slowAttemptMs = (timeoutMs: number): number => Math.min(SLOW_ATTEMPT_MS, timeoutMs / 2);
+export const slowAttemptMs = (timeoutMs: number): number => Math.max(SLOW_ATTEMPT_MS, timeoutMs / 2);
 
 /** The shortest timeout an attempt gets, however degraded its endpoint. */
 export const MIN_ATTEMPT_TIMEOUT_MS = 1_000;
@@ -69,6 +70,16 @@ export const isolatedSlotWaitSeconds = (attemptTimeoutMs: number): number =>
 
 /** The longest pause a `Retry-After` puts on a whole endpoint (a longer one still delays its own delivery). */
 export const MAX_PAUSE_SECONDS = 3_600;
+/** Deliveries waiting out a pause come back spread over as long again as it lasts, at most this long. */
+export const MAX_PAUSE_SPREAD_SECONDS = 60;
+/**
+ * A rate ticket (a reserved start) is honoured from up to a second before its start to this long after it (an
+ * SQS delay is whole seconds, a poll adds latency); later, it is stale and the rate is counted again.
+ */
+export const TICKET_GRACE_MS = 2_000;
+/** The count of waits for a slot grows to this at most (the wait is 2^n seconds, capped anyway). */
+export const MAX_DEFERRALS = 16;
+export const nextDeferrals = (deferrals: number): number => Math.min(MAX_DEFERRALS, deferrals + 1);
 
 /** The limits that apply to one delivery now: none, one or both. */
 export interface EffectiveLimits {
@@ -141,6 +152,8 @@ export const planAdmission = (input: {
   readonly nowMs: number;
   readonly ticket: boolean;
   readonly deferrals: number;
+  /** Where the search for a free slot starts (racing callers that start apart do not all fight for one slot). */
+  readonly firstSlot?: number;
 }): AdmissionPlan => {
   const { state, limits, nowMs } = input;
   let tatMs: number | undefined;
@@ -152,7 +165,7 @@ export const planAdmission = (input: {
     if (startMs > nowMs) return { kind: 'reserve', tatMs, startMs };
   }
   if (limits.maxInFlight === undefined) return { kind: 'admit', ...(tatMs !== undefined ? { tatMs } : {}) };
-  const slot = freeSlot(state.slots, limits.maxInFlight, nowMs);
+  const slot = freeSlot(state.slots, limits.maxInFlight, nowMs, input.firstSlot);
   if (slot === undefined) {
     return {
       kind: 'wait',
@@ -165,13 +178,15 @@ export const planAdmission = (input: {
   return { kind: 'admit', slot, ...(tatMs !== undefined ? { tatMs } : {}) };
 };
 
-/** The lowest slot below `cap` that is not held (never taken, or its lease ended). */
+/** The first slot below `cap`, from `first` on (wrapping), that is not held (never taken, or its lease ended). */
 export const freeSlot = (
   slots: Readonly<Record<number, number>>,
   cap: number,
   nowMs: number,
+  first = 0,
 ): number | undefined => {
-  for (let slot = 0; slot < cap; slot += 1) {
+  for (let step = 0; step < cap; step += 1) {
+    const slot = (first + step) % cap;
     const leaseUntil = slots[slot];
     if (leaseUntil === undefined || leaseUntil <= nowMs) return slot;
   }

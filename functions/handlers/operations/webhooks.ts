@@ -111,7 +111,7 @@ export const endpointStatsOperation =
   async ({ event }) => {
     const { endpoint_id } = parseWith(endpointPathSchema, pathOf(event), 'path');
     const query = parseWith(endpointStatsQuerySchema, event.queryStringParameters ?? {}, 'query');
-    return { statusCode: 200, body: await endpointStatsOf(ctx, endpoint_id, query.window ?? '1h') };
+    return { statusCode: 200, body: await endpointStatsOf(ctx, endpoint_id, query.window) };
   };
 
 export const updateEndpointOperation =

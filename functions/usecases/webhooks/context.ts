@@ -73,7 +73,13 @@ export interface WebhookContext {
   readonly signal: (name: WebhookSignal, fields: Readonly<Record<string, unknown>>) => void;
 }
 
-export type WebhookSignal = 'delivery_dead' | 'endpoint_disabled' | 'delivery_stopped' | 'fanout_swept';
+export type WebhookSignal =
+  | 'delivery_dead'
+  | 'endpoint_disabled'
+  | 'delivery_stopped'
+  | 'fanout_swept'
+  | 'slot_release_failed'
+  | 'stats_not_recorded';
 
 export const epochSeconds = (at: Date, plusDays = 0): number =>
   Math.floor(at.getTime() / 1000) + Math.round(plusDays * 86_400);

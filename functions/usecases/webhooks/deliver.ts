@@ -23,7 +23,10 @@ import {
   effectiveLimits,
   hasLimits,
   MAX_PAUSE_SECONDS,
+  MAX_PAUSE_SPREAD_SECONDS,
+  nextDeferrals,
   slowAttemptMs,
+  TICKET_GRACE_MS,
 } from '../../domain/webhooks/throttle';
 import type { WebhookResponse } from '../../ports/webhook-http';
 import type { Admission, AttemptRecord, EndpointRecord, ReplayOutcome } from '../../ports/webhooks';
@@ -31,6 +34,7 @@ import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import type { WebhookContext } from './context';
 import { signingSecrets } from './endpoints';
 import { clientCertificateOf } from './mtls';
+import { announceIfCompleted } from './replay';
 
 /** Raised when a message must come back later (another consumer holds the attempt): SQS redelivers it. */
 export class DeliveryBusyError extends Error {
@@ -151,20 +155,48 @@ const noteFailingRun = async (
     });
     await ctx.endpoints.noteWarned(id, since, verdict.percent);
   } else if (verdict.kind === 'disable') {
-    await ctx.operations.emit({
-      type: 'operations.endpoint_disabled',
-      key: `endpoint_disabled:${id}:failing:${since}`,
-      data: { endpoint_id: id, reason: 'failing', event_id: item.event_id },
-      ...tenant,
-      traceId: item.trace_id,
-    });
-    await ctx.endpoints.update(
-      id,
-      { status: 'disabled', disabled_reason: `failing since ${since} (${disableAfterDays} days)` },
-      now.toISOString(),
+    await disableEndpoint(
+      ctx,
+      endpoint,
+      item,
+      'failing',
+      `failing since ${since} (${disableAfterDays} days)`,
+      now,
     );
-    ctx.signal('endpoint_disabled', { endpoint_id: id, reason: 'failing', failing_since: since });
   }
+};
+
+/**
+ * Disables an endpoint the attempt found gone (410) or failing too long, announcing it once. The decision was made
+ * from an eventually consistent read, so it is checked against a consistent one first (an operator may have
+ * re-enabled it, or an answer ended the run); the signal, keyed by the endpoint's enable cycle (its `updated_at`)
+ * and the run, is published before the conditional write, so a crash in between repeats nothing and concurrent
+ * attempts publish one.
+ */
+const disableEndpoint = async (
+  ctx: WebhookContext,
+  seen: EndpointRecord,
+  item: OutboxItem,
+  reason: string,
+  disabledReason: string,
+  now: Date,
+): Promise<void> => {
+  const current = await ctx.endpoints.get(seen.endpoint_id);
+  if (current?.status !== 'enabled' || current.failing_since !== seen.failing_since) return;
+  await ctx.operations.emit({
+    type: 'operations.endpoint_disabled',
+    key: `endpoint_disabled:${current.endpoint_id}:${current.updated_at}:${reason}:${current.failing_since ?? '-'}`,
+    data: { endpoint_id: current.endpoint_id, reason, event_id: item.event_id },
+    ...(current.tenant !== undefined ? { tenant: current.tenant } : {}),
+    traceId: item.trace_id,
+  });
+  const disabled = await ctx.endpoints.update(
+    current.endpoint_id,
+    { status: 'disabled', disabled_reason: disabledReason },
+    now.toISOString(),
+    { expected: current },
+  );
+  if (disabled) ctx.signal('endpoint_disabled', { endpoint_id: current.endpoint_id, reason });
 };
 
 const isReplayOutcome = (status: string): status is ReplayOutcome =>
@@ -185,15 +217,8 @@ const noteReplayEnded = async (
     message.event_id,
     message.endpoint_id,
     outcome,
-    ctx.clock.now().toISOString(),
   );
-  if (!tally || tally.delivered + tally.dead + tally.stopped < tally.enqueued) return;
-  await ctx.operations.emit({
-    type: 'operations.replay_completed',
-    key: `replay_completed:${message.replay_id}`,
-    data: { replay_id: message.replay_id, ...tally },
-    traceId: message.replay_id,
-  });
+  await announceIfCompleted(ctx, message.replay_id, tally);
 };
 
 /** Schedule name for a retry longer than SQS can delay: ≤ 64 characters of EventBridge's alphabet. */
@@ -226,35 +251,47 @@ export const deliverAttempt = async (
     if (throttled.kind !== 'admitted') return throttled;
     admission = throttled;
   }
+  // The slot models the request in flight: freed once, as soon as the POST settled or whatever ends the attempt
+  // first (an error included). Best effort: a release that fails leaves the slot to its lease.
+  const held = admission;
+  let released = false;
   const release = async (): Promise<void> => {
-    if (admission.slot === undefined || admission.leaseUntilMs === undefined) return;
-    await ctx.limiter.release(message.endpoint_id, admission.slot, admission.leaseUntilMs);
+    if (released || held.slot === undefined || held.leaseUntilMs === undefined) return;
+    released = true;
+    try {
+      await ctx.limiter.release(message.endpoint_id, held.slot, held.leaseUntilMs);
+    } catch (error) {
+      ctx.signal('slot_release_failed', {
+        endpoint_id: message.endpoint_id,
+        error: (error as Error).message,
+      });
+    }
   };
 
-  // The attempt starts now (after any wait for its reserved start).
-  const claimedAt = ctx.clock.now();
-  const [claim, item] = await Promise.all([
-    ctx.deliveries.claim(
-      message.event_id,
-      message.endpoint_id,
-      message.attempt,
-      claimedAt.toISOString(),
-      new Date(claimedAt.getTime() + leaseMs).toISOString(),
-    ),
-    ctx.events.get(message.event_id),
-  ]);
-  if (claim !== 'claimed') await release();
-  if (claim === 'missing') return { kind: 'skipped', reason: 'no_delivery' };
-  if (claim === 'done') {
-    // A replayed delivery whose consumer died after recording its end: its part of the replay is noted now.
-    if (message.replay_id) {
-      const stored = await ctx.deliveries.get(message.event_id, message.endpoint_id);
-      if (stored && isReplayOutcome(stored.status)) await noteReplayEnded(ctx, message, stored.status);
-    }
-    return { kind: 'skipped', reason: 'duplicate' };
-  }
-  if (claim === 'busy') throw new DeliveryBusyError(message);
   try {
+    // The attempt starts now (after any wait for its reserved start).
+    const claimedAt = ctx.clock.now();
+    const [claim, item] = await Promise.all([
+      ctx.deliveries.claim(
+        message.event_id,
+        message.endpoint_id,
+        message.attempt,
+        claimedAt.toISOString(),
+        new Date(claimedAt.getTime() + leaseMs).toISOString(),
+      ),
+      ctx.events.get(message.event_id),
+    ]);
+    if (claim !== 'claimed') await release();
+    if (claim === 'missing') return { kind: 'skipped', reason: 'no_delivery' };
+    if (claim === 'done') {
+      // A replayed delivery whose consumer died after recording its end: its part of the replay is noted now.
+      if (message.replay_id) {
+        const stored = await ctx.deliveries.get(message.event_id, message.endpoint_id);
+        if (stored && isReplayOutcome(stored.status)) await noteReplayEnded(ctx, message, stored.status);
+      }
+      return { kind: 'skipped', reason: 'duplicate' };
+    }
+    if (claim === 'busy') throw new DeliveryBusyError(message);
     return await attempt(
       ctx,
       message,
@@ -262,10 +299,17 @@ export const deliverAttempt = async (
       endpoint,
       claimedAt,
       attemptTimeoutFor(limits, admission.slot, ctx.policy.attemptTimeoutMs),
+      release,
     );
   } finally {
     await release();
   }
+};
+
+/** The message of the delivery's next attempt (or its dead letter): no rate ticket, no count of waits. */
+const chained = (message: DeliveryMessage): DeliveryMessage => {
+  const { not_before: _ticket, deferrals: _deferrals, ...rest } = message;
+  return rest;
 };
 
 /** Sends the delivery's message again, for the same attempt, after `delaySeconds` (at most SQS's delay). */
@@ -276,9 +320,8 @@ const deferDelivery = async (
   delaySeconds: number,
   reason: DeferReason,
 ): Promise<Deferred> => {
-  const { not_before: _ticket, deferrals: _deferrals, ...rest } = message;
   const body: DeliveryMessage = {
-    ...rest,
+    ...chained(message),
     ...(next.not_before !== undefined ? { not_before: next.not_before } : {}),
     ...(next.deferrals !== undefined && next.deferrals > 0 ? { deferrals: next.deferrals } : {}),
   };
@@ -301,20 +344,26 @@ const throttle = async (
 ): Promise<Extract<Admission, { kind: 'admitted' }> | Deferred> => {
   const nowMs = now.getTime();
   const deferrals = message.deferrals ?? 0;
-  // A Retry-After paused the whole endpoint: wait until then; a reservation made before the pause is given up
-  // (the rate is counted again after it, so the deliveries do not all arrive at its end).
+  // A Retry-After paused the whole endpoint: wait until then, spread over as long again (at most a minute) so
+  // the backlog does not arrive at once when it ends; a reservation made before the pause is given up (the rate
+  // is counted again after it).
   const pausedUntil = endpoint.paused_until ? Date.parse(endpoint.paused_until) : Number.NaN;
-  if (pausedUntil > nowMs)
+  if (pausedUntil > nowMs) {
+    const pause = delaySecondsUntil(pausedUntil, nowMs);
     return deferDelivery(
       ctx,
       message,
       { deferrals },
-      delaySecondsUntil(pausedUntil, nowMs) + Math.floor(ctx.random() * 2),
+      pause + Math.floor(ctx.random() * Math.min(MAX_PAUSE_SPREAD_SECONDS, Math.max(2, pause))),
       'paused',
     );
+  }
   // A delivery that reserved its start comes back up to a second early (an SQS delay is whole seconds) and
   // waits out the rest here, so the starts keep the rate's spacing instead of bunching on whole seconds.
-  const ticketMs = message.not_before ? Date.parse(message.not_before) : undefined;
+  // A ticket is honoured only around its start: one that came back much later (it waited for a slot) is counted
+  // against the rate again, so a backlog of old tickets cannot start at once.
+  const issued = message.not_before ? Date.parse(message.not_before) : undefined;
+  const ticketMs = issued !== undefined && nowMs - issued <= TICKET_GRACE_MS ? issued : undefined;
   if (ticketMs !== undefined && ticketMs > nowMs) {
     if (ticketMs - nowMs > IN_PROCESS_WAIT_MS)
       return deferDelivery(
@@ -353,15 +402,10 @@ const throttle = async (
   if (admission.kind === 'admitted') return admission;
   if (admission.kind === 'reserved') throw new Error('a ticket was counted against the rate');
   // Every slot is held. A configured cap is normal operation: come back soon (≤ 8 s, jittered so the waiting
-  // deliveries spread); an isolated endpoint's backlog backs off further (≤ 60 s) so it costs little.
+  // deliveries spread); an isolated endpoint's backlog backs off further so it costs little. The ticket is not
+  // kept: by the time it comes back it is stale.
   const waitSeconds = Math.max(1, Math.round(admission.waitSeconds * (0.5 + ctx.random())));
-  return deferDelivery(
-    ctx,
-    message,
-    { ...(message.not_before ? { not_before: message.not_before } : {}), deferrals: deferrals + 1 },
-    waitSeconds,
-    'in_flight',
-  );
+  return deferDelivery(ctx, message, { deferrals: nextDeferrals(deferrals) }, waitSeconds, 'in_flight');
 };
 
 /** Whole seconds of SQS delay that bring a message back at most a second before `atMs` (at least 1). */
@@ -376,6 +420,8 @@ const attempt = async (
   endpoint: EndpointRecord | undefined,
   started: Date,
   timeoutMs: number,
+  /** Frees the limiter slot: called once the POST settled (the slot is the request in flight). */
+  settled: () => Promise<void>,
 ): Promise<DeliveryResult> => {
   const stop = async (reason: string, disable = false): Promise<DeliveryResult> => {
     const attempt: AttemptRecord = {
@@ -449,7 +495,7 @@ const attempt = async (
       ...(clientCertificate ? { clientCertificate } : {}),
     })
     .finally(() => clearTimeout(slowTimer));
-  await slowNoted;
+  await Promise.all([slowNoted, settled()]);
   const finished = ctx.clock.now();
   await noteEndpointHealth(ctx, endpoint, response, finished, slowNoted !== undefined);
   const decision = decideRetry({
@@ -480,7 +526,7 @@ const attempt = async (
 
   // What comes next is enqueued before the outcome is recorded (see above).
   if (decision.kind === 'retry' && nextAttemptAt) {
-    const next: DeliveryMessage = { ...message, attempt: message.attempt + 1 };
+    const next: DeliveryMessage = { ...chained(message), attempt: message.attempt + 1 };
     const delaySeconds = Math.ceil(decision.delaySeconds);
     if (delaySeconds <= SCHEDULER.maxQueueDelaySeconds) {
       await ctx.queue.send('delivery', JSON.stringify(next), { delaySeconds, group: message.endpoint_id });
@@ -495,7 +541,7 @@ const attempt = async (
   } else if (decision.kind === 'dead') {
     await ctx.queue.send(
       'deliveryDlq',
-      JSON.stringify({ ...message, dead_reason: decision.reason, dead_at: finished.toISOString() }),
+      JSON.stringify({ ...chained(message), dead_reason: decision.reason, dead_at: finished.toISOString() }),
     );
     // Never about the delivery of another signal (that would raise one more, without end).
     if (!isOperationalEvent(item.type))
@@ -513,23 +559,16 @@ const attempt = async (
         traceId: item.trace_id,
       });
   }
-  if (!(decision.kind === 'stopped' && decision.disableEndpoint))
-    await noteFailingRun(ctx, endpoint, item, decision.kind === 'delivered', finished);
-  if (decision.kind === 'stopped' && decision.disableEndpoint) {
-    await ctx.endpoints.update(
-      endpoint.endpoint_id,
-      { status: 'disabled', disabled_reason: `${decision.reason} (event ${item.event_id})` },
-      finished.toISOString(),
+  if (decision.kind === 'stopped' && decision.disableEndpoint)
+    await disableEndpoint(
+      ctx,
+      endpoint,
+      item,
+      decision.reason,
+      `${decision.reason} (event ${item.event_id})`,
+      finished,
     );
-    ctx.signal('endpoint_disabled', { endpoint_id: endpoint.endpoint_id, reason: decision.reason });
-    await ctx.operations.emit({
-      type: 'operations.endpoint_disabled',
-      key: `endpoint_disabled:${endpoint.endpoint_id}:${item.event_id}:${message.attempt}`,
-      data: { endpoint_id: endpoint.endpoint_id, reason: decision.reason, event_id: item.event_id },
-      ...(endpoint.tenant !== undefined ? { tenant: endpoint.tenant } : {}),
-      traceId: item.trace_id,
-    });
-  }
+  else await noteFailingRun(ctx, endpoint, item, decision.kind === 'delivered', finished);
   await ctx.deliveries.recordAttempt(
     message.event_id,
     message.endpoint_id,

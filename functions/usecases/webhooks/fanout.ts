@@ -29,20 +29,21 @@ export const fanOutEvent = async (
           (endpoint) => endpoint.endpoint_id === item.test_endpoint_id && endpoint.status === 'enabled',
         )
       : endpoints.filter((endpoint) => endpointSubscribes(endpoint, item));
+  // An endpoint's filter (C31) that does not match: recorded `filtered`, never sent (a test event passes it).
+  const filteredOut = (endpoint: EndpointRecord): boolean =>
+    item.test_endpoint_id === undefined &&
+    endpoint.filter !== undefined &&
+    !matchesFilter(endpoint.filter, {
+      type: item.type,
+      ...(item.tenant !== undefined ? { tenant: item.tenant } : {}),
+      ...(item.producer !== undefined ? { producer: item.producer } : {}),
+      data: item.data ?? {},
+    });
   // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
   // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
   await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
     const now = ctx.clock.now();
-    // An endpoint's filter (C31) that does not match: recorded `filtered`, never sent.
-    const filtered =
-      item.test_endpoint_id === undefined &&
-      endpoint.filter !== undefined &&
-      !matchesFilter(endpoint.filter, {
-        type: item.type,
-        ...(item.tenant !== undefined ? { tenant: item.tenant } : {}),
-        ...(item.producer !== undefined ? { producer: item.producer } : {}),
-        data: item.data ?? {},
-      });
+    const filtered = filteredOut(endpoint);
     const skipped = endpoint.status !== 'enabled';
     const record: DeliveryRecord = {
       event_id: item.event_id,
@@ -71,15 +72,20 @@ export const fanOutEvent = async (
     };
     await ctx.queue.send('delivery', JSON.stringify(message), { group: endpoint.endpoint_id });
   });
-  // The body is kept as long as the shortest retention of the endpoints it goes to (privacy first).
+  // The body is kept as long as the shortest retention of the endpoints it goes to (privacy first; one that
+  // filtered it out never gets it), brought forward in the same write that records the fan-out.
   const retention = Math.min(
-    ...targets.map((endpoint) => endpoint.retention_days ?? Number.POSITIVE_INFINITY),
+    ...targets
+      .filter((endpoint) => !filteredOut(endpoint))
+      .map((endpoint) => endpoint.retention_days ?? Number.POSITIVE_INFINITY),
   );
-  if (Number.isFinite(retention)) {
-    const expiresAt = epochSeconds(new Date(item.ts), retention);
-    if (expiresAt < item.expires_at) await ctx.events.shortenRetention(item.event_id, expiresAt);
-  }
-  await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length);
+  const expiresAt = Number.isFinite(retention) ? epochSeconds(new Date(item.ts), retention) : undefined;
+  await ctx.events.markFannedOut(
+    item.event_id,
+    ctx.clock.now().toISOString(),
+    targets.length,
+    expiresAt !== undefined && expiresAt < item.expires_at ? expiresAt : undefined,
+  );
   return targets.length;
 };
 

@@ -6,7 +6,7 @@ import {
   REPLAYABLE_STATUSES,
 } from '../../domain/webhooks/envelope';
 import type { ExactlyOnce } from '../../ports/idempotency';
-import type { DeliveryRecord } from '../../ports/webhooks';
+import type { DeliveryRecord, ReplayTally } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import type { ReplayRequest } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
@@ -176,7 +176,8 @@ export const replayDeliveries = async (
     enqueued: restarted.length,
     skipped: selected.length - restarted.length,
   };
-  // The replay's record and the request's answer are one write.
+  // The replay's record and the request's answer are one write; deliveries that ended before it are counted in
+  // it already, so if they were all, the replay is complete now (nothing else would announce it).
   await ctx.replays.put(
     {
       ...accepted,
@@ -187,7 +188,26 @@ export const replayDeliveries = async (
     },
     await once?.completion(accepted),
   );
+  await announceIfCompleted(ctx, replayId, await ctx.replays.tally(replayId));
   return accepted;
+};
+
+/**
+ * Announces a replay whose every restarted delivery has ended (`operations.replay_completed`, once: its key is the
+ * replay). Called by the delivery that ends last, and by the replay itself once its record is written.
+ */
+export const announceIfCompleted = async (
+  ctx: Pick<WebhookContext, 'operations'>,
+  replayId: string,
+  tally: ReplayTally | undefined,
+): Promise<void> => {
+  if (!tally || tally.delivered + tally.dead + tally.stopped < tally.enqueued) return;
+  await ctx.operations.emit({
+    type: 'operations.replay_completed',
+    key: `replay_completed:${replayId}`,
+    data: { replay_id: replayId, ...tally },
+    traceId: replayId,
+  });
 };
 
 export interface ReplayProgress extends ReplayAccepted {

@@ -47,10 +47,11 @@ export const endpointStatsOf = async (
 
 /**
  * Counts a batch's HTTP attempts into their endpoints' slots: one addition per endpoint and slot, so a batch of ten
- * attempts to one endpoint is one write.
+ * attempts to one endpoint is one write. Figures: a failure is signalled and never fails the deliveries (which are
+ * recorded already).
  */
 export const recordAttemptStats = async (
-  ctx: Pick<WebhookContext, 'clock' | 'stats'>,
+  ctx: Pick<WebhookContext, 'clock' | 'stats' | 'signal'>,
   attempts: readonly { readonly endpointId: string; readonly attempt: AttemptRecord }[],
 ): Promise<void> => {
   if (attempts.length === 0) return;
@@ -62,7 +63,13 @@ export const recordAttemptStats = async (
     groups.set(key, { ...group, tally: addAttempt(group.tally, attempt) });
   }
   const expiresAt = epochSeconds(ctx.clock.now(), STATS_RETENTION_DAYS);
-  await Promise.all(
-    [...groups.values()].map((group) => ctx.stats.add(group.endpointId, group.slot, group.tally, expiresAt)),
-  );
+  try {
+    await Promise.all(
+      [...groups.values()].map((group) =>
+        ctx.stats.add(group.endpointId, group.slot, group.tally, expiresAt),
+      ),
+    );
+  } catch (error) {
+    ctx.signal('stats_not_recorded', { attempts: attempts.length, error: (error as Error).message });
+  }
 };

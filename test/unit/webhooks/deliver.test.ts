@@ -8,7 +8,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { LocalDataCipher } from '../../../functions/adapters/local/local-signing';
 import type { QueueId } from '../../../functions/definitions';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../functions/domain/webhooks/retry-policy';
-import { type LimiterState, planAdmission } from '../../../functions/domain/webhooks/throttle';
+import {
+  type LimiterState,
+  MAX_DEFERRALS,
+  nextDeferrals,
+  planAdmission,
+} from '../../../functions/domain/webhooks/throttle';
 import type { OneTimeSchedule } from '../../../functions/ports/scheduler';
 import type { WebhookRequest, WebhookResponse } from '../../../functions/ports/webhook-http';
 import type { AttemptRecord, DeliveryRecord, EndpointRecord } from '../../../functions/ports/webhooks';
@@ -83,10 +88,9 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         w.events.set(id, expunged);
         return expunged;
       },
-      markFannedOut: async () => undefined,
-      shortenRetention: async (id, expiresAt) => {
+      markFannedOut: async (id, _at, _deliveries, expiresAt) => {
         const item = w.events.get(id);
-        if (item && item.expires_at > expiresAt) w.events.set(id, { ...item, expires_at: expiresAt });
+        if (item && expiresAt !== undefined) w.events.set(id, { ...item, expires_at: expiresAt });
       },
       pendingFanout: async () => [],
       byDay: async () => ({ items: [] }),
@@ -400,17 +404,41 @@ describe('deliverAttempt', () => {
     expect(w.posts).toHaveLength(0);
   });
 
-  it('disables the endpoint on 410', async () => {
+  it('disables the endpoint on 410, announcing it once however many attempts get the 410', async () => {
     const { first, endpoint } = await prepared(w);
+    const enabledAt = (w.endpoints.get(endpoint.endpoint_id) as EndpointRecord).updated_at;
     w.answers.push(response(410));
     await deliverAttempt(w.ctx, first);
     expect(w.endpoints.get(endpoint.endpoint_id)?.status).toBe('disabled');
-    const signal = [...w.events.values()].find((item) => item.type === 'operations.endpoint_disabled');
-    expect(signal).toMatchObject({
-      event_id: `ops:endpoint_disabled:${endpoint.endpoint_id}:${first.event_id}:1`,
-      producer: 'operations',
-      data: { endpoint_id: endpoint.endpoint_id, reason: 'gone', event_id: first.event_id },
-    });
+    const signals = () =>
+      [...w.events.values()].filter((item) => item.type === 'operations.endpoint_disabled');
+    expect(signals()).toEqual([
+      expect.objectContaining({
+        event_id: `ops:endpoint_disabled:${endpoint.endpoint_id}:${enabledAt}:gone:-`,
+        producer: 'operations',
+        data: { endpoint_id: endpoint.endpoint_id, reason: 'gone', event_id: first.event_id },
+      }),
+    ]);
+  });
+
+  it('does not disable an endpoint an operator re-enabled after the attempt read it', async () => {
+    const { first, endpoint } = await prepared(w);
+    const seen = w.endpoints.get(endpoint.endpoint_id) as EndpointRecord;
+    // The attempt reads the endpoint failing; meanwhile an operator re-enabled it (which ends the run).
+    w.endpoints.set(endpoint.endpoint_id, { ...seen, failing_since: '2026-11-01T00:00:00.000Z' });
+    const get = w.ctx.endpoints.get;
+    let reads = 0;
+    (w.ctx.endpoints as { get: typeof get }).get = async (id, options) => {
+      reads += 1;
+      // The attempt's own (eventually consistent) read sees the run; the check before disabling sees it ended.
+      if (reads > 1)
+        w.endpoints.set(endpoint.endpoint_id, { ...seen, updated_at: '2026-11-22T12:00:05.000Z' });
+      return get(id, options);
+    };
+    w.answers.push(response(500));
+    await deliverAttempt(w.ctx, first);
+    expect(w.endpoints.get(endpoint.endpoint_id)?.status).toBe('enabled');
+    expect([...w.events.values()].filter((item) => item.type === 'operations.endpoint_disabled')).toEqual([]);
   });
 });
 
@@ -473,11 +501,59 @@ describe('operational events (C32)', () => {
     });
     await fanOutEvent(w.ctx, signal, [...w.endpoints.values()]);
     const message = w.sent.find((sent) => sent.body.event_id === signal.event_id)?.body as DeliveryMessage;
+    expect(message).toBeDefined();
     w.answers.push(response(500));
-    await deliverAttempt(w.ctx, { ...message, attempt: lastAttempt });
+    expect(await deliverAttempt(w.ctx, { ...message, attempt: lastAttempt })).toMatchObject({
+      decision: { kind: 'dead' },
+    });
     expect([...w.events.values()].filter((item) => item.type === 'operations.delivery_dead')).toEqual([
       signal,
     ]);
+  });
+});
+
+describe('deliverAttempt: a failing run (C32)', () => {
+  let w: World;
+  beforeEach(() => {
+    w = world();
+  });
+  const signals = (type: string) => [...w.events.values()].filter((item) => item.type === type);
+
+  it('starts the run at the first failure, warns once per step, disables at N and ends on a success', async () => {
+    const { first, endpoint } = await prepared(w);
+    const id = endpoint.endpoint_id;
+    const fail = async (attempt: number) => {
+      w.answers.push(response(503));
+      await deliverAttempt(w.ctx, { ...first, attempt });
+    };
+    await fail(1);
+    const since = w.endpoints.get(id)?.failing_since as string;
+    expect(since).toBe(w.now.value.toISOString());
+    // 2.6 days of a 5-day N: the 50 % warning, once however many attempts fail past it.
+    w.now.value = new Date(Date.parse(since) + 2.6 * 86_400_000);
+    await fail(2);
+    await fail(3);
+    expect(signals('operations.endpoint_failing').map((item) => item.data)).toEqual([
+      { endpoint_id: id, failing_since: since, disable_after_days: 5, share: 50 },
+    ]);
+    expect(w.endpoints.get(id)?.failing_warned).toBe(50);
+    // Past N: disabled, announced once.
+    w.now.value = new Date(Date.parse(since) + 5.1 * 86_400_000);
+    await fail(4);
+    expect(w.endpoints.get(id)).toMatchObject({
+      status: 'disabled',
+      disabled_reason: `failing since ${since} (5 days)`,
+    });
+    expect(signals('operations.endpoint_disabled')).toHaveLength(1);
+  });
+
+  it('a success ends the run', async () => {
+    const { first, endpoint } = await prepared(w);
+    w.answers.push(response(503));
+    await deliverAttempt(w.ctx, first);
+    expect(w.endpoints.get(endpoint.endpoint_id)?.failing_since).toBeDefined();
+    await deliverAttempt(w.ctx, { ...first, attempt: 2 });
+    expect(w.endpoints.get(endpoint.endpoint_id)?.failing_since).toBeUndefined();
   });
 });
 
@@ -564,16 +640,15 @@ describe('deliverAttempt: endpoint limits and isolation (C31)', () => {
       expect((await deliverAttempt(w.ctx, { ...first, attempt })).kind).toBe('attempted');
     }
     expect(w.endpoints.get(endpoint.endpoint_id)?.consecutive_timeouts).toBe(3);
-    // Capped now: every slot held means the retry waits without an attempt.
-    w.limits.set(endpoint.endpoint_id, {
-      slots: Object.fromEntries(
-        Array.from({ length: 4 }, (_, slot) => [slot, w.now.value.getTime() + 60_000]),
-      ),
-    });
+    // Capped at 2 now: with slots 0 and 1 held the retry waits without an attempt; with slot 1 free it goes.
+    const heldUntil = w.now.value.getTime() + 60_000;
+    w.limits.set(endpoint.endpoint_id, { slots: { 0: heldUntil, 1: heldUntil } });
     const retry = { ...first, attempt: 4 };
     expect((await deliverAttempt(w.ctx, retry)).kind).toBe('deferred');
-    w.limits.set(endpoint.endpoint_id, { slots: {} });
+    w.limits.set(endpoint.endpoint_id, { slots: { 0: heldUntil } });
     expect((await deliverAttempt(w.ctx, retry)).kind).toBe('attempted');
+    // Its slot was freed: only the other holder's is left.
+    expect(w.limits.get(endpoint.endpoint_id)?.slots).toEqual({ 0: heldUntil });
     expect(w.endpoints.get(endpoint.endpoint_id)?.consecutive_timeouts).toBeUndefined();
   });
 
@@ -583,6 +658,53 @@ describe('deliverAttempt: endpoint limits and isolation (C31)', () => {
     w.limits.set(endpoint.endpoint_id, { slots: { 0: w.now.value.getTime() + 60_000 } });
     await deliverAttempt(w.ctx, first);
     expect(w.posts[0]?.timeoutMs).toBe(DEFAULT_RETRY_POLICY.attemptTimeoutMs / 4);
+    // Slot 0 keeps the full timeout (a slow but working receiver still gets through there).
+    w.limits.set(endpoint.endpoint_id, { slots: {} });
+    await deliverAttempt(w.ctx, { ...first, attempt: 2 });
+    expect(w.posts[1]?.timeoutMs).toBe(DEFAULT_RETRY_POLICY.attemptTimeoutMs);
+  });
+
+  it('the next attempt carries no rate ticket and no count of waits; the count is capped', async () => {
+    const { first } = await prepared(w);
+    const stale = { ...first, not_before: w.now.value.toISOString(), deferrals: 5 };
+    w.answers.push(response(500));
+    await deliverAttempt(w.ctx, stale);
+    expect(w.sent.find((sent) => sent.queue === 'delivery')?.body).toEqual({ ...first, attempt: 2 });
+    expect(nextDeferrals(3)).toBe(4);
+    expect(nextDeferrals(MAX_DEFERRALS)).toBe(MAX_DEFERRALS);
+  });
+
+  it('a ticket long past its start is stale: the rate is counted again', async () => {
+    const { first, endpoint } = await prepared(w);
+    setEndpoint(endpoint.endpoint_id, { rate_limit: { per_second: 1 } });
+    // The rate is spent for the next 5 s; a ticket issued 10 s ago does not skip it.
+    w.limits.set(endpoint.endpoint_id, { tatMs: w.now.value.getTime() + 5_000, slots: {} });
+    const late = { ...first, not_before: new Date(w.now.value.getTime() - 10_000).toISOString() };
+    expect(await deliverAttempt(w.ctx, late)).toMatchObject({ kind: 'deferred', reason: 'rate' });
+    expect(w.posts).toHaveLength(0);
+  });
+
+  it('frees the slot when the attempt fails after admission (the claim throws), not at the lease', async () => {
+    const { first, endpoint } = await prepared(w);
+    setEndpoint(endpoint.endpoint_id, { rate_limit: { max_in_flight: 1 } });
+    w.ctx.deliveries.claim = async () => {
+      throw new Error('throttled');
+    };
+    await expect(deliverAttempt(w.ctx, first)).rejects.toThrow('throttled');
+    expect(w.limits.get(endpoint.endpoint_id)?.slots).toEqual({});
+  });
+
+  it('frees the slot as soon as the POST settled, before the outcome is recorded', async () => {
+    const { first, endpoint } = await prepared(w);
+    setEndpoint(endpoint.endpoint_id, { rate_limit: { max_in_flight: 1 } });
+    const record = w.ctx.deliveries.recordAttempt;
+    let slotsWhenRecorded: unknown;
+    w.ctx.deliveries.recordAttempt = async (...args) => {
+      slotsWhenRecorded = w.limits.get(endpoint.endpoint_id)?.slots;
+      return record(...args);
+    };
+    await deliverAttempt(w.ctx, first);
+    expect(slotsWhenRecorded).toEqual({});
   });
 
   it('a 429 with Retry-After pauses the whole endpoint: its other deliveries wait, no attempt used', async () => {
@@ -594,8 +716,8 @@ describe('deliverAttempt: endpoint limits and isolation (C31)', () => {
     w.sent.length = 0;
     const other = { ...first, attempt: 2, not_before: pausedUntil };
     const result = await deliverAttempt(w.ctx, other);
-    // random() = 0.5: up to a second of spread after the pause, so its deliveries do not all arrive at its end.
-    expect(result).toEqual({ kind: 'deferred', reason: 'paused', delaySeconds: 31 });
+    // random() = 0.5: spread over as long again as the pause, so its deliveries do not all arrive at its end.
+    expect(result).toEqual({ kind: 'deferred', reason: 'paused', delaySeconds: 45 });
     // The ticket is given up: the rate is counted again after the pause.
     expect(w.sent[0]?.body).toEqual({ ...first, attempt: 2 });
     expect(w.posts).toHaveLength(1);

@@ -87,6 +87,8 @@ describe('planAdmission (GCRA with reservations)', () => {
             nowMs: now,
             ticket: false,
             deferrals,
+            // Searches start anywhere (racing callers start at random slots).
+            firstSlot: (index * 7) % cap,
           });
           if (plan.kind === 'wait')
             expect(plan.waitSeconds).toBe(Math.min(MAX_SLOT_WAIT_SECONDS, 2 ** deferrals));
