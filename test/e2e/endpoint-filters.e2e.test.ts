@@ -14,7 +14,7 @@ const ADMIN_TOKEN = 'adm_filters_e2e_0123456789abcdef';
 const world = demoStackWithReceiver({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
 const PATIENCE = { timeoutMs: 30_000, intervalMs: 100 };
 
-const admin = operatorCalls(world, ADMIN_TOKEN);
+const admin = operatorCalls(() => world.stack.url, ADMIN_TOKEN);
 
 const publishPayout = async (payoutId: string, amountMinor: number, currency = 'EUR') => {
   const answer = await admin('POST', '/webhooks/events', {

@@ -20,6 +20,7 @@ import { eventually } from '../support/engines';
 import { signedBy } from '../support/webhook-receiver';
 
 const DISABLE_AFTER_SECONDS = 6;
+const PATIENCE = { timeoutMs: 15_000, intervalMs: 100 };
 let healthy = false;
 
 const { admin, register, publish, requestsTo } = deliveryWorld({
@@ -145,19 +146,26 @@ describe('endpoint health: auto-disable, skipped, recover', () => {
       ]);
     }
 
-    // Its figures: every attempt counted by class (the 503s, then the recovery's 2xx), the rate between.
-    const stats = endpointStatsResponseSchema.parse(
-      (await admin('GET', `/webhooks/endpoints/${flaky.endpoint_id}/stats?window=24h`)).body,
-    );
+    // Its figures: every attempt counted by class (the 503s, then the recovery's 2xx), the rate between. A batch's
+    // counts are written after its deliveries are recorded, so they are read until they caught up.
     const attempts = requestsTo('flaky').length;
+    const stats = await eventually(async () => {
+      const read = endpointStatsResponseSchema.parse(
+        (await admin('GET', `/webhooks/endpoints/${flaky.endpoint_id}/stats?window=24h`)).body,
+      );
+      return read.attempts === attempts ? read : undefined;
+    }, PATIENCE);
     expect(stats).toMatchObject({ endpoint_id: flaky.endpoint_id, window: '24h', attempts });
     expect(stats.by_status_class['5xx']).toBe(attempts - received.size);
     expect(stats.by_status_class['2xx']).toBe(received.size);
     expect(stats.success_rate).toBeCloseTo(received.size / attempts, 3);
-    const opsStats = endpointStatsResponseSchema.parse(
-      (await admin('GET', `/webhooks/endpoints/${ops.endpoint_id}/stats`)).body,
-    );
-    expect(opsStats).toMatchObject({ window: '1h', attempts: requestsTo('ops').length, success_rate: 1 });
+    const opsStats = await eventually(async () => {
+      const read = endpointStatsResponseSchema.parse(
+        (await admin('GET', `/webhooks/endpoints/${ops.endpoint_id}/stats`)).body,
+      );
+      return read.attempts === requestsTo('ops').length ? read : undefined;
+    }, PATIENCE);
+    expect(opsStats).toMatchObject({ window: '1h', success_rate: 1 });
     expect(opsStats.latency_ms.p95).toBeLessThanOrEqual(1_000);
     expect((await admin('GET', `/webhooks/endpoints/${ops.endpoint_id}/stats?window=2d`)).status).toBe(400);
   }, 120_000);

@@ -5,8 +5,7 @@
  * change request waiting for review. Producers cannot publish `operations.*` themselves. (The FX breaker's signal
  * is covered by `test/unit/rates/ingest.test.ts`, whose runs open a breaker on demand.)
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../functions/composition/local/stack';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RetryPolicy } from '../../functions/domain/webhooks/retry-policy';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
 import {
@@ -14,14 +13,9 @@ import {
   eventHistoryResponseSchema,
 } from '../../functions/schemas/webhooks';
 import { priceChangeOf } from '../support/change-requests';
-import { startDemoStack } from '../support/demo-stack';
 import { eventually } from '../support/engines';
-import {
-  type ReceivedRequest,
-  signedBy,
-  startReceiver,
-  type TestReceiver,
-} from '../support/webhook-receiver';
+import { demoStackWithReceiver, operatorCalls } from '../support/stack-with-receiver';
+import { type ReceivedRequest, signedBy } from '../support/webhook-receiver';
 
 const API_KEY = 'key_ops_e2e_0123456789abcdef';
 const ADMIN = 'adm_ops_e2e_0123456789abcdef';
@@ -33,22 +27,15 @@ const POLICY: RetryPolicy = {
 };
 const PATIENCE = { timeoutMs: 30_000, intervalMs: 100 };
 
-let stack: LocalStack;
-let receiver: TestReceiver;
 let failing = true;
-
-const admin = async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-};
+const world = demoStackWithReceiver({ apiKey: API_KEY, adminToken: ADMIN, webhookPolicy: POLICY });
+const admin = operatorCalls(() => world.stack.url, ADMIN);
 
 const register = async (path: string, topics: string[]) => {
-  const created = await admin('POST', '/webhooks/endpoints', { url: `${receiver.baseUrl}/${path}`, topics });
+  const created = await admin('POST', '/webhooks/endpoints', {
+    url: `${world.receiver.baseUrl}/${path}`,
+    topics,
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   return endpointWithSecretResponseSchema.parse(created.body);
 };
@@ -57,7 +44,7 @@ const register = async (path: string, topics: string[]) => {
 const signal = (type: string, match: Record<string, unknown>): Promise<ReceivedRequest> =>
   eventually(
     async () =>
-      receiver.requests.find(
+      world.receiver.requests.find(
         (request) =>
           request.path === '/webhooks/v1/ops/operations' &&
           request.envelope.type === type &&
@@ -68,21 +55,13 @@ const signal = (type: string, match: Record<string, unknown>): Promise<ReceivedR
     PATIENCE,
   );
 
-beforeAll(async () => {
-  [stack, receiver] = await Promise.all([
-    startDemoStack({ apiKey: API_KEY, adminToken: ADMIN, webhookPolicy: POLICY }),
-    startReceiver((request) => {
-      if (request.path.startsWith('/webhooks/v1/failing/'))
-        return { kind: 'respond', status: failing ? 500 : 200 };
-      if (request.path.startsWith('/webhooks/v1/gone/')) return { kind: 'respond', status: 410 };
-      return { kind: 'respond', status: 200 };
-    }),
-  ]);
-}, 60_000);
-
-afterAll(async () => {
-  await receiver?.close();
-  await stack?.stop();
+beforeAll(() => {
+  world.receiver.react = (request) => {
+    if (request.path.startsWith('/webhooks/v1/failing/'))
+      return { kind: 'respond', status: failing ? 500 : 200 };
+    if (request.path.startsWith('/webhooks/v1/gone/')) return { kind: 'respond', status: 410 };
+    return { kind: 'respond', status: 200 };
+  };
 });
 
 describe('operational events (topic operations)', () => {
@@ -143,7 +122,7 @@ describe('operational events (topic operations)', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const count = (type: string) =>
       new Set(
-        receiver.requests
+        world.receiver.requests
           .filter((request) => request.envelope.type === type)
           .map((request) => request.envelope.event_id),
       ).size;

@@ -23,7 +23,7 @@ const ADMIN_TOKEN = 'adm_tools_e2e_0123456789abcdef';
 const world = demoStackWithReceiver({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
 const PATIENCE = { timeoutMs: 30_000, intervalMs: 100 };
 
-const admin = operatorCalls(world, ADMIN_TOKEN);
+const admin = operatorCalls(() => world.stack.url, ADMIN_TOKEN);
 
 const register = async (path: string, extra: Record<string, unknown> = {}) => {
   const created = await admin('POST', '/webhooks/endpoints', {
@@ -76,6 +76,20 @@ describe('test events', () => {
     expect(
       world.receiver.requests.filter((candidate) => candidate.path.startsWith('/webhooks/v1/bystander/')),
     ).toEqual([]);
+    // The bystander does get a real payout: it was only the test event it was spared.
+    const real = await admin('POST', '/webhooks/events', {
+      type: 'payout.processed',
+      data: { payout_id: 'po_real', status: 'paid', amount_minor: 100, currency: 'EUR' },
+    });
+    await eventually(
+      async () =>
+        world.receiver.requests.find(
+          (candidate) =>
+            candidate.path.startsWith('/webhooks/v1/bystander/') &&
+            candidate.envelope.event_id === real.body.event_id,
+        ),
+      PATIENCE,
+    );
     expect(bystander.endpoint_id).not.toBe(target.endpoint_id);
   });
 
@@ -125,9 +139,16 @@ describe('expunge', () => {
     // Again: the first record answers. A replay of it is refused; nothing more reaches the receiver.
     const again = await admin('POST', `/webhooks/events/${eventId}/expunge`);
     expect(again.body).toEqual(expunged.body);
+    const reachedBefore = world.receiver.requests.filter(
+      (request) => request.envelope.event_id === eventId,
+    ).length;
     const replay = await admin('POST', '/webhooks/replay', { event_ids: [eventId], force: true });
     expect(replay.status).toBe(404);
     expect(replay.body.missing_event_ids).toEqual([eventId]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(world.receiver.requests.filter((request) => request.envelope.event_id === eventId)).toHaveLength(
+      reachedBefore,
+    );
     const unknown = await admin('POST', '/webhooks/events/evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7E/expunge');
     expect(unknown.status).toBe(404);
   });

@@ -3,7 +3,16 @@ import { type LocalStack, startLocalStack } from '../../functions/composition/lo
 import type { RetryPolicy } from '../../functions/domain/webhooks/retry-policy';
 import { endpointWithSecretResponseSchema } from '../../functions/schemas/webhooks';
 import type { WebhookSettings } from '../../functions/usecases/webhooks/context';
+import { operatorCalls } from './stack-with-receiver';
 import { type Reaction, type ReceivedRequest, startReceiver, type TestReceiver } from './webhook-receiver';
+
+/** A shortened retry policy: a 2 s attempt timeout, retries after 2, 4, 8 and 16 s, no daily retries. */
+export const DELIVERY_WORLD_POLICY: RetryPolicy = {
+  backoffSeconds: [2, 4, 8, 16],
+  dailyRetryDays: 0,
+  jitter: { min: 0.8, max: 1.2 },
+  attemptTimeoutMs: 2_000,
+};
 
 /**
  * An in-memory local stack with a shortened retry policy and one loopback receiver whose answers the test decides
@@ -13,7 +22,8 @@ import { type Reaction, type ReceivedRequest, startReceiver, type TestReceiver }
 export const deliveryWorld = (options: {
   readonly apiKey: string;
   readonly adminToken: string;
-  readonly policy: RetryPolicy;
+  /** Default `DELIVERY_WORLD_POLICY`. */
+  readonly policy?: RetryPolicy;
   /** Shorter lifetimes than production's (e.g. `disableAfterDays` in seconds' worth of a day). */
   readonly settings?: Partial<WebhookSettings>;
   readonly react: (request: ReceivedRequest) => Reaction;
@@ -26,7 +36,10 @@ export const deliveryWorld = (options: {
       adminToken: options.adminToken,
       logLevel: 'SILENT',
       streamPollIntervalMs: 50,
-      webhooks: { policy: options.policy, ...(options.settings ? { settings: options.settings } : {}) },
+      webhooks: {
+        policy: options.policy ?? DELIVERY_WORLD_POLICY,
+        ...(options.settings ? { settings: options.settings } : {}),
+      },
       rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
     });
     started.receiver = await startReceiver(options.react);
@@ -44,18 +57,11 @@ export const deliveryWorld = (options: {
     return started.receiver;
   };
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${stack().url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${options.adminToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-  };
+  const admin = operatorCalls(() => stack().url, options.adminToken);
 
   return {
     admin,
+    receiver,
     register: async (path: string, topic: string, extra: Record<string, unknown> = {}) => {
       const created = await admin('POST', '/webhooks/endpoints', {
         url: `${receiver().baseUrl}/${path}`,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { LocalStack } from '../../functions/composition/local/stack';
+import type { RetryPolicy } from '../../functions/domain/webhooks/retry-policy';
 import { startDemoStack } from './demo-stack';
 import { startReceiver, type TestReceiver } from './webhook-receiver';
 
@@ -16,6 +17,8 @@ export interface StackWithReceiver {
 export const demoStackWithReceiver = (credentials: {
   readonly apiKey: string;
   readonly adminToken: string;
+  /** A shorter retry policy than production's. */
+  readonly webhookPolicy?: RetryPolicy;
 }): StackWithReceiver => {
   const started: { stack?: LocalStack; receiver?: TestReceiver } = {};
   beforeAll(async () => {
@@ -38,12 +41,12 @@ export const demoStackWithReceiver = (credentials: {
 };
 
 /**
- * An operator's HTTP calls to the world's stack with `token`: JSON in and out, a fresh Idempotency-Key on every
- * POST; the status, headers and parsed body.
+ * An operator's HTTP calls to a stack (its base URL, asked for per call: the stack starts in `beforeAll`) with
+ * `token`: JSON in and out, a fresh Idempotency-Key on every POST; the status, headers and parsed body.
  */
 export const operatorCalls =
-  (world: StackWithReceiver, token: string) => async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${world.stack.url}${path}`, {
+  (baseUrl: () => string, token: string) => async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${baseUrl()}${path}`, {
       method,
       headers: {
         authorization: `Bearer ${token}`,

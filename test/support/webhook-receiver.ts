@@ -31,6 +31,8 @@ export interface TestReceiver {
   readonly requests: ReceivedRequest[];
   /** Connections accepted (including ones reset before a request was read). */
   connections: number;
+  /** When each hanging request ended (the sender gave up), by its index in `requests`. */
+  readonly hungUntil: Map<number, number>;
   react: (request: ReceivedRequest, index: number) => Reaction;
   close(): Promise<void>;
 }
@@ -46,6 +48,7 @@ export const startReceiver = async (
     baseUrl: '',
     requests: [],
     connections: 0,
+    hungUntil: new Map(),
     react,
     close: async () => {
       for (const release of hanging) release();
@@ -81,7 +84,10 @@ export const startReceiver = async (
       if (reaction.kind === 'hang') {
         const release = () => res.destroy();
         hanging.add(release);
-        res.on('close', () => hanging.delete(release));
+        res.on('close', () => {
+          hanging.delete(release);
+          receiver.hungUntil.set(index, Date.now());
+        });
         return;
       }
       res.writeHead(reaction.status, { 'content-type': 'application/json', ...(reaction.headers ?? {}) });
