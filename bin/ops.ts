@@ -18,12 +18,14 @@ import {
   ENVELOPE_VERSIONS,
 } from '../functions/domain/webhooks/envelope';
 import type { EventFilter } from '../functions/domain/webhooks/filter';
+import type { EndpointOrdering } from '../functions/domain/webhooks/ordering';
 import type { EndpointRateLimit } from '../functions/domain/webhooks/throttle';
 import {
   type CreateEndpointRequest,
   createEndpointSchema,
   endpointFilterSchema,
   endpointIdSchema,
+  endpointOrderingSchema,
   endpointRateLimitSchema,
   eventIdSchema,
   type ReplayRequest,
@@ -128,10 +130,10 @@ endpoints (/webhooks/endpoints):
   endpoints list [--limit n] [--all]
   endpoints show ep_…
   endpoints create --url <url> [--topics a,b] [--event-types a.b,c.d] [--filter '<json>'] [--rate-limit per_second=n,max_in_flight=n]
-                   [--description text] [--tenant t] [--version ${ENVELOPE_VERSIONS.join('|')}]
+                   [--ordering endpoint|tenant|data.<field>] [--description text] [--tenant t] [--version ${ENVELOPE_VERSIONS.join('|')}]
       prints the signing secret, once
   endpoints update ep_… [--url u] [--topics a,b] [--event-types a.b] [--filter '<json>'|none] [--rate-limit …|none]
-                   [--description text] [--version v] [--enable|--disable]
+                   [--ordering …|none] [--description text] [--version v] [--enable|--disable]
   endpoints delete ep_…
   endpoints rotate-secret ep_…
       prints the new secret, once; the previous one is still sent beside it for a while
@@ -323,6 +325,7 @@ const ENDPOINT_OPTIONS = {
   'event-types': { type: 'string' },
   filter: { type: 'string' },
   'rate-limit': { type: 'string' },
+  ordering: { type: 'string' },
   description: { type: 'string' },
   version: { type: 'string' },
 } as const satisfies CliOptions;
@@ -363,6 +366,13 @@ const rateLimitOf = (value: string | undefined): EndpointRateLimit | null | unde
   return checked('--rate-limit', endpointRateLimitSchema, limit);
 };
 
+/** `--ordering data.payout_id` (or `endpoint`, `tenant`), or `none` to remove it (update). */
+const orderingOf = (value: string | undefined): EndpointOrdering | null | undefined => {
+  if (value === undefined) return undefined;
+  if (value === 'none') return null;
+  return checked('--ordering', endpointOrderingSchema, { key: value });
+};
+
 /** The fields of `endpoints create` and `update` that were given (`null`: remove it, update only). */
 const endpointFields = (values: OptionValues<typeof ENDPOINT_OPTIONS>) => {
   const url = urlOf(values.url);
@@ -373,6 +383,7 @@ const endpointFields = (values: OptionValues<typeof ENDPOINT_OPTIONS>) => {
       : checked('--event-types', createEndpointSchema.shape.event_types, commaList(values['event-types']));
   const filter = filterOf(values.filter);
   const rateLimit = rateLimitOf(values['rate-limit']);
+  const ordering = orderingOf(values.ordering);
   const version = oneOf(values.version, ENVELOPE_VERSIONS, '--version');
   return {
     ...(url === undefined ? {} : { url }),
@@ -380,6 +391,7 @@ const endpointFields = (values: OptionValues<typeof ENDPOINT_OPTIONS>) => {
     ...(eventTypes === undefined ? {} : { event_types: eventTypes }),
     ...(filter === undefined ? {} : { filter }),
     ...(rateLimit === undefined ? {} : { rate_limit: rateLimit }),
+    ...(ordering === undefined ? {} : { ordering }),
     ...(values.description === undefined ? {} : { description: values.description }),
     ...(version === undefined ? {} : { version }),
   };
@@ -430,10 +442,10 @@ const COMMANDS = {
       context,
     );
     atMost(positionals, 0);
-    const { url, filter, rate_limit, ...fields } = endpointFields(values);
+    const { url, filter, rate_limit, ordering, ...fields } = endpointFields(values);
     if (url === undefined) throw new UsageError('endpoints create needs --url');
-    if (filter === null || rate_limit === null)
-      throw new UsageError('none removes a filter or rate limit: use it with endpoints update');
+    if (filter === null || rate_limit === null || ordering === null)
+      throw new UsageError('none removes a filter, rate limit or ordering: use it with endpoints update');
     return {
       kind: 'endpoints-create',
       body: {
@@ -441,6 +453,7 @@ const COMMANDS = {
         ...fields,
         ...(filter === undefined ? {} : { filter }),
         ...(rate_limit === undefined ? {} : { rate_limit }),
+        ...(ordering === undefined ? {} : { ordering }),
         ...(values.tenant === undefined ? {} : { tenant: values.tenant }),
       },
     };
@@ -460,7 +473,7 @@ const COMMANDS = {
     };
     if (Object.keys(body).length === 0)
       throw new UsageError(
-        'endpoints update needs something to change: --url, --topics, --event-types, --filter, --rate-limit, --description, --version, --enable or --disable',
+        'endpoints update needs something to change: --url, --topics, --event-types, --filter, --rate-limit, --ordering, --description, --version, --enable or --disable',
       );
     return { kind: 'endpoints-update', endpointId, body };
   },

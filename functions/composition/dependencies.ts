@@ -24,6 +24,7 @@ import type { CallerUsagePlan } from '../ports/usage-plan';
 import type { WebhookHttpClient } from '../ports/webhook-http';
 import type {
   DeliveryRepository,
+  DeliverySequencer,
   DpopProofVerifier,
   DpopReplayCache,
   EndpointLimiter,
@@ -113,6 +114,7 @@ export interface WebhookDependencies {
   readonly replays: ReplayRepository;
   /** Per-endpoint limits shared by every deliver instance. */
   readonly limiter: EndpointLimiter;
+  readonly sequencer: DeliverySequencer;
   /** Endpoints' attempts in 5-minute slots (stats). */
   readonly stats: EndpointStatsStore;
   /** DPoP proofs' `jti`s already seen (partner callbacks). */

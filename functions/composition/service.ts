@@ -16,6 +16,7 @@ import { DynamoCatalogRepository } from '../adapters/aws/catalog-repository';
 import { DynamoChangeRequestStore } from '../adapters/aws/change-request-store';
 import { DynamoCheckoutRepository, DynamoReceiptItemSource } from '../adapters/aws/checkout-repository';
 import type { AwsClients } from '../adapters/aws/clients';
+import { DynamoDeliverySequencer } from '../adapters/aws/delivery-sequencer';
 import { DynamoEndpointLimiter } from '../adapters/aws/endpoint-limiter';
 import { DynamoEndpointStatsStore } from '../adapters/aws/endpoint-stats-store';
 import { dynamoDbProbe, s3Probe, sqsProbe } from '../adapters/aws/health-probes';
@@ -216,6 +217,8 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
           }),
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
         limiter: () => new DynamoEndpointLimiter(documents(), reach.table('endpointLimits')),
+        sequencer: () =>
+          new DynamoDeliverySequencer(documents(), reach.table('deliveryOrder'), reach.table('deliveries')),
         stats: () => new DynamoEndpointStatsStore(documents(), reach.table('endpointStats')),
         // DPoP proofs' `jti`s are remembered in the idempotency table (items `dpop-jti#…`).
         dpopReplays: () => new DynamoDpopReplayCache(documents(), reach.table('idempotency')),

@@ -118,6 +118,7 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
     deliveries: () => deps.webhooks.deliveries,
     replays: () => deps.webhooks.replays,
     limiter: () => deps.webhooks.limiter,
+    sequencer: () => deps.webhooks.sequencer,
     stats: () => deps.webhooks.stats,
     queue: () => deps.queue,
     scheduler: () => deps.scheduler,

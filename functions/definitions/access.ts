@@ -135,6 +135,8 @@ const CHANGE_REQUESTS = {
   indexes: ['by-created'],
 } as const;
 /** The audit journal (`DynamoJournalStore`): entries, heads and the frontier in transactions; reads. */
+/** Numbering a delivery of an ordered endpoint: its key's counter read (or its last open item) and one transaction. */
+const SEQUENCE: readonly TableItemAction[] = ['GetItem', 'Query', 'PutItem', 'UpdateItem'];
 const JOURNAL: readonly TableItemAction[] = ['GetItem', 'Query', 'PutItem', 'UpdateItem'];
 
 export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
@@ -220,6 +222,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       replays: { actions: ['GetItem', 'Query', 'UpdateItem', 'BatchWriteItem'] },
       // An endpoint's stats: its slots of the window.
       endpointStats: { actions: ['Query'] },
+      // A replay or recovery of an ordered endpoint's deliveries numbers them at the end of their keys, and a
+      // forced one leaves the place it held.
+      deliveryOrder: { actions: [...SEQUENCE, 'DeleteItem'] },
       // The ledger, and the DPoP `jti`s remembered in the same table.
       idempotency: { actions: IDEMPOTENCY },
       // The versions in force for published events; partners' catalog snapshots.
@@ -233,11 +238,13 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   fanout: {
     ...NOTHING,
     // The enabled endpoints (Scan), one delivery record per match (read back when it exists), the fan-out
-    // recorded on the event.
+    // recorded on the event; an ordered endpoint's delivery numbered in its key (one transaction: the key's
+    // counter, its open item, the delivery's place).
     tables: {
       endpoints: { actions: ['Scan'] },
-      deliveries: { actions: ['GetItem', 'PutItem'] },
+      deliveries: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
       events: { actions: ['UpdateItem'] },
+      deliveryOrder: { actions: SEQUENCE },
     },
     sendsTo: ['delivery'],
   },
@@ -256,6 +263,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       replays: { actions: ['GetItem', 'UpdateItem'] },
       // Each batch's attempts added to their endpoints' 5-minute stats slots.
       endpointStats: { actions: ['UpdateItem'] },
+      // An ordered delivery looks for an open one before it in its key, and on ending closes its own and reads
+      // the next (whose message it sends).
+      deliveryOrder: { actions: ['Query', 'DeleteItem'] },
     },
     sendsTo: ['delivery', 'deliveryDlq'],
     // Decrypts endpoint signing secrets and client-certificate keys.
@@ -268,7 +278,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     tables: {
       events: { actions: ['UpdateItem'], indexes: ['fanout-pending'] },
       endpoints: { actions: ['Scan'] },
-      deliveries: { actions: ['GetItem', 'PutItem'] },
+      deliveries: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
+      deliveryOrder: { actions: SEQUENCE },
     },
     sendsTo: ['delivery'],
   },
@@ -279,8 +290,12 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     // announce it completed (an operational event in the outbox).
     tables: {
       events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
-      deliveries: { actions: ['Query', 'UpdateItem'] },
+      deliveries: { actions: ['GetItem', 'Query', 'UpdateItem'] },
       replays: { actions: ['GetItem', 'UpdateItem', 'BatchWriteItem'] },
+      // A delivery of an ordered endpoint (its ordering read from the endpoint) joins the end of its key, and a
+      // forced one leaves the place it held.
+      endpoints: { actions: ['GetItem'] },
+      deliveryOrder: { actions: [...SEQUENCE, 'DeleteItem'] },
     },
     sendsTo: ['delivery'],
   },

@@ -158,6 +158,16 @@ export const TABLES = {
     partitionKey: { name: 'endpoint_id', type: 'S' },
     timeToLiveAttribute: 'expires_at',
   },
+  deliveryOrder: {
+    id: 'delivery-order',
+    description:
+      "Ordered endpoints' per-key queues (C31 ordering): each key's next number and its open deliveries, each with the message its turn sends.",
+    scope: 'service',
+    envVar: 'DELIVERY_ORDER_TABLE_NAME',
+    partitionKey: { name: 'order_key', type: 'S' },
+    sortKey: { name: 'seq', type: 'N' },
+    timeToLiveAttribute: 'expires_at',
+  },
   endpointStats: {
     id: 'endpoint-stats',
     description:

@@ -2,8 +2,9 @@ import type { DpopProofContents, DpopPublicJwk, DpopRefusal } from '../domain/we
 import type { AttemptTally } from '../domain/webhooks/endpoint-stats';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { EventFilter } from '../domain/webhooks/filter';
+import type { EndpointOrdering } from '../domain/webhooks/ordering';
 import type { EffectiveLimits, EndpointRateLimit } from '../domain/webhooks/throttle';
-import type { OutboxItem } from '../schemas/envelope';
+import type { DeliveryMessage, OutboxItem } from '../schemas/envelope';
 import type { RequestCompletion } from './idempotency';
 
 /** A page of results and the opaque cursor of the next page (absent on the last one). */
@@ -100,6 +101,8 @@ export interface EndpointRecord {
   readonly mtls?: EndpointMtls;
   /** Throughput limits (C31): attempts per second and in flight, held across deliver instances. */
   readonly rate_limit?: EndpointRateLimit;
+  /** Set: deliveries with the same key start one after another, each after the one before ended (C31). */
+  readonly ordering?: EndpointOrdering;
   /**
    * Written by the deliver function, apart from `updated_at` (an operator's change never conflicts with it):
    * attempts in a row that timed out (isolation), and until when a `Retry-After` paused the endpoint.
@@ -134,6 +137,7 @@ export type EndpointChanges = Partial<
     | 'dpop_jkt'
     | 'mtls'
     | 'rate_limit'
+    | 'ordering'
     | 'disable_after_days'
     | 'retention_days'
     | 'consecutive_timeouts'
@@ -233,6 +237,40 @@ export interface EndpointLimiter {
   release(endpointId: string, slot: number, leaseUntilMs: number): Promise<void>;
 }
 
+/** A delivery's place in its endpoint's ordering key (C31 `ordering`): the key and its number there. */
+export interface OrderPlace {
+  readonly key: string;
+  readonly seq: number;
+}
+
+/**
+ * The per-key queues of ordered endpoints (C31 `ordering`), shared by every fan-out and deliver instance: a
+ * delivery takes the next number of its key (once per round: the fan-out, or a replay), may start only while no
+ * lower number of its key is still open, and on ending hands the turn to the next one.
+ */
+export interface DeliverySequencer {
+  /**
+   * Gives the delivery the next number of its key, in one transaction with the delivery record (`order_key`,
+   * `order_seq`, `ordered_by: round`); a delivery numbered in this round already keeps its number. `message` is
+   * what the delivery's turn sends when it comes (its `order` added).
+   */
+  enqueue(input: {
+    readonly endpointId: string;
+    readonly key: string;
+    readonly eventId: string;
+    readonly round: string;
+    readonly message: DeliveryMessage;
+    readonly expiresAt: number;
+  }): Promise<number>;
+  /** True when no lower number of the key is open (the delivery's turn). */
+  isTurn(endpointId: string, place: OrderPlace): Promise<boolean>;
+  /**
+   * Closes the delivery's number (only its own: `eventId`) and returns the message of the next open one of its
+   * key, if any.
+   */
+  close(endpointId: string, place: OrderPlace, eventId: string): Promise<DeliveryMessage | undefined>;
+}
+
 /** One attempt as the history shows it (C16). */
 export interface AttemptRecord {
   readonly attempt: number;
@@ -288,6 +326,10 @@ export interface DeliveryRecord {
   readonly expires_at: number;
   /** The partner's confirmation of the event, once it confirmed it. */
   readonly confirmation?: ConfirmationRecord;
+  /** An ordered endpoint's delivery (C31): its key, its number there, and the round that numbered it. */
+  readonly order_key?: string;
+  readonly order_seq?: number;
+  readonly ordered_by?: string;
 }
 
 export type ClaimResult = 'claimed' | 'done' | 'busy' | 'missing';

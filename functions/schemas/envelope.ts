@@ -77,6 +77,8 @@ export const deliveryMessageSchema = z.object({
   not_before: isoTimestamp.optional(),
   /** How often the delivery waited for an in-flight slot (its wait doubles each time); never an attempt. */
   deferrals: z.number().int().min(0).max(1_000).optional(),
+  /** An ordered endpoint's delivery (C31 `ordering`): its key and its number there; it starts in its turn. */
+  order: z.strictObject({ key: z.string().min(1).max(1_000), seq: z.number().int().min(1) }).optional(),
 });
 
 export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;

@@ -4,6 +4,7 @@ import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { STATS_WINDOWS, type StatsWindow } from '../domain/webhooks/endpoint-stats';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
+import { isOrderingKeySpec, type OrderingKeySpec } from '../domain/webhooks/ordering';
 import { type EndpointRateLimit, RATE_LIMIT_BOUNDS } from '../domain/webhooks/throttle';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
 import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
@@ -138,6 +139,24 @@ export const endpointRateLimitSchema = z
     'Deliveries over the limits wait (no attempt is used) and are sent as soon as the endpoint has room.',
   );
 
+/** An endpoint's ordering (C31 `ordering`): FIFO per key. */
+export const endpointOrderingSchema = z
+  .strictObject({
+    key: z
+      .string()
+      .refine(isOrderingKeySpec, {
+        message: '"endpoint", "tenant" or "data.<field>" (dotted: letters, digits, _ and -; at most 8 deep)',
+      })
+      .transform((key) => key as OrderingKeySpec)
+      .describe(
+        'What orders deliveries: "endpoint" (all of them), "tenant", or a field of the event\'s data ("data.payout_id").',
+      ),
+  })
+  .describe(
+    'Deliveries with the same key start one after another, each only after the one before it ended (delivered, ' +
+      'stopped or dead); a failing one holds back only its key. Replays and recoveries join the end of their key.',
+  );
+
 /** Days of continuous failure after which the endpoint is disabled (C32); null: the service's default (5). */
 const disableAfterDaysSchema = z
   .number()
@@ -169,6 +188,7 @@ export const createEndpointSchema = z.strictObject({
     .describe('Only events of these types (besides the topics).'),
   filter: endpointFilterSchema.optional(),
   rate_limit: endpointRateLimitSchema.optional(),
+  ordering: endpointOrderingSchema.optional(),
   disable_after_days: disableAfterDaysSchema.optional(),
   retention_days: retentionDaysSchema.optional(),
   description: z.string().max(500).optional(),
@@ -204,6 +224,12 @@ export const updateEndpointSchema = z
       .nullable()
       .optional()
       .describe('Replaces the throughput limits; null removes them.'),
+    ordering: endpointOrderingSchema
+      .nullable()
+      .optional()
+      .describe(
+        'Replaces the ordering (events fanned out from then on; deliveries already numbered keep their key); null removes it.',
+      ),
     disable_after_days: disableAfterDaysSchema.nullable().optional(),
     retention_days: retentionDaysSchema
       .nullable()
@@ -308,6 +334,7 @@ export const endpointResponseSchema = z.object({
   rate_limit: z
     .object({ per_second: z.number().optional(), max_in_flight: z.number().int().optional() })
     .optional(),
+  ordering: z.object({ key: z.string() }).optional(),
   disable_after_days: z.number().optional(),
   retention_days: z.number().int().optional(),
   failing_since: isoTimestamp

@@ -38,3 +38,31 @@ export const limitConcurrency = <Args extends unknown[], Result>(
     }
   };
 };
+
+/** A turn taken with `KeyedTurns.take`: `ready` once every earlier turn of its key is done; `done` ends it. */
+export interface Turn {
+  readonly ready: Promise<void>;
+  readonly done: () => void;
+}
+
+/**
+ * Turns per key, in the order they were taken: work that must happen in call order per key (and may overlap
+ * across keys) takes its turn synchronously, before its first `await`, and waits for `ready`.
+ */
+export class KeyedTurns {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  take(key: string): Turn {
+    const before = this.tails.get(key) ?? Promise.resolve();
+    let done: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const tail = before.then(() => finished);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return { ready: before, done };
+  }
+}

@@ -382,14 +382,25 @@ describe('webhook grants', () => {
   const allFunctions = Object.keys(FUNCTIONS) as FunctionId[];
 
   it.each([
-    { functionId: 'webhooks', writes: ['deliveries', 'endpoints', 'events', 'idempotency', 'replays'] },
-    { functionId: 'fanout', writes: ['deliveries', 'events'] },
+    {
+      functionId: 'webhooks',
+      writes: ['deliveries', 'deliveryOrder', 'endpoints', 'events', 'idempotency', 'replays'],
+    },
+    { functionId: 'fanout', writes: ['deliveries', 'deliveryOrder', 'events'] },
     {
       functionId: 'deliver',
-      writes: ['deliveries', 'endpointLimits', 'endpointStats', 'endpoints', 'events', 'replays'],
+      writes: [
+        'deliveries',
+        'deliveryOrder',
+        'endpointLimits',
+        'endpointStats',
+        'endpoints',
+        'events',
+        'replays',
+      ],
     },
-    { functionId: 'sweeper', writes: ['deliveries', 'events'] },
-    { functionId: 'replay', writes: ['deliveries', 'events', 'replays'] },
+    { functionId: 'sweeper', writes: ['deliveries', 'deliveryOrder', 'events'] },
+    { functionId: 'replay', writes: ['deliveries', 'deliveryOrder', 'events', 'replays'] },
     {
       functionId: 'admin',
       writes: ['apiKeys', 'catalog', 'changeRequests', 'events', 'idempotency', 'journal', 'priceCache'],
@@ -402,15 +413,32 @@ describe('webhook grants', () => {
   it.each([
     {
       functionId: 'webhooks',
-      reads: ['catalog', 'deliveries', 'endpointStats', 'endpoints', 'events', 'idempotency', 'replays'],
+      reads: [
+        'catalog',
+        'deliveries',
+        'deliveryOrder',
+        'endpointStats',
+        'endpoints',
+        'events',
+        'idempotency',
+        'replays',
+      ],
     },
-    { functionId: 'fanout', reads: ['deliveries', 'endpoints', 'events'] },
+    { functionId: 'fanout', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events'] },
     {
       functionId: 'deliver',
-      reads: ['deliveries', 'endpointLimits', 'endpointStats', 'endpoints', 'events', 'replays'],
+      reads: [
+        'deliveries',
+        'deliveryOrder',
+        'endpointLimits',
+        'endpointStats',
+        'endpoints',
+        'events',
+        'replays',
+      ],
     },
-    { functionId: 'sweeper', reads: ['deliveries', 'endpoints', 'events'] },
-    { functionId: 'replay', reads: ['deliveries', 'events', 'replays'] },
+    { functionId: 'sweeper', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events'] },
+    { functionId: 'replay', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events', 'replays'] },
   ] as const)('$functionId touches exactly the tables $reads', ({ functionId, reads }) => {
     expect(tablesWith(functionId, ITEM_ACTIONS)).toEqual(reads.map((tableId) => `table:${tableId}`));
   });

@@ -268,6 +268,7 @@ const ENDPOINT_FIELDS = [
   'dpop_jkt',
   'mtls',
   'rate_limit',
+  'ordering',
   'disable_after_days',
   'retention_days',
   'consecutive_timeouts',

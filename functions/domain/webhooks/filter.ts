@@ -175,6 +175,12 @@ const valueAt = (subject: FilterSubject, path: string): unknown => {
   return value === undefined ? MISSING : value;
 };
 
+/** The value at a dotted path into `type`, `tenant`, `producer` or `data` (undefined when absent). */
+export const pathValue = (subject: FilterSubject, path: string): unknown => {
+  const value = valueAt(subject, path);
+  return value === MISSING ? undefined : value;
+};
+
 /** JSON equality: same type, lists member by member, objects key by key. */
 export const jsonEqual = (left: unknown, right: unknown): boolean => {
   if (Array.isArray(left) || Array.isArray(right))

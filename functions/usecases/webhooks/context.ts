@@ -8,6 +8,7 @@ import type { DataCipher } from '../../ports/signing';
 import type { WebhookHttpClient } from '../../ports/webhook-http';
 import type {
   DeliveryRepository,
+  DeliverySequencer,
   EndpointLimiter,
   EndpointRepository,
   EndpointStatsStore,
@@ -55,6 +56,8 @@ export interface WebhookContext {
   readonly deliveries: DeliveryRepository;
   readonly replays: ReplayRepository;
   readonly limiter: EndpointLimiter;
+  /** The per-key queues of ordered endpoints (C31 `ordering`). */
+  readonly sequencer: DeliverySequencer;
   readonly stats: EndpointStatsStore;
   readonly queue: MessageQueue;
   readonly scheduler: OneTimeScheduler;

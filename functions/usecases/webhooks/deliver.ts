@@ -50,7 +50,7 @@ export class DeliveryBusyError extends Error {
 export type DeferReason = 'rate' | 'in_flight' | 'paused';
 
 export type DeliveryResult =
-  | { readonly kind: 'skipped'; readonly reason: 'duplicate' | 'no_delivery' }
+  | { readonly kind: 'skipped'; readonly reason: 'duplicate' | 'no_delivery' | 'not_its_turn' }
   | { readonly kind: 'deferred'; readonly reason: DeferReason; readonly delaySeconds: number }
   | {
       readonly kind: 'attempted';
@@ -203,6 +203,17 @@ const isReplayOutcome = (status: string): status is ReplayOutcome =>
   status === 'delivered' || status === 'dead' || status === 'stopped';
 
 /**
+ * An ordered delivery ended (or can never start): its place in its key is closed and the next open one of the
+ * key gets its message (C31 `ordering`). Repeating it is harmless: a closed place stays closed, and a second
+ * message for the next delivery's attempt is dropped by its claim.
+ */
+const closeTurn = async (ctx: WebhookContext, message: DeliveryMessage): Promise<void> => {
+  if (!message.order) return;
+  const next = await ctx.sequencer.close(message.endpoint_id, message.order, message.event_id);
+  if (next) await ctx.queue.send('delivery', JSON.stringify(next), { group: next.endpoint_id });
+};
+
+/**
  * A replayed delivery ended: counted once on its replay, and when it was the replay's last, the replay is
  * announced as completed (`operations.replay_completed`, once: its key is the replay).
  */
@@ -235,6 +246,10 @@ export const deliverAttempt = async (
   ctx: WebhookContext,
   message: DeliveryMessage,
 ): Promise<DeliveryResult> => {
+  // An ordered delivery starts only in its turn: while an earlier one of its key is open, this message is
+  // dropped (no attempt used); the earlier one's end sends it again.
+  if (message.order && !(await ctx.sequencer.isTurn(message.endpoint_id, message.order)))
+    return { kind: 'skipped', reason: 'not_its_turn' };
   const started = ctx.clock.now();
   const leaseMs = ctx.policy.attemptTimeoutMs * 3 + 5_000;
   // Read per delivery, so eventually consistent: half the read units, and a change reaches deliveries within
@@ -282,17 +297,25 @@ export const deliverAttempt = async (
       ctx.events.get(message.event_id),
     ]);
     if (claim !== 'claimed') await release();
-    if (claim === 'missing') return { kind: 'skipped', reason: 'no_delivery' };
+    if (claim === 'missing') {
+      // The record is gone (its history expired): it will never end, so its place is closed now.
+      await closeTurn(ctx, message);
+      return { kind: 'skipped', reason: 'no_delivery' };
+    }
     if (claim === 'done') {
-      // A replayed delivery whose consumer died after recording its end: its part of the replay is noted now.
-      if (message.replay_id) {
+      // The consumer of an ended delivery died after recording its end: what follows the end is done now (its
+      // part of a replay noted, its key's turn handed on).
+      if (message.replay_id || message.order) {
         const stored = await ctx.deliveries.get(message.event_id, message.endpoint_id);
-        if (stored && isReplayOutcome(stored.status)) await noteReplayEnded(ctx, message, stored.status);
+        if (stored && isReplayOutcome(stored.status)) {
+          await noteReplayEnded(ctx, message, stored.status);
+          await closeTurn(ctx, message);
+        }
       }
       return { kind: 'skipped', reason: 'duplicate' };
     }
     if (claim === 'busy') throw new DeliveryBusyError(message);
-    return await attempt(
+    const result = await attempt(
       ctx,
       message,
       item,
@@ -301,6 +324,8 @@ export const deliverAttempt = async (
       attemptTimeoutFor(limits, admission.slot, ctx.policy.attemptTimeoutMs),
       release,
     );
+    if (result.kind === 'attempted' && result.decision.kind !== 'retry') await closeTurn(ctx, message);
+    return result;
   } finally {
     await release();
   }

@@ -44,6 +44,7 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.event_types !== undefined ? { event_types: record.event_types } : {}),
   ...(record.filter !== undefined ? { filter: record.filter } : {}),
   ...(record.rate_limit !== undefined ? { rate_limit: record.rate_limit } : {}),
+  ...(record.ordering !== undefined ? { ordering: record.ordering } : {}),
   ...(record.disable_after_days !== undefined ? { disable_after_days: record.disable_after_days } : {}),
   ...(record.retention_days !== undefined ? { retention_days: record.retention_days } : {}),
   ...(record.description !== undefined ? { description: record.description } : {}),
@@ -147,6 +148,7 @@ export const createEndpoint = async (
     ...(request.event_types !== undefined ? { event_types: [...new Set(request.event_types)].sort() } : {}),
     ...(request.filter !== undefined ? { filter: request.filter } : {}),
     ...(request.rate_limit !== undefined ? { rate_limit: request.rate_limit } : {}),
+    ...(request.ordering !== undefined ? { ordering: request.ordering } : {}),
     ...(request.disable_after_days !== undefined ? { disable_after_days: request.disable_after_days } : {}),
     ...(request.retention_days !== undefined ? { retention_days: request.retention_days } : {}),
     ...(request.description !== undefined ? { description: request.description } : {}),
@@ -213,6 +215,11 @@ export const updateEndpoint = async (
         ? { rate_limit: undefined }
         : request.rate_limit !== undefined
           ? { rate_limit: request.rate_limit }
+          : {}),
+      ...(request.ordering === null
+        ? { ordering: undefined }
+        : request.ordering !== undefined
+          ? { ordering: request.ordering }
           : {}),
       ...(request.disable_after_days === null
         ? { disable_after_days: undefined }

@@ -1,12 +1,33 @@
 import { endpointSubscribes, timeKey } from '../../domain/webhooks/envelope';
-import { matchesFilter } from '../../domain/webhooks/filter';
+import { type FilterSubject, matchesFilter } from '../../domain/webhooks/filter';
+import { orderingKeyOf } from '../../domain/webhooks/ordering';
 import type { DeliveryRecord, EndpointRecord } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
-import { mapConcurrently } from '../../shared/concurrency';
+import { KeyedTurns, mapConcurrently, type Turn } from '../../shared/concurrency';
 import { epochSeconds, type WebhookContext } from './context';
 
 /** Endpoints of one event fanned out at once (each is a conditional put and a queue send). */
 const ENDPOINT_CONCURRENCY = 16;
+
+/**
+ * This instance's fan-outs to ordered endpoints number their deliveries per key in the order the events reached
+ * it (stream order within a batch), although the events of a batch are fanned out concurrently.
+ */
+const ORDER_TURNS = new KeyedTurns();
+
+/** The round a fan-out numbers ordered deliveries in (a replay numbers them in its own). */
+export const FANOUT_ROUND = 'fanout';
+
+/** An ordered delivery's open place outlives its event's body by a day (after it, every attempt stops anyway). */
+export const orderPlaceExpiry = (item: Pick<OutboxItem, 'expires_at'>): number => item.expires_at + 86_400;
+
+/** What filters and ordering keys read of an event. */
+export const subjectOf = (item: OutboxItem): FilterSubject => ({
+  type: item.type,
+  ...(item.tenant !== undefined ? { tenant: item.tenant } : {}),
+  ...(item.producer !== undefined ? { producer: item.producer } : {}),
+  data: item.data ?? {},
+});
 
 /**
  * Fans one event out: a delivery record per matching endpoint (created once, whatever happens after) and the
@@ -16,7 +37,7 @@ const ENDPOINT_CONCURRENCY = 16;
  * turns into a no-op (at most one POST per attempt).
  */
 export const fanOutEvent = async (
-  ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries' | 'queue' | 'settings'>,
+  ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries' | 'queue' | 'settings' | 'sequencer'>,
   item: OutboxItem,
   endpoints: readonly EndpointRecord[],
 ): Promise<number> => {
@@ -30,47 +51,30 @@ export const fanOutEvent = async (
         )
       : endpoints.filter((endpoint) => endpointSubscribes(endpoint, item));
   // An endpoint's filter (C31) that does not match: recorded `filtered`, never sent (a test event passes it).
+  const subject = subjectOf(item);
   const filteredOut = (endpoint: EndpointRecord): boolean =>
     item.test_endpoint_id === undefined &&
     endpoint.filter !== undefined &&
-    !matchesFilter(endpoint.filter, {
-      type: item.type,
-      ...(item.tenant !== undefined ? { tenant: item.tenant } : {}),
-      ...(item.producer !== undefined ? { producer: item.producer } : {}),
-      data: item.data ?? {},
-    });
+    !matchesFilter(endpoint.filter, subject);
+  // An ordered endpoint's delivery (C31) takes its key's turn now, before anything is awaited, so this instance
+  // numbers each key's deliveries in the order the events reached it. A test event is not ordered.
+  const turns = new Map<string, { key: string; turn: Turn }>();
+  for (const endpoint of targets) {
+    if (!endpoint.ordering || item.test_endpoint_id !== undefined) continue;
+    if (endpoint.status !== 'enabled' || filteredOut(endpoint)) continue;
+    const key = orderingKeyOf(endpoint.ordering, subject);
+    turns.set(endpoint.endpoint_id, { key, turn: ORDER_TURNS.take(`${endpoint.endpoint_id}#${key}`) });
+  }
   // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
   // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
   await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
-    const now = ctx.clock.now();
-    const filtered = filteredOut(endpoint);
-    const skipped = endpoint.status !== 'enabled';
-    const record: DeliveryRecord = {
-      event_id: item.event_id,
-      endpoint_id: endpoint.endpoint_id,
-      event_type: item.type,
-      ts_id: timeKey(item.ts, item.event_id),
-      status: filtered ? 'filtered' : skipped ? 'skipped' : 'pending',
-      created_at: now.toISOString(),
-      updated_at: now.toISOString(),
-      last_attempt: 0,
-      completed_attempt: 0,
-      attempts: [],
-      expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
-    };
-    const stored = await ctx.deliveries.createIfAbsent(record);
-    if (stored.status === 'filtered' || stored.status === 'skipped') return;
-    // Once the first attempt was claimed, its message was sent and handled: nothing to send again. A delivery
-    // still waiting for its first attempt gets the message (again, if an earlier run sent it and died before
-    // the fan-out was recorded); the claim on attempt 1 makes a second message a no-op.
-    if (stored !== record && (stored.last_attempt > 0 || stored.status !== 'pending')) return;
-    const message: DeliveryMessage = {
-      event_id: item.event_id,
-      endpoint_id: endpoint.endpoint_id,
-      attempt: 1,
-      round_start: 1,
-    };
-    await ctx.queue.send('delivery', JSON.stringify(message), { group: endpoint.endpoint_id });
+    const ordered = turns.get(endpoint.endpoint_id);
+    try {
+      if (ordered) await ordered.turn.ready;
+      await fanOutTo(ctx, item, endpoint, filteredOut(endpoint), ordered?.key);
+    } finally {
+      ordered?.turn.done();
+    }
   });
   // The body is kept as long as the shortest retention of the endpoints it goes to (privacy first; one that
   // filtered it out never gets it), brought forward in the same write that records the fan-out.
@@ -90,13 +94,72 @@ export const fanOutEvent = async (
 };
 
 /**
+ * The delivery of one event to one endpoint: its record (created once), and unless it was claimed already its
+ * first attempt's message; an ordered endpoint's delivery is numbered in its key first and its message carries
+ * its place (it starts in its turn).
+ */
+const fanOutTo = async (
+  ctx: Pick<WebhookContext, 'clock' | 'deliveries' | 'queue' | 'settings' | 'sequencer'>,
+  item: OutboxItem,
+  endpoint: EndpointRecord,
+  filtered: boolean,
+  orderKey: string | undefined,
+): Promise<void> => {
+  const now = ctx.clock.now();
+  const skipped = endpoint.status !== 'enabled';
+  const record: DeliveryRecord = {
+    event_id: item.event_id,
+    endpoint_id: endpoint.endpoint_id,
+    event_type: item.type,
+    ts_id: timeKey(item.ts, item.event_id),
+    status: filtered ? 'filtered' : skipped ? 'skipped' : 'pending',
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    last_attempt: 0,
+    completed_attempt: 0,
+    attempts: [],
+    expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
+  };
+  const stored = await ctx.deliveries.createIfAbsent(record);
+  if (stored.status === 'filtered' || stored.status === 'skipped') return;
+  // Once the first attempt was claimed, its message was sent and handled: nothing to send again. A delivery
+  // still waiting for its first attempt gets the message (again, if an earlier run sent it and died before
+  // the fan-out was recorded); the claim on attempt 1 makes a second message a no-op.
+  if (stored !== record && (stored.last_attempt > 0 || stored.status !== 'pending')) return;
+  const first: DeliveryMessage = {
+    event_id: item.event_id,
+    endpoint_id: endpoint.endpoint_id,
+    attempt: 1,
+    round_start: 1,
+  };
+  const message: DeliveryMessage =
+    orderKey === undefined
+      ? first
+      : {
+          ...first,
+          order: {
+            key: orderKey,
+            seq: await ctx.sequencer.enqueue({
+              endpointId: endpoint.endpoint_id,
+              key: orderKey,
+              eventId: item.event_id,
+              round: FANOUT_ROUND,
+              message: first,
+              expiresAt: orderPlaceExpiry(item),
+            }),
+          },
+        };
+  await ctx.queue.send('delivery', JSON.stringify(message), { group: endpoint.endpoint_id });
+};
+
+/**
  * The outbox sweeper: fans out every event whose fan-out is still not recorded `sweepAfterSeconds` after it
  * was written (a stream record dropped after the mapping's retries, a fan-out that kept failing).
  */
 export const sweepOutbox = async (
   ctx: Pick<
     WebhookContext,
-    'clock' | 'events' | 'deliveries' | 'queue' | 'settings' | 'endpoints' | 'signal'
+    'clock' | 'events' | 'deliveries' | 'queue' | 'settings' | 'endpoints' | 'signal' | 'sequencer'
   >,
   options: { readonly batch?: number; readonly maxEvents?: number } = {},
 ): Promise<{ swept: number }> => {

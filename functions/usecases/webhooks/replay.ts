@@ -5,12 +5,22 @@ import {
   RECOVERABLE_STATUSES,
   REPLAYABLE_STATUSES,
 } from '../../domain/webhooks/envelope';
+import { type EndpointOrdering, orderingKeyOf } from '../../domain/webhooks/ordering';
 import type { ExactlyOnce } from '../../ports/idempotency';
 import type { DeliveryRecord, ReplayTally } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import type { ReplayRequest } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
 import { epochSeconds, type WebhookContext } from './context';
+import { orderPlaceExpiry, subjectOf } from './fanout';
+
+/** Ended deliveries hold no place in an ordered endpoint's key. */
+const isFinal = (status: DeliveryStatus): boolean =>
+  status === 'delivered' ||
+  status === 'dead' ||
+  status === 'stopped' ||
+  status === 'skipped' ||
+  status === 'filtered';
 
 /** Most deliveries one replay restarts; a larger window is split by the caller. */
 export const MAX_REPLAY_DELIVERIES = 5000;
@@ -122,18 +132,52 @@ export const replayDeliveries = async (
   }
 
   const restarted: { event_id: string; endpoint_id: string }[] = [];
+  const itemsById = new Map(items.map((item) => [item.event_id, item]));
+  const orderings = new Map<string, Promise<EndpointOrdering | undefined>>();
+  const orderingOf = (endpointId: string) => {
+    let ordering = orderings.get(endpointId);
+    if (!ordering) {
+      ordering = ctx.endpoints.get(endpointId).then((endpoint) => endpoint?.ordering);
+      orderings.set(endpointId, ordering);
+    }
+    return ordering;
+  };
   const send = async (delivery: DeliveryRecord, attempt: number, previous: DeliveryStatus) => {
-    const message: DeliveryMessage = {
+    const first: DeliveryMessage = {
       event_id: delivery.event_id,
       endpoint_id: delivery.endpoint_id,
       attempt,
       round_start: attempt,
       replay_id: replayId,
     };
+    let message = first;
     try {
+      // An ordered endpoint's replayed delivery joins the end of its key (C31): the replay selects oldest first,
+      // so the replayed ones arrive in their events' order, each after the one before it ended.
+      const ordering = await orderingOf(delivery.endpoint_id);
+      const item = itemsById.get(delivery.event_id);
+      if (ordering && item) {
+        const key = orderingKeyOf(ordering, subjectOf(item));
+        message = {
+          ...first,
+          order: {
+            key,
+            seq: await ctx.sequencer.enqueue({
+              endpointId: delivery.endpoint_id,
+              key,
+              eventId: delivery.event_id,
+              round: replayId,
+              message: first,
+              expiresAt: orderPlaceExpiry(item),
+            }),
+          },
+        };
+      }
       await ctx.queue.send('delivery', JSON.stringify(message), { group: message.endpoint_id });
     } catch (error) {
-      // Without its message the delivery would stay `retrying` for good: give it its state back.
+      // Without its message the delivery would stay `retrying` for good (and its place would hold its key): give
+      // it its state back.
+      if (message.order) await ctx.sequencer.close(message.endpoint_id, message.order, message.event_id);
       await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, previous);
       throw error;
     }
@@ -168,6 +212,15 @@ export const replayDeliveries = async (
     );
     if (attempt === undefined) continue;
     once?.checkpoint('after-restart');
+    // A forced delivery still open in its key leaves its place there (the next one of the key gets its turn).
+    if (delivery.order_key !== undefined && delivery.order_seq !== undefined && !isFinal(delivery.status)) {
+      const next = await ctx.sequencer.close(
+        delivery.endpoint_id,
+        { key: delivery.order_key, seq: delivery.order_seq },
+        delivery.event_id,
+      );
+      if (next) await ctx.queue.send('delivery', JSON.stringify(next), { group: next.endpoint_id });
+    }
     await send(delivery, attempt, delivery.status);
   }
   const accepted: ReplayAccepted = {

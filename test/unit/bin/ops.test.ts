@@ -186,6 +186,8 @@ describe('ops arguments: subscriptions and limits (C31)', () => {
         '{"data.currency":"EUR"}',
         '--rate-limit',
         'per_second=20,max_in_flight=5',
+        '--ordering',
+        'data.payout_id',
       ]),
     ).toEqual({
       kind: 'endpoints-create',
@@ -194,12 +196,25 @@ describe('ops arguments: subscriptions and limits (C31)', () => {
         event_types: ['payout.processed'],
         filter: { 'data.currency': 'EUR' },
         rate_limit: { per_second: 20, max_in_flight: 5 },
+        ordering: { key: 'data.payout_id' },
       },
     });
-    expect(parseArgs(['endpoints', 'update', EP, '--filter', 'none', '--rate-limit', 'none'])).toEqual({
+    expect(
+      parseArgs([
+        'endpoints',
+        'update',
+        EP,
+        '--filter',
+        'none',
+        '--rate-limit',
+        'none',
+        '--ordering',
+        'none',
+      ]),
+    ).toEqual({
       kind: 'endpoints-update',
       endpointId: EP,
-      body: { filter: null, rate_limit: null },
+      body: { filter: null, rate_limit: null, ordering: null },
     });
   });
 
@@ -216,6 +231,12 @@ describe('ops arguments: subscriptions and limits (C31)', () => {
     expect(() => parseArgs(['endpoints', 'update', EP, '--rate-limit', 'burst=3'])).toThrow(
       /--rate-limit: burst=3 is not/,
     );
+    expect(() => parseArgs(['endpoints', 'update', EP, '--ordering', 'payout_id'])).toThrow(
+      /--ordering: .*"endpoint", "tenant" or "data.<field>"/,
+    );
+    expect(() =>
+      parseArgs(['endpoints', 'create', '--url', 'https://p.example/h', '--ordering', 'none']),
+    ).toThrow(/use it with endpoints update/);
     expect(() =>
       parseArgs(['endpoints', 'create', '--url', 'https://p.example/h', '--rate-limit', 'none']),
     ).toThrow(/use it with endpoints update/);

@@ -46,6 +46,12 @@ interface World {
   slept: number[];
   /** Operations in order, to check what happens before what. */
   log: string[];
+  /** The ordered endpoints' open places by `<endpoint>#<key>`, their counters, and closes to fail (a crash). */
+  orders: {
+    open: Map<string, Map<number, { eventId: string; message: DeliveryMessage }>>;
+    counters: Map<string, number>;
+    failClose: number;
+  };
 }
 
 const response = (status: number, headers: Record<string, string> = {}): WebhookResponse => ({
@@ -69,6 +75,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     limits: new Map(),
     slept: [],
     log: [],
+    orders: { open: new Map(), counters: new Map(), failClose: 0 },
   } as unknown as World;
   const key = (eventId: string, endpointId: string) => `${eventId}|${endpointId}`;
   w.ctx = {
@@ -149,6 +156,45 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
       },
     },
     stats: { add: async () => undefined, read: async () => [] },
+    // The twin of the per-key queues (the DynamoDB adapter's semantics are proven in
+    // test/integration/delivery-sequencer.test.ts).
+    sequencer: {
+      enqueue: async ({ endpointId, key: orderKey, eventId, round, message }) => {
+        const d = w.deliveries.get(key(eventId, endpointId));
+        if (!d) throw new Error('no delivery to number');
+        if (d.ordered_by === round && d.order_seq !== undefined) return d.order_seq;
+        const partition = `${endpointId}#${orderKey}`;
+        const seq = w.orders.counters.get(partition) ?? 1;
+        w.orders.counters.set(partition, seq + 1);
+        const open = w.orders.open.get(partition) ?? new Map();
+        open.set(seq, { eventId, message: { ...message, order: { key: orderKey, seq } } });
+        w.orders.open.set(partition, open);
+        w.deliveries.set(key(eventId, endpointId), {
+          ...d,
+          order_key: orderKey,
+          order_seq: seq,
+          ordered_by: round,
+        });
+        return seq;
+      },
+      isTurn: async (endpointId, place) =>
+        [...(w.orders.open.get(`${endpointId}#${place.key}`)?.keys() ?? [])].every((seq) => seq >= place.seq),
+      close: async (endpointId, place, eventId) => {
+        w.log.push(`close ${place.seq}`);
+        if (w.orders.failClose > 0) {
+          w.orders.failClose -= 1;
+          throw new Error('the consumer died before closing its place');
+        }
+        const open = w.orders.open.get(`${endpointId}#${place.key}`);
+        const own = open?.get(place.seq);
+        if (own && own.eventId !== eventId) return undefined;
+        open?.delete(place.seq);
+        const next = [...(open?.entries() ?? [])]
+          .filter(([seq]) => seq > place.seq)
+          .sort(([a], [b]) => a - b)[0];
+        return next?.[1].message;
+      },
+    },
     limiter: {
       admit: async (endpointId, request) => {
         const state = w.limits.get(endpointId) ?? { slots: {} };
@@ -721,6 +767,122 @@ describe('deliverAttempt: endpoint limits and isolation (C31)', () => {
     // The ticket is given up: the rate is counted again after the pause.
     expect(w.sent[0]?.body).toEqual({ ...first, attempt: 2 });
     expect(w.posts).toHaveLength(1);
+  });
+});
+
+describe('deliverAttempt: ordered endpoints (C31 ordering)', () => {
+  let w: World;
+  beforeEach(() => {
+    w = world();
+  });
+
+  /** An endpoint ordered by `data.account` and `count` events fanned out to it: their first messages, in order. */
+  const ordered = async (count: number, account: (index: number) => string = () => 'a') => {
+    const endpoint = await createEndpoint(w.ctx, {
+      url: 'https://partner.example/webhooks/v1',
+      ordering: { key: 'data.account' },
+    });
+    const messages: DeliveryMessage[] = [];
+    for (let index = 0; index < count; index += 1) {
+      w.now.value = new Date(w.now.value.getTime() + 1000);
+      const item = outboxItemOf(
+        {
+          type: 'payout.processed',
+          data: { payout_id: `po_${index}`, account: account(index) },
+          trace_id: 'trc_test',
+          versions: NO_VERSIONS,
+        },
+        w.now.value,
+        30,
+      );
+      await w.ctx.events.put(item);
+      await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
+      messages.push(w.sent.shift()?.body as DeliveryMessage);
+    }
+    w.log.length = 0;
+    return { endpoint, messages };
+  };
+
+  it('numbers each key in fan-out order; a later delivery waits (no POST, no attempt) until the one before ends', async () => {
+    const { messages } = await ordered(3, (index) => (index === 1 ? 'b' : 'a'));
+    const [first, other, second] = messages as [DeliveryMessage, DeliveryMessage, DeliveryMessage];
+    expect(first.order).toEqual({ key: 'data.account="a"', seq: 1 });
+    expect(other.order).toEqual({ key: 'data.account="b"', seq: 1 });
+    expect(second.order).toEqual({ key: 'data.account="a"', seq: 2 });
+    expect(await deliverAttempt(w.ctx, second)).toEqual({ kind: 'skipped', reason: 'not_its_turn' });
+    expect(w.posts).toHaveLength(0);
+    expect(w.deliveries.get(`${second.event_id}|${second.endpoint_id}`)?.last_attempt).toBe(0);
+    // Another key is not held back.
+    expect(await deliverAttempt(w.ctx, other)).toMatchObject({ decision: { kind: 'delivered' } });
+    // The head delivered: its place closes after its end is recorded, and the next one's message is sent.
+    expect(await deliverAttempt(w.ctx, first)).toMatchObject({ decision: { kind: 'delivered' } });
+    expect(w.log.slice(-3)).toEqual(['record 1 delivered', 'close 1', 'send delivery']);
+    expect(w.sent.at(-1)?.body).toEqual(second);
+    expect(await deliverAttempt(w.ctx, second)).toMatchObject({ decision: { kind: 'delivered' } });
+  });
+
+  it('a failing head holds its key through its retries, and hands the turn on once dead', async () => {
+    const { messages } = await ordered(2);
+    const [head, next] = messages as [DeliveryMessage, DeliveryMessage];
+    w.answers.push(response(500));
+    expect(await deliverAttempt(w.ctx, head)).toMatchObject({ decision: { kind: 'retry' } });
+    const retry = w.sent.pop()?.body as DeliveryMessage;
+    expect(retry.order).toEqual(head.order);
+    expect(await deliverAttempt(w.ctx, next)).toEqual({ kind: 'skipped', reason: 'not_its_turn' });
+    w.answers.push(response(500));
+    const last = {
+      ...retry,
+      attempt: 1 + DEFAULT_RETRY_POLICY.backoffSeconds.length + DEFAULT_RETRY_POLICY.dailyRetryDays,
+    };
+    expect(await deliverAttempt(w.ctx, last)).toMatchObject({ decision: { kind: 'dead' } });
+    expect(w.sent.map((sent) => sent.queue)).toContain('deliveryDlq');
+    expect(w.sent.at(-1)?.body).toEqual(next);
+    expect(await deliverAttempt(w.ctx, next)).toMatchObject({ decision: { kind: 'delivered' } });
+  });
+
+  it('a consumer that died after recording the end: the redelivered message closes the place, no second POST', async () => {
+    const { messages } = await ordered(2);
+    const [head, next] = messages as [DeliveryMessage, DeliveryMessage];
+    w.orders.failClose = 1;
+    await expect(deliverAttempt(w.ctx, head)).rejects.toThrow(/died before closing/);
+    expect(w.sent).toHaveLength(0);
+    expect(await deliverAttempt(w.ctx, head)).toEqual({ kind: 'skipped', reason: 'duplicate' });
+    expect(w.posts).toHaveLength(1);
+    expect(w.sent.at(-1)?.body).toEqual(next);
+  });
+
+  it('a stale copy of a message whose delivery is still retrying hands nothing on', async () => {
+    const { messages } = await ordered(2);
+    const [head] = messages as [DeliveryMessage, DeliveryMessage];
+    w.answers.push(response(500));
+    await deliverAttempt(w.ctx, head);
+    w.sent.length = 0;
+    expect(await deliverAttempt(w.ctx, head)).toEqual({ kind: 'skipped', reason: 'duplicate' });
+    expect(w.sent).toHaveLength(0);
+    expect(w.log).not.toContain('close 1');
+  });
+
+  it('a head stopped without an attempt (endpoint disabled, record gone) still hands the turn on', async () => {
+    const { endpoint, messages } = await ordered(3);
+    const [head, second, third] = messages as [DeliveryMessage, DeliveryMessage, DeliveryMessage];
+    await w.ctx.endpoints.update(endpoint.endpoint_id, { status: 'disabled' }, w.now.value.toISOString());
+    expect(await deliverAttempt(w.ctx, head)).toMatchObject({ decision: { kind: 'stopped' }, sent: false });
+    expect(w.sent.at(-1)?.body).toEqual(second);
+    w.deliveries.delete(`${second.event_id}|${second.endpoint_id}`);
+    expect(await deliverAttempt(w.ctx, second)).toEqual({ kind: 'skipped', reason: 'no_delivery' });
+    expect(w.sent.at(-1)?.body).toEqual(third);
+  });
+
+  it('a test event is not ordered', async () => {
+    const { endpoint } = await ordered(1);
+    const item = outboxItemOf(
+      { type: 'payout.processed', data: { account: 'a' }, trace_id: 'trc_test', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    await w.ctx.events.put({ ...item, test_endpoint_id: endpoint.endpoint_id });
+    await fanOutEvent(w.ctx, { ...item, test_endpoint_id: endpoint.endpoint_id }, [...w.endpoints.values()]);
+    expect(w.sent.at(-1)?.body.order).toBeUndefined();
   });
 });
 
