@@ -10,9 +10,8 @@
  * second endpoint that has `max_in_flight: 1` besides the rate, answered in 20 ms, with the most requests the
  * receiver saw at once (must be 1).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mapConcurrently } from '../functions/shared/concurrency';
+import { sleep, startArrivalsReceiver } from './arrivals-receiver';
 import {
   type BenchModule,
   type BenchResult,
@@ -24,48 +23,6 @@ import {
 
 const DEFAULT_LIMIT = 20;
 const PUBLISH_CONCURRENCY = 16;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A loopback receiver: arrival times by path, answered 204 after `delayMs`. */
-const startReceiver = async (delayMs: (path: string) => number) => {
-  const arrivals = new Map<string, { eventId: string; at: number }[]>();
-  const inFlight = new Map<string, { now: number; most: number }>();
-  const server: Server = createServer((req, res) => {
-    const at = nowMs();
-    const path = (req.url ?? '').split('/')[1] ?? '';
-    const concurrency = inFlight.get(path) ?? { now: 0, most: 0 };
-    concurrency.now += 1;
-    concurrency.most = Math.max(concurrency.most, concurrency.now);
-    inFlight.set(path, concurrency);
-    res.on('close', () => {
-      concurrency.now -= 1;
-    });
-    const eventId = String(req.headers['x-event-id'] ?? '');
-    const list = arrivals.get(path) ?? [];
-    list.push({ eventId, at });
-    arrivals.set(path, list);
-    req.resume();
-    req.on('end', () => {
-      setTimeout(() => {
-        res.writeHead(204);
-        res.end();
-      }, delayMs(path));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    arrivals,
-    inFlight,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-};
 
 const bench: BenchModule = {
   name: 'webhooks-rate-limit',
@@ -84,7 +41,7 @@ const bench: BenchModule = {
       logLevel: 'SILENT',
       rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
     });
-    const receiver = await startReceiver((path) => (path === 'one-at-a-time' ? 20 : 0));
+    const receiver = await startArrivalsReceiver((path) => (path === 'one-at-a-time' ? 20 : 0));
     const call = async (method: string, path: string, body: unknown) => {
       const response = await fetch(new URL(path, stack.url), {
         method,
