@@ -27,6 +27,7 @@ import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { LocalStackOptions } from '../functions/composition/local/stack';
+import { DynamoCallCounter } from './dynamo-calls';
 import {
   type BenchModule,
   type BenchResult,
@@ -289,15 +290,18 @@ const bench: BenchModule = {
     const rate = positiveNumber('WEBHOOK_BENCH_RATE', DEFAULT_RATE);
     const { startLocalStack } = await import('../functions/composition/local/stack');
     const adminToken = randomSecret('adm_bench');
+    const calls = new DynamoCallCounter();
     const options: LocalStackOptions = {
       port: 0,
       apiKey: randomSecret('key_bench'),
       adminToken,
       logLevel: 'SILENT',
+      onAwsClients: (clients) => calls.instrument(clients.dynamoDb),
     };
     ctx.log('starting the local stack in memory (production retry policy, stream poll interval 200 ms)');
     const startedAt = nowMs();
     const stack = await startLocalStack(options);
+    calls.mapTables(stack.resources.tableNames);
     ctx.log(`stack up at ${stack.url} in ${((nowMs() - startedAt) / 1000).toFixed(1)} s`);
     try {
       ctx.log(`publishing ${rate} events/s for ${seconds} s, open loop`);
@@ -322,8 +326,10 @@ const bench: BenchModule = {
             stackCpu = process.threadCpuUsage();
             javaBefore = processTreeCpuMs(stack.dynamoDbSupervisorPid);
             measureStart = nowMs();
+            calls.start();
           } else if (message.type === 'measure-end') {
             stackCpu = process.threadCpuUsage(stackCpu);
+            calls.stop();
             const javaAfter = processTreeCpuMs(stack.dynamoDbSupervisorPid);
             javaMs = javaBefore !== undefined && javaAfter !== undefined ? javaAfter - javaBefore : undefined;
             measuredMs = nowMs() - measureStart;
@@ -403,6 +409,19 @@ const bench: BenchModule = {
         value: perEvent(result.clientCpuMs),
         unit: 'ms/event',
       });
+      // What a delivered event costs DynamoDB: calls and consumed units per event sent (the stream reads of the
+      // local stack's poller are DynamoDB Streams calls, not counted here: Lambda's event source mapping reads the
+      // stream in AWS at no request charge).
+      const usage = calls.perUnit(Math.max(1, result.sent));
+      for (const row of usage.rows)
+        ctx.log(
+          `  ${row.key.padEnd(32)} ${row.calls.toFixed(3)} calls/event  ${row.read.toFixed(3)} RU  ${row.write.toFixed(3)} WU`,
+        );
+      results.push(
+        { bench: name, metric: 'dynamodb calls', value: usage.total.calls, unit: 'calls/event' },
+        { bench: name, metric: 'dynamodb read units', value: usage.total.readUnits, unit: 'RU/event' },
+        { bench: name, metric: 'dynamodb write units', value: usage.total.writeUnits, unit: 'WU/event' },
+      );
       return results;
     } finally {
       await stopBenchStack(stack, undefined, ctx);

@@ -6,7 +6,7 @@ import { webhookContext } from '../composition/webhooks';
 import type { AttemptRecord } from '../ports/webhooks';
 import { type DeliveryMessage, deliveryMessageSchema } from '../schemas/envelope';
 import { deliveryAttemptOutcome } from '../usecases/objectives/delivery-outcome';
-import { DeliveryBusyError, deliverAttempt } from '../usecases/webhooks/deliver';
+import { type BatchReads, batchReads, DeliveryBusyError, deliverAttempt } from '../usecases/webhooks/deliver';
 import { recordAttemptStats } from '../usecases/webhooks/stats';
 import { lazyHandler } from './lazy';
 import { causeOf } from './middleware/http';
@@ -57,9 +57,9 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
     }
   };
 
-  const handle = async (record: SQSRecord, sent: SentAttempts): Promise<void> => {
+  const handle = async (record: SQSRecord, sent: SentAttempts, reads: BatchReads): Promise<void> => {
     const message = parseMessage(record);
-    const result = await deliverAttempt(ctx, message);
+    const result = await deliverAttempt(ctx, message, reads);
     if (result.kind === 'attempted' && result.sent)
       sent.push({ endpointId: message.endpoint_id, attempt: result.attempt });
     if (result.kind === 'skipped') {
@@ -90,9 +90,9 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
   };
 
   /** One record: its failure is logged here (a busy delivery is expected: info) and reported by the processor. */
-  const handleRecord = async (record: SQSRecord, sent: SentAttempts): Promise<void> => {
+  const handleRecord = async (record: SQSRecord, sent: SentAttempts, reads: BatchReads): Promise<void> => {
     try {
-      await handle(record, sent);
+      await handle(record, sent, reads);
     } catch (error) {
       (error instanceof DeliveryBusyError ? logger.info : logger.warn).call(
         logger,
@@ -111,9 +111,11 @@ export const createDeliverHandler = (deps: ServiceDependencies): QueueHandler =>
     // A processor per invocation: outside Lambda its state lives on the instance, and the local stack runs
     // invocations of one handler concurrently.
     const sent: SentAttempts = [];
+    // The batch's messages read each endpoint once.
+    const reads = batchReads(ctx);
     const response = await processPartialResponse(
       event,
-      (record: SQSRecord) => handleRecord(record, sent),
+      (record: SQSRecord) => handleRecord(record, sent, reads),
       new BatchProcessor(EventType.SQS),
       {
         // Every message failing is still a partial response: each comes back on its own, none is retried early.

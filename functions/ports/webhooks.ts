@@ -330,9 +330,12 @@ export interface DeliveryRecord {
   readonly order_key?: string;
   readonly order_seq?: number;
   readonly ordered_by?: string;
+  /** When the event's body was expunged (attempts claimed after it stop). */
+  readonly event_expunged?: string;
 }
 
-export type ClaimResult = 'claimed' | 'done' | 'busy' | 'missing';
+/** `expunged`: claimed, but the event's body was expunged since the message was sent (the attempt stops). */
+export type ClaimResult = 'claimed' | 'expunged' | 'done' | 'busy' | 'missing';
 
 export interface DeliveryRepository {
   /** Creates the record unless it exists; returns the stored record either way. */
@@ -356,6 +359,11 @@ export interface DeliveryRepository {
     now: string,
     leaseUntil: string,
   ): Promise<ClaimResult>;
+  /**
+   * Notes on a delivery that its event's body was expunged: an attempt claimed from then on is told so (`expunged`),
+   * whatever copy of the event its message carries.
+   */
+  markEventExpunged(eventId: string, endpointId: string, at: string): Promise<void>;
   /** Records an attempt's outcome once (a second record of the same attempt is ignored). */
   recordAttempt(
     eventId: string,

@@ -79,6 +79,11 @@ export const deliveryMessageSchema = z.object({
   deferrals: z.number().int().min(0).max(1_000).optional(),
   /** An ordered endpoint's delivery (C31 `ordering`): its key and its number there; it starts in its turn. */
   order: z.strictObject({ key: z.string().min(1).max(1_000), seq: z.number().int().min(1) }).optional(),
+  /**
+   * The event itself, on a first attempt's message from the fan-out (unordered endpoints, small events): the attempt
+   * need not read it again. Never on a next attempt, a replay or a dead letter, which read the stored event.
+   */
+  event: outboxItemSchema.optional(),
 });
 
 export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;

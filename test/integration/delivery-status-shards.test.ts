@@ -110,6 +110,17 @@ describe('deliveries by status, in shards', () => {
     }
   });
 
+  it('a claim after the event was expunged says so (a message may carry a copy of the event); a missing one stays missing', async () => {
+    await deliveries.markEventExpunged('evt_002', 'ep_a', '2026-11-22T10:00:30.000Z');
+    await deliveries.markEventExpunged('evt_002', 'ep_a', '2026-11-22T10:00:40.000Z');
+    expect((await deliveries.get('evt_002', 'ep_a'))?.event_expunged).toBe('2026-11-22T10:00:30.000Z');
+    expect(
+      await deliveries.claim('evt_002', 'ep_a', 1, '2026-11-22T10:01:00.000Z', '2026-11-22T10:02:00.000Z'),
+    ).toBe('expunged');
+    await deliveries.markEventExpunged('evt_404', 'ep_a', '2026-11-22T10:00:30.000Z');
+    expect(await deliveries.get('evt_404', 'ep_a')).toBeUndefined();
+  });
+
   it('moves a delivery between listings with its status, and replays one stored in either form', async () => {
     expect(
       await deliveries.claim('evt_001', 'ep_b', 1, '2026-11-22T10:01:00.000Z', '2026-11-22T10:02:00.000Z'),

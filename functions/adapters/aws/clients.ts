@@ -57,6 +57,17 @@ export const documentClientOf = (dynamoDb: DynamoDBClient): DynamoDBDocumentClie
     unmarshallOptions: { wrapNumbers: false },
   });
 
+/**
+ * The SDK's logger middleware formats every request and response for a logger (masking sensitive members) even
+ * when nothing logs them: ≈ 2 % of the delivery path's CPU. The service logs its own calls, never the SDK's.
+ */
+const withoutSdkLogging = <T extends { middlewareStack: { remove(name: string): boolean } }>(
+  client: T,
+): T => {
+  client.middlewareStack.remove('loggerMiddleware');
+  return client;
+};
+
 export const createAwsClients = (config: AwsClientConfig): AwsClients => {
   const dynamoDbOptions = {
     ...base(config),
@@ -65,20 +76,24 @@ export const createAwsClients = (config: AwsClientConfig): AwsClients => {
       ? { signer: emulatorSigner(config.credentials.accessKeyId, config.region) }
       : {}),
   };
-  const dynamoDb = new DynamoDBClient(dynamoDbOptions);
+  const dynamoDb = withoutSdkLogging(new DynamoDBClient(dynamoDbOptions));
   return {
     dynamoDb,
     documents: documentClientOf(dynamoDb),
-    streams: new DynamoDBStreamsClient(dynamoDbOptions),
-    sqs: new SQSClient({ ...base(config), ...(config.sqsEndpoint ? { endpoint: config.sqsEndpoint } : {}) }),
-    s3: new S3Client({
-      ...base(config),
-      // A checksum only where an operation requires one or the caller gives it (every put here names its
-      // SHA-256): by default the SDK would sign the CRC32 of an empty body into a pre-signed upload URL, and S3
-      // would refuse every upload through it.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      ...(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {}),
-    }),
+    streams: withoutSdkLogging(new DynamoDBStreamsClient(dynamoDbOptions)),
+    sqs: withoutSdkLogging(
+      new SQSClient({ ...base(config), ...(config.sqsEndpoint ? { endpoint: config.sqsEndpoint } : {}) }),
+    ),
+    s3: withoutSdkLogging(
+      new S3Client({
+        ...base(config),
+        // A checksum only where an operation requires one or the caller gives it (every put here names its
+        // SHA-256): by default the SDK would sign the CRC32 of an empty body into a pre-signed upload URL, and S3
+        // would refuse every upload through it.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        ...(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {}),
+      }),
+    ),
   };
 };
 

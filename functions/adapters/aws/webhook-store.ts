@@ -659,7 +659,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     leaseUntil: string,
   ): Promise<ClaimResult> {
     try {
-      await this.documents.send(
+      const claimed = await this.documents.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: this.key(eventId, endpointId),
@@ -668,9 +668,11 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
             'attribute_exists(event_id) AND (last_attempt < :n OR ' +
             '(last_attempt = :n AND completed_attempt < :n AND (attribute_not_exists(lease_until) OR lease_until < :now)))',
           ExpressionAttributeValues: { ':n': attempt, ':lease': leaseUntil, ':now': now },
+          // Whether the event was expunged comes back with the write (no read units).
+          ReturnValues: 'ALL_NEW',
         }),
       );
-      return 'claimed';
+      return claimed.Attributes?.event_expunged !== undefined ? 'expunged' : 'claimed';
     } catch (error) {
       if (conditionalFailure(error) !== 'condition') throw error;
     }
@@ -678,6 +680,22 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     if (!stored) return 'missing';
     if (stored.completed_attempt >= attempt || stored.last_attempt > attempt) return 'done';
     return 'busy';
+  }
+
+  async markEventExpunged(eventId: string, endpointId: string, at: string): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(eventId, endpointId),
+          UpdateExpression: 'SET event_expunged = if_not_exists(event_expunged, :at)',
+          ConditionExpression: 'attribute_exists(event_id)',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
   }
 
   async recordAttempt(

@@ -245,6 +245,8 @@ export const retryScheduleName = (message: DeliveryMessage, attempt: number): st
 export const deliverAttempt = async (
   ctx: WebhookContext,
   message: DeliveryMessage,
+  /** Reads shared with the other messages of the batch (`batchReads`); absent: each read here. */
+  reads: BatchReads = batchReads(ctx),
 ): Promise<DeliveryResult> => {
   // An ordered delivery starts only in its turn: while an earlier one of its key is open, this message is
   // dropped (no attempt used); the earlier one's end sends it again.
@@ -252,9 +254,9 @@ export const deliverAttempt = async (
     return { kind: 'skipped', reason: 'not_its_turn' };
   const started = ctx.clock.now();
   const leaseMs = ctx.policy.attemptTimeoutMs * 3 + 5_000;
-  // Read per delivery, so eventually consistent: half the read units, and a change reaches deliveries within
-  // DynamoDB's replication lag (usually well under a second; the claim below is what guards against twice).
-  const endpoint = await ctx.endpoints.get(message.endpoint_id, { consistent: false });
+  // Read once per batch and endpoint, eventually consistent: half the read units, and a change reaches deliveries
+  // within DynamoDB's replication lag and the batch (the claim below is what guards against twice).
+  const endpoint = await reads.endpoint(message.endpoint_id);
 
   // The endpoint's limits come first: a delivery over them waits without claiming (it uses no attempt) and
   // without reading the event.
@@ -286,6 +288,9 @@ export const deliverAttempt = async (
   try {
     // The attempt starts now (after any wait for its reserved start).
     const claimedAt = ctx.clock.now();
+    // A first attempt's message from the fan-out carries the event (past its expiry, it is gone as the stored one
+    // would be); an expunction since is what the claim reports.
+    const carried = message.event;
     const [claim, item] = await Promise.all([
       ctx.deliveries.claim(
         message.event_id,
@@ -294,9 +299,13 @@ export const deliverAttempt = async (
         claimedAt.toISOString(),
         new Date(claimedAt.getTime() + leaseMs).toISOString(),
       ),
-      ctx.events.get(message.event_id),
+      carried
+        ? carried.expires_at * 1000 > claimedAt.getTime()
+          ? carried
+          : undefined
+        : ctx.events.get(message.event_id),
     ]);
-    if (claim !== 'claimed') await release();
+    if (claim !== 'claimed' && claim !== 'expunged') await release();
     if (claim === 'missing') {
       // The record is gone (its history expired): it will never end, so its place is closed now.
       await closeTurn(ctx, message);
@@ -318,7 +327,9 @@ export const deliverAttempt = async (
     const result = await attempt(
       ctx,
       message,
-      item,
+      claim === 'expunged' && item
+        ? { ...item, expunged_at: item.expunged_at ?? claimedAt.toISOString() }
+        : item,
       endpoint,
       claimedAt,
       attemptTimeoutFor(limits, admission.slot, ctx.policy.attemptTimeoutMs),
@@ -331,10 +342,38 @@ export const deliverAttempt = async (
   }
 };
 
-/** The message of the delivery's next attempt (or its dead letter): no rate ticket, no count of waits. */
+/**
+ * The message of the delivery's next attempt (or its dead letter): no rate ticket, no count of waits, and no copy of
+ * the event (a later attempt reads the stored one, which an expunction or a shorter retention may have changed).
+ */
 const chained = (message: DeliveryMessage): DeliveryMessage => {
-  const { not_before: _ticket, deferrals: _deferrals, ...rest } = message;
+  const { not_before: _ticket, deferrals: _deferrals, event: _event, ...rest } = message;
   return rest;
+};
+
+/** Reads the messages of one batch share. */
+export interface BatchReads {
+  endpoint(endpointId: string): Promise<EndpointRecord | undefined>;
+}
+
+/**
+ * Each endpoint read once for a batch (its messages are mostly for few endpoints): eventually consistent, like the
+ * read per message it replaces, so a change reaches the batch's later deliveries no later than it would have. A
+ * failed read is not kept.
+ */
+export const batchReads = (ctx: Pick<WebhookContext, 'endpoints'>): BatchReads => {
+  const endpoints = new Map<string, Promise<EndpointRecord | undefined>>();
+  return {
+    endpoint: (endpointId) => {
+      let read = endpoints.get(endpointId);
+      if (!read) {
+        read = ctx.endpoints.get(endpointId, { consistent: false });
+        endpoints.set(endpointId, read);
+        read.catch(() => endpoints.delete(endpointId));
+      }
+      return read;
+    },
+  };
 };
 
 /** Sends the delivery's message again, for the same attempt, after `delaySeconds` (at most SQS's delay). */
@@ -347,6 +386,8 @@ const deferDelivery = async (
 ): Promise<Deferred> => {
   const body: DeliveryMessage = {
     ...chained(message),
+    // Still the first attempt's message: it keeps its copy of the event.
+    ...(message.event !== undefined ? { event: message.event } : {}),
     ...(next.not_before !== undefined ? { not_before: next.not_before } : {}),
     ...(next.deferrals !== undefined && next.deferrals > 0 ? { deferrals: next.deferrals } : {}),
   };

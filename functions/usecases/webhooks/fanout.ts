@@ -10,6 +10,12 @@ import { epochSeconds, type WebhookContext } from './context';
 const ENDPOINT_CONCURRENCY = 16;
 
 /**
+ * Largest event (as JSON) a first attempt's message carries: ten of them fit one 256 KiB `SendMessageBatch`
+ * with room to spare; a larger one is read by the attempt.
+ */
+const MAX_CARRIED_EVENT_CHARS = 16 * 1024;
+
+/**
  * This instance's fan-outs to ordered endpoints number their deliveries per key in the order the events reached
  * it (stream order within a batch), although the events of a batch are fanned out concurrently.
  */
@@ -65,17 +71,6 @@ export const fanOutEvent = async (
     const key = orderingKeyOf(endpoint.ordering, subject);
     turns.set(endpoint.endpoint_id, { key, turn: ORDER_TURNS.take(`${endpoint.endpoint_id}#${key}`) });
   }
-  // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
-  // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
-  await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
-    const ordered = turns.get(endpoint.endpoint_id);
-    try {
-      if (ordered) await ordered.turn.ready;
-      await fanOutTo(ctx, item, endpoint, filteredOut(endpoint), ordered?.key);
-    } finally {
-      ordered?.turn.done();
-    }
-  });
   // The body is kept as long as the shortest retention of the endpoints it goes to (privacy first; one that
   // filtered it out never gets it), brought forward in the same write that records the fan-out.
   const retention = Math.min(
@@ -83,13 +78,26 @@ export const fanOutEvent = async (
       .filter((endpoint) => !filteredOut(endpoint))
       .map((endpoint) => endpoint.retention_days ?? Number.POSITIVE_INFINITY),
   );
-  const expiresAt = Number.isFinite(retention) ? epochSeconds(new Date(item.ts), retention) : undefined;
-  await ctx.events.markFannedOut(
-    item.event_id,
-    ctx.clock.now().toISOString(),
-    targets.length,
-    expiresAt !== undefined && expiresAt < item.expires_at ? expiresAt : undefined,
-  );
+  const retained = Number.isFinite(retention) ? epochSeconds(new Date(item.ts), retention) : undefined;
+  const shortened = retained !== undefined && retained < item.expires_at ? retained : undefined;
+  // First attempts carry the event as it will be stored (its retention applied), when it is small: the attempt
+  // then reads nothing but the endpoint.
+  const carried: OutboxItem | undefined =
+    JSON.stringify(item).length <= MAX_CARRIED_EVENT_CHARS
+      ? { ...item, ...(shortened !== undefined ? { expires_at: shortened } : {}) }
+      : undefined;
+  // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
+  // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
+  await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
+    const ordered = turns.get(endpoint.endpoint_id);
+    try {
+      if (ordered) await ordered.turn.ready;
+      await fanOutTo(ctx, item, endpoint, filteredOut(endpoint), ordered?.key, carried);
+    } finally {
+      ordered?.turn.done();
+    }
+  });
+  await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length, shortened);
   return targets.length;
 };
 
@@ -104,6 +112,8 @@ const fanOutTo = async (
   endpoint: EndpointRecord,
   filtered: boolean,
   orderKey: string | undefined,
+  /** The event, for the first attempt's message (an ordered delivery's waits in its key's queue without it). */
+  carried: OutboxItem | undefined,
 ): Promise<void> => {
   const now = ctx.clock.now();
   const skipped = endpoint.status !== 'enabled';
@@ -134,7 +144,7 @@ const fanOutTo = async (
   };
   const message: DeliveryMessage =
     orderKey === undefined
-      ? first
+      ? { ...first, ...(carried ? { event: carried } : {}) }
       : {
           ...first,
           order: {

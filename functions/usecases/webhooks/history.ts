@@ -81,13 +81,19 @@ export const expungeEvent = async (
   by: string,
 ): Promise<EventExpunged> => {
   const item = await ctx.events.expunge(eventId, ctx.clock.now().toISOString(), by);
-  if (item?.expunged_at)
+  if (item?.expunged_at) {
+    // A first attempt's message may carry a copy of the event: its deliveries still to be made are told, so the
+    // attempt that claims one stops instead of sending the copy.
+    for (const delivery of await ctx.deliveries.forEvent(eventId))
+      if (delivery.status === 'pending' || delivery.status === 'retrying')
+        await ctx.deliveries.markEventExpunged(eventId, delivery.endpoint_id, item.expunged_at);
     return {
       event_id: eventId,
       body: 'expunged',
       expunged_at: item.expunged_at,
       ...(item.expunged_by ? { expunged_by: item.expunged_by } : {}),
     };
+  }
   if ((await ctx.deliveries.forEvent(eventId)).length === 0) throw new EventNotFoundError(eventId);
   return { event_id: eventId, body: 'expired' };
 };

@@ -27,6 +27,7 @@ import {
 import { createEndpoint } from '../../../functions/usecases/webhooks/endpoints';
 import { NO_VERSIONS, outboxItemOf } from '../../../functions/usecases/webhooks/events';
 import { fanOutEvent } from '../../../functions/usecases/webhooks/fanout';
+import { expungeEvent } from '../../../functions/usecases/webhooks/history';
 import { operationalSignals } from '../../../functions/usecases/webhooks/operational-events';
 import { replayDeliveries } from '../../../functions/usecases/webhooks/replay';
 
@@ -46,6 +47,8 @@ interface World {
   slept: number[];
   /** Operations in order, to check what happens before what. */
   log: string[];
+  /** Reads of a stored event. */
+  eventReads: number;
   /** The ordered endpoints' open places by `<endpoint>#<key>`, their counters, and closes to fail (a crash). */
   orders: {
     open: Map<string, Map<number, { eventId: string; message: DeliveryMessage }>>;
@@ -75,6 +78,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     limits: new Map(),
     slept: [],
     log: [],
+    eventReads: 0,
     orders: { open: new Map(), counters: new Map(), failClose: 0 },
   } as unknown as World;
   const key = (eventId: string, endpointId: string) => `${eventId}|${endpointId}`;
@@ -86,7 +90,10 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         w.events.set(item.event_id, item);
         return true;
       },
-      get: async (id) => w.events.get(id),
+      get: async (id) => {
+        w.eventReads += 1;
+        return w.events.get(id);
+      },
       expunge: async (id, at, by) => {
         const item = w.events.get(id);
         if (!item || item.expunged_at) return item;
@@ -244,7 +251,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
             last_attempt: attempt,
             lease_until: leaseUntil,
           });
-          return 'claimed';
+          return d.event_expunged ? 'expunged' : 'claimed';
         }
         return d.completed_attempt >= attempt || d.last_attempt > attempt ? 'done' : 'busy';
       },
@@ -260,6 +267,10 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
           status: next.status,
           ...(next.stop_reason ? { stop_reason: next.stop_reason } : {}),
         });
+      },
+      markEventExpunged: async (eventId, endpointId, at) => {
+        const d = w.deliveries.get(key(eventId, endpointId));
+        if (d && !d.event_expunged) w.deliveries.set(key(eventId, endpointId), { ...d, event_expunged: at });
       },
       startReplay: async () => undefined,
       revertReplay: async () => undefined,
@@ -328,9 +339,11 @@ const prepared = async (w: World) => {
   );
   await w.ctx.events.put(item);
   await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
-  const first = w.sent.shift()?.body as DeliveryMessage;
+  // As the fan-out sent it (carrying the event), and as a message that reads the stored event.
+  const carrying = w.sent.shift()?.body as DeliveryMessage;
+  const { event: _event, ...first } = carrying;
   w.log.length = 0;
-  return { endpoint, item, first };
+  return { endpoint, item, first: first as DeliveryMessage, carrying };
 };
 
 describe('deliverAttempt', () => {
@@ -446,6 +459,40 @@ describe('deliverAttempt', () => {
     await w.ctx.events.expunge(item.event_id, w.now.value.toISOString(), 'operator:test');
     expect(await deliverAttempt(w.ctx, first)).toMatchObject({
       decision: { kind: 'stopped', reason: 'event_expunged' },
+    });
+    expect(w.posts).toHaveLength(0);
+  });
+
+  it('a first attempt from the fan-out carries the event: it reads no event, and the next attempt carries none', async () => {
+    const { carrying, item } = await prepared(w);
+    expect(carrying.event).toEqual(item);
+    w.answers.push(response(500));
+    expect(await deliverAttempt(w.ctx, carrying)).toMatchObject({ decision: { kind: 'retry' } });
+    expect(w.eventReads).toBe(0);
+    expect(w.posts[0]?.body).toBeDefined();
+    const next = w.sent.at(-1)?.body as DeliveryMessage;
+    expect(next.attempt).toBe(2);
+    expect(next.event).toBeUndefined();
+    w.answers.push(response(200));
+    await deliverAttempt(w.ctx, next);
+    expect(w.eventReads).toBe(1);
+  });
+
+  it('a carried event expunged since is not sent: the claim says so and the delivery stops', async () => {
+    const { carrying, item } = await prepared(w);
+    await expungeEvent(w.ctx, item.event_id, 'operator:test');
+    expect(await deliverAttempt(w.ctx, carrying)).toMatchObject({
+      decision: { kind: 'stopped', reason: 'event_expunged' },
+      sent: false,
+    });
+    expect(w.posts).toHaveLength(0);
+  });
+
+  it('a carried event past its expiry is gone, as the stored one would be', async () => {
+    const { carrying } = await prepared(w);
+    w.now.value = new Date(((carrying.event?.expires_at ?? 0) + 1) * 1000);
+    expect(await deliverAttempt(w.ctx, carrying)).toMatchObject({
+      decision: { kind: 'stopped', reason: 'event_expired' },
     });
     expect(w.posts).toHaveLength(0);
   });
