@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { nowMs } from './harness';
+import { type BenchContext, type BenchResult, nowMs, randomSecret, stopBenchStack } from './harness';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -45,4 +45,52 @@ export const startArrivalsReceiver = async (delayMs: (path: string) => number) =
         server.closeAllConnections();
       }),
   };
+};
+
+/**
+ * The in-memory local stack (no API rate limit) and an arrivals receiver, for a delivery bench: `call` is an operator
+ * call, `stop` stops both.
+ */
+export const deliveryBenchWorld = async (ctx: BenchContext, delayMs: (path: string) => number) => {
+  const { startLocalStack } = await import('../functions/composition/local/stack');
+  const adminToken = randomSecret('adm_bench');
+  const stack = await startLocalStack({
+    port: 0,
+    apiKey: randomSecret('key_bench'),
+    adminToken,
+    logLevel: 'SILENT',
+    rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
+  });
+  const receiver = await startArrivalsReceiver(delayMs);
+  const call = async (method: string, path: string, body: unknown) => {
+    const response = await fetch(new URL(path, stack.url), {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  return {
+    receiver,
+    call,
+    stop: async () => {
+      await receiver.close();
+      await stopBenchStack(stack, undefined, ctx);
+    },
+  };
+};
+
+/** What reached the receiver of the events published: delivered, lost (never received) and duplicated. */
+export const arrivalCounts = (
+  name: string,
+  published: Iterable<string>,
+  arrivals: readonly { eventId: string }[],
+): BenchResult[] => {
+  const received = new Set(arrivals.map((arrival) => arrival.eventId));
+  const lost = [...published].filter((id) => !received.has(id)).length;
+  return [
+    { bench: name, metric: 'delivered', value: received.size, unit: 'count' },
+    { bench: name, metric: 'lost', value: lost, unit: 'count' },
+    { bench: name, metric: 'duplicates', value: arrivals.length - received.size, unit: 'count' },
+  ];
 };

@@ -10,16 +10,8 @@
  * costs is the difference.
  */
 import { mapConcurrently } from '../functions/shared/concurrency';
-import { sleep, startArrivalsReceiver } from './arrivals-receiver';
-import {
-  type BenchModule,
-  type BenchResult,
-  nowMs,
-  percentile,
-  positiveNumber,
-  randomSecret,
-  stopBenchStack,
-} from './harness';
+import { arrivalCounts, deliveryBenchWorld, sleep } from './arrivals-receiver';
+import { type BenchModule, type BenchResult, nowMs, percentile, positiveNumber } from './harness';
 
 const bench: BenchModule = {
   name: 'webhooks-ordering',
@@ -29,24 +21,7 @@ const bench: BenchModule = {
   run: async (ctx) => {
     const events = Math.round(positiveNumber('WEBHOOK_ORDERING_EVENTS', 1_000));
     const keys = Math.round(positiveNumber('WEBHOOK_ORDERING_KEYS', 20));
-    const { startLocalStack } = await import('../functions/composition/local/stack');
-    const adminToken = randomSecret('adm_bench');
-    const stack = await startLocalStack({
-      port: 0,
-      apiKey: randomSecret('key_bench'),
-      adminToken,
-      logLevel: 'SILENT',
-      rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
-    });
-    const receiver = await startArrivalsReceiver(() => 5);
-    const call = async (method: string, path: string, body: unknown) => {
-      const response = await fetch(new URL(path, stack.url), {
-        method,
-        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
+    const { receiver, call, stop } = await deliveryBenchWorld(ctx, () => 5);
     try {
       for (const [path, extra] of [
         ['ordered', { ordering: { key: 'data.account' } }],
@@ -123,14 +98,12 @@ const bench: BenchModule = {
           { bench: name, metric: 'latency p50', value: p50, unit: 'ms' },
           { bench: name, metric: 'latency p95', value: p95, unit: 'ms' },
           { bench: name, metric: 'keys out of order', value: outOfOrder, unit: 'count' },
-          { bench: name, metric: 'lost', value: lost, unit: 'count' },
-          { bench: name, metric: 'duplicates', value: duplicates, unit: 'count' },
+          ...arrivalCounts(name, published.keys(), arrivals),
         );
       }
       return results;
     } finally {
-      await receiver.close();
-      await stopBenchStack(stack, undefined, ctx);
+      await stop();
     }
   },
 };

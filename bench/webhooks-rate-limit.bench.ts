@@ -11,15 +11,8 @@
  * receiver saw at once (must be 1).
  */
 import { mapConcurrently } from '../functions/shared/concurrency';
-import { sleep, startArrivalsReceiver } from './arrivals-receiver';
-import {
-  type BenchModule,
-  type BenchResult,
-  nowMs,
-  positiveNumber,
-  randomSecret,
-  stopBenchStack,
-} from './harness';
+import { arrivalCounts, deliveryBenchWorld, sleep } from './arrivals-receiver';
+import { type BenchModule, type BenchResult, nowMs, positiveNumber } from './harness';
 
 const DEFAULT_LIMIT = 20;
 const PUBLISH_CONCURRENCY = 16;
@@ -32,24 +25,9 @@ const bench: BenchModule = {
   run: async (ctx) => {
     const limit = positiveNumber('WEBHOOK_RATE_LIMIT', DEFAULT_LIMIT);
     const events = Math.round(positiveNumber('WEBHOOK_RATE_LIMIT_EVENTS', limit * 20));
-    const { startLocalStack } = await import('../functions/composition/local/stack');
-    const adminToken = randomSecret('adm_bench');
-    const stack = await startLocalStack({
-      port: 0,
-      apiKey: randomSecret('key_bench'),
-      adminToken,
-      logLevel: 'SILENT',
-      rateLimit: { requestsPerSecond: 100_000, burst: 100_000 },
-    });
-    const receiver = await startArrivalsReceiver((path) => (path === 'one-at-a-time' ? 20 : 0));
-    const call = async (method: string, path: string, body: unknown) => {
-      const response = await fetch(new URL(path, stack.url), {
-        method,
-        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
+    const { receiver, call, stop } = await deliveryBenchWorld(ctx, (path) =>
+      path === 'one-at-a-time' ? 20 : 0,
+    );
     const results: BenchResult[] = [];
     try {
       for (const [path, rateLimit] of [
@@ -112,15 +90,12 @@ const bench: BenchModule = {
             : [{ bench: name, metric: 'most in flight', value: most, unit: 'count' }]),
           { bench: name, metric: 'busiest second', value: busiest, unit: 'count' },
           { bench: name, metric: 'burst drained in', value: spanMs, unit: 'ms' },
-          { bench: name, metric: 'delivered', value: received.size, unit: 'count' },
-          { bench: name, metric: 'lost', value: lost, unit: 'count' },
-          { bench: name, metric: 'duplicates', value: duplicates, unit: 'count' },
+          ...arrivalCounts(name, ids, arrivals),
         );
       }
       return results;
     } finally {
-      await receiver.close();
-      await stopBenchStack(stack, undefined, ctx);
+      await stop();
     }
   },
 };
