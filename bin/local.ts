@@ -13,7 +13,12 @@ import {
   writeLocalRuntime,
 } from '../functions/adapters/local/runtime-file';
 import { DEMO_TENANT, type LocalStack, startLocalStack } from '../functions/composition/local/stack';
-import { egressPolicyFromEnv, LOCAL_EGRESS, retryPolicyFromEnv } from '../functions/composition/webhooks';
+import {
+  egressPolicyFromEnv,
+  LOCAL_EGRESS,
+  retryPolicyFromEnv,
+  webhookSettingsFromEnv,
+} from '../functions/composition/webhooks';
 import { bundleFiles, type SynthesizedBundles, synthesizeFunctionBundles } from '../lib/function-bundles';
 import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 
@@ -61,6 +66,7 @@ const main = async (): Promise<void> => {
       webhooks: {
         policy: retryPolicyFromEnv(process.env),
         egress: egressPolicyFromEnv(process.env, LOCAL_EGRESS),
+        settings: webhookSettingsFromEnv(process.env),
       },
     });
   } catch (error) {

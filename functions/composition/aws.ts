@@ -15,7 +15,7 @@ import { callerUsagePlanFromEnv, operatorRolesFromEnv } from './operators';
 import { awsRateSourceAccess } from './rates';
 import { retiredReceiptKeysFromEnv } from './receipts';
 import { composeService, type ServicePlatform } from './service';
-import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv } from './webhooks';
+import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookSettingsFromEnv } from './webhooks';
 
 /** A required setting of the deployed function; its absence is a deployment defect, reported by name. */
 const required = (env: Environment, name: string): string => {
@@ -94,6 +94,7 @@ export const awsPlatform = (env: Environment = process.env): ServicePlatform => 
     ),
     egress: once(() => egressPolicyFromEnv(env, AWS_EGRESS)),
     retryPolicy: once(() => retryPolicyFromEnv(env)),
+    webhookSettings: webhookSettingsFromEnv(env),
     rates: once(() => ({ simulatedStepSeconds: 60, simulated: {}, ...awsRateSourceAccess(env, region) })),
     metrics: once(() =>
       lazyObject<MetricsDependencies>({

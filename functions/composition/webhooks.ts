@@ -1,11 +1,12 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import * as z from 'zod';
 import type { EgressPolicy } from '../adapters/http/guarded-http-client';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, validateRetryPolicy } from '../domain/webhooks/retry-policy';
 import type { ResponseSealer } from '../handlers/middleware/idempotency';
 import type { DataCipher } from '../ports/signing';
-import type { WebhookContext, WebhookSignal } from '../usecases/webhooks/context';
+import type { WebhookContext, WebhookSettings, WebhookSignal } from '../usecases/webhooks/context';
 import { operationalSignals } from '../usecases/webhooks/operational-events';
 import type { ServiceDependencies } from './dependencies';
 import type { Environment } from './environment';
@@ -16,6 +17,33 @@ const numbers = (name: string, value: string): number[] => {
   if (parsed.some((entry) => !Number.isFinite(entry) || entry < 0))
     throw new Error(`${name} must be a comma-separated list of non-negative numbers`);
   return parsed;
+};
+
+/** `WEBHOOK_TENANT_RETENTION_DAYS`: a JSON object of tenant → days (1–30), e.g. `{"eu-1":7}`. */
+const tenantRetentionSchema = z.record(
+  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'a tenant identifier'),
+  z.number().int().min(1).max(30),
+);
+
+/**
+ * Webhook settings from configuration: `WEBHOOK_TENANT_RETENTION_DAYS` shortens the body retention of some tenants'
+ * events (C32 retention). A malformed value stops the function at start, naming the variable.
+ */
+export const webhookSettingsFromEnv = (env: Environment): Partial<WebhookSettings> => {
+  const raw = env.WEBHOOK_TENANT_RETENTION_DAYS;
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('WEBHOOK_TENANT_RETENTION_DAYS: not JSON (e.g. {"eu-1":7})');
+  }
+  const checked = tenantRetentionSchema.safeParse(parsed);
+  if (!checked.success)
+    throw new Error(
+      `WEBHOOK_TENANT_RETENTION_DAYS: ${checked.error.issues.map((issue) => `${issue.path.join('.') || '$'}: ${issue.message}`).join('; ')}`,
+    );
+  return { tenantRetentionDays: checked.data };
 };
 
 /**

@@ -6,8 +6,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
-import { DynamoEventStore } from '../../functions/adapters/aws/webhook-store';
-import { NO_VERSIONS, outboxItemOf } from '../../functions/usecases/webhooks/events';
+import { DynamoDeliveryRepository, DynamoEventStore } from '../../functions/adapters/aws/webhook-store';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../functions/usecases/webhooks/context';
+import { NO_VERSIONS, outboxItemOf, publishEvent } from '../../functions/usecases/webhooks/events';
 import { engineClients, provisionIsolated } from '../support/engines';
 
 const clients = engineClients();
@@ -16,12 +17,14 @@ afterAll(() => destroyAwsClients(clients));
 const NOW = new Date('2026-11-26T12:00:00.000Z');
 const clock = { now: () => NOW };
 let events: DynamoEventStore;
+let deliveries: DynamoDeliveryRepository;
 let table: string;
 
 beforeAll(async () => {
   const resources = await provisionIsolated(clients);
   table = resources.tableNames.events;
   events = new DynamoEventStore(clients.documents, table, clock);
+  deliveries = new DynamoDeliveryRepository(clients.documents, resources.tableNames.deliveries);
 });
 
 const itemAt = (at: Date, ttlDays: number) =>
@@ -32,6 +35,32 @@ const itemAt = (at: Date, ttlDays: number) =>
   );
 
 describe('event retention', () => {
+  it("keeps the body of a tenant's events as long as its retention (WEBHOOK_TENANT_RETENTION_DAYS), others the default", async () => {
+    const ctx = {
+      clock,
+      events,
+      deliveries,
+      settings: { ...DEFAULT_WEBHOOK_SETTINGS, tenantRetentionDays: { 'eu-1': 7 } },
+    };
+    const publish = (tenant: string) =>
+      publishEvent(
+        ctx,
+        {
+          type: 'payout.processed',
+          tenant,
+          data: { payout_id: 'po_t', status: 'paid', amount_minor: 1, currency: 'EUR' },
+        },
+        'trc_t',
+        NO_VERSIONS,
+      );
+    const short = await publish('eu-1');
+    const other = await publish('us-1');
+    const days = (item: { expires_at: number } | undefined) =>
+      item ? (item.expires_at - Math.floor(NOW.getTime() / 1000)) / 86_400 : undefined;
+    expect(days(await events.get(short.item.event_id))).toBe(7);
+    expect(days(await events.get(other.item.event_id))).toBe(30);
+  });
+
   it('brings the expiry forward with the fan-out record, and leaves it when none is given', async () => {
     const item = itemAt(NOW, 30);
     await events.put(item);

@@ -35,7 +35,24 @@ export interface WebhookSettings {
   readonly dpopProofWindowSeconds: number;
   /** An endpoint failing continuously this long is disabled, unless it sets its own (C32). */
   readonly disableAfterDays: number;
+  /**
+   * Shorter body retention for the events of some tenants (days by tenant, below `bodyTtlDays`): an event of such a
+   * tenant keeps its body at most this long, whatever its endpoints allow (C32 retention).
+   */
+  readonly tenantRetentionDays: Readonly<Record<string, number>>;
 }
+
+/** Days an event's body is kept when it is written: the service's retention, or its tenant's when shorter. */
+export const retentionDaysFor = (
+  settings: Pick<WebhookSettings, 'bodyTtlDays' | 'tenantRetentionDays'>,
+  tenant: string | undefined,
+): number => {
+  const own =
+    tenant !== undefined && Object.hasOwn(settings.tenantRetentionDays, tenant)
+      ? settings.tenantRetentionDays[tenant]
+      : undefined;
+  return own !== undefined ? Math.min(settings.bodyTtlDays, own) : settings.bodyTtlDays;
+};
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   bodyTtlDays: 30,
@@ -46,6 +63,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   userAgent: 'pricing-webhooks/1.0',
   dpopProofWindowSeconds: DEFAULT_DPOP_WINDOW_SECONDS,
   disableAfterDays: DEFAULT_DISABLE_AFTER_DAYS,
+  tenantRetentionDays: {},
 };
 
 /** What the webhook use cases need: stores, queue and scheduler, the data cipher, the HTTP client, time. */

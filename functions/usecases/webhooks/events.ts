@@ -15,7 +15,7 @@ import type { OutboxItem } from '../../schemas/envelope';
 import { EVENT_EXAMPLES, type ExampleEventType } from '../../schemas/event-examples';
 import { type PublishEventRequest, payoutProcessedSchema } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
-import { epochSeconds, type WebhookContext } from './context';
+import { epochSeconds, retentionDaysFor, type WebhookContext } from './context';
 import { EndpointNotFoundError } from './endpoints';
 
 /** The catalog versions in force when an event is produced (C11: on every envelope). */
@@ -183,7 +183,7 @@ export const publishEvent = async (
       ...(request.event_id !== undefined ? { event_id: request.event_id } : {}),
     },
     ctx.clock.now(),
-    ctx.settings.bodyTtlDays,
+    retentionDaysFor(ctx.settings, request.tenant),
   );
   const recorded: OutboxItem = publishedBy ? { ...item, published_by: publishedBy } : item;
   const published: PublishedEvent = { item: recorded, created: true };
@@ -244,7 +244,7 @@ export const sendTestEvent = async (
         versions: NO_VERSIONS,
       },
       ctx.clock.now(),
-      ctx.settings.bodyTtlDays,
+      retentionDaysFor(ctx.settings, endpoint.tenant),
     ),
     test: true,
     test_endpoint_id: endpointId,

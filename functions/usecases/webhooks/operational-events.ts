@@ -1,6 +1,6 @@
 import { OPERATIONAL_EVENT_TYPES, type OperationalEventType } from '../../domain/webhooks/envelope';
 import type { EventStore } from '../../ports/webhooks';
-import type { WebhookSettings } from './context';
+import { retentionDaysFor, type WebhookSettings } from './context';
 import { NO_VERSIONS, outboxItemOf } from './events';
 
 /**
@@ -32,7 +32,7 @@ export const operationalEventId = (key: string): string =>
 export const operationalSignals = (ctx: {
   readonly clock: { now(): Date };
   readonly events: Pick<EventStore, 'put'>;
-  readonly settings: Pick<WebhookSettings, 'bodyTtlDays'>;
+  readonly settings: Pick<WebhookSettings, 'bodyTtlDays' | 'tenantRetentionDays'>;
 }): OperationalSignals => ({
   emit: async (signal) => {
     if (!(OPERATIONAL_EVENT_TYPES as readonly string[]).includes(signal.type))
@@ -48,7 +48,7 @@ export const operationalSignals = (ctx: {
         event_id: operationalEventId(signal.key),
       },
       ctx.clock.now(),
-      ctx.settings.bodyTtlDays,
+      retentionDaysFor(ctx.settings, signal.tenant),
     );
     // False: emitted before (the same key); nothing more to do.
     await ctx.events.put(item);

@@ -7,8 +7,10 @@ import {
   egressPolicyFromEnv,
   LOCAL_EGRESS,
   retryPolicyFromEnv,
+  webhookSettingsFromEnv,
 } from '../../../functions/composition/webhooks';
 import { DEFAULT_RETRY_POLICY } from '../../../functions/domain/webhooks/retry-policy';
+import { retentionDaysFor } from '../../../functions/usecases/webhooks/context';
 import { createTestCa } from '../../support/test-pki';
 
 describe('retryPolicyFromEnv', () => {
@@ -85,5 +87,39 @@ describe('egressPolicyFromEnv', () => {
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
+  });
+});
+
+describe('webhookSettingsFromEnv (per-tenant retention)', () => {
+  it('reads days by tenant, and nothing when unset', () => {
+    expect(webhookSettingsFromEnv({})).toEqual({});
+    expect(webhookSettingsFromEnv({ WEBHOOK_TENANT_RETENTION_DAYS: '{"eu-1":7,"acme":14}' })).toEqual({
+      tenantRetentionDays: { 'eu-1': 7, acme: 14 },
+    });
+  });
+
+  it('stops at start on a malformed value, naming the variable and the problem', () => {
+    expect(() => webhookSettingsFromEnv({ WEBHOOK_TENANT_RETENTION_DAYS: '{eu-1:7}' })).toThrow(
+      /WEBHOOK_TENANT_RETENTION_DAYS: not JSON/,
+    );
+    expect(() => webhookSettingsFromEnv({ WEBHOOK_TENANT_RETENTION_DAYS: '{"eu-1":0}' })).toThrow(
+      /WEBHOOK_TENANT_RETENTION_DAYS: eu-1: /,
+    );
+    expect(() => webhookSettingsFromEnv({ WEBHOOK_TENANT_RETENTION_DAYS: '{"eu-1":7.5}' })).toThrow(
+      /WEBHOOK_TENANT_RETENTION_DAYS/,
+    );
+    expect(() => webhookSettingsFromEnv({ WEBHOOK_TENANT_RETENTION_DAYS: '[7]' })).toThrow(
+      /WEBHOOK_TENANT_RETENTION_DAYS/,
+    );
+  });
+
+  it("a tenant's retention applies only when shorter than the service's, and only to that tenant", () => {
+    const settings = { bodyTtlDays: 30, tenantRetentionDays: { 'eu-1': 7, long: 30 } };
+    expect(retentionDaysFor(settings, 'eu-1')).toBe(7);
+    expect(retentionDaysFor(settings, 'long')).toBe(30);
+    expect(retentionDaysFor(settings, 'other')).toBe(30);
+    expect(retentionDaysFor(settings, undefined)).toBe(30);
+    expect(retentionDaysFor(settings, 'constructor')).toBe(30);
+    expect(retentionDaysFor({ bodyTtlDays: 5, tenantRetentionDays: { 'eu-1': 7 } }, 'eu-1')).toBe(5);
   });
 });
