@@ -378,6 +378,17 @@ const tablesWith = (functionId: FunctionId, actions: readonly string[]): string[
     ),
   ].sort();
 
+/** The deliver function reads and writes the same tables (every one it touches, it also updates). */
+const DELIVER_TABLES = [
+  'deliveries',
+  'deliveryOrder',
+  'endpointLimits',
+  'endpointStats',
+  'endpoints',
+  'events',
+  'replays',
+] as const;
+
 describe('webhook grants', () => {
   const allFunctions = Object.keys(FUNCTIONS) as FunctionId[];
 
@@ -389,15 +400,7 @@ describe('webhook grants', () => {
     { functionId: 'fanout', writes: ['deliveries', 'deliveryOrder', 'events'] },
     {
       functionId: 'deliver',
-      writes: [
-        'deliveries',
-        'deliveryOrder',
-        'endpointLimits',
-        'endpointStats',
-        'endpoints',
-        'events',
-        'replays',
-      ],
+      writes: DELIVER_TABLES,
     },
     { functionId: 'sweeper', writes: ['deliveries', 'deliveryOrder', 'events'] },
     { functionId: 'replay', writes: ['deliveries', 'deliveryOrder', 'events', 'replays'] },
@@ -427,15 +430,7 @@ describe('webhook grants', () => {
     { functionId: 'fanout', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events'] },
     {
       functionId: 'deliver',
-      reads: [
-        'deliveries',
-        'deliveryOrder',
-        'endpointLimits',
-        'endpointStats',
-        'endpoints',
-        'events',
-        'replays',
-      ],
+      reads: DELIVER_TABLES,
     },
     { functionId: 'sweeper', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events'] },
     { functionId: 'replay', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events', 'replays'] },
