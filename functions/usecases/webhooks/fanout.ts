@@ -62,15 +62,6 @@ export const fanOutEvent = async (
     item.test_endpoint_id === undefined &&
     endpoint.filter !== undefined &&
     !matchesFilter(endpoint.filter, subject);
-  // An ordered endpoint's delivery (C31) takes its key's turn now, before anything is awaited, so this instance
-  // numbers each key's deliveries in the order the events reached it. A test event is not ordered.
-  const turns = new Map<string, { key: string; turn: Turn }>();
-  for (const endpoint of targets) {
-    if (!endpoint.ordering || item.test_endpoint_id !== undefined) continue;
-    if (endpoint.status !== 'enabled' || filteredOut(endpoint)) continue;
-    const key = orderingKeyOf(endpoint.ordering, subject);
-    turns.set(endpoint.endpoint_id, { key, turn: ORDER_TURNS.take(`${endpoint.endpoint_id}#${key}`) });
-  }
   // The body is kept as long as the shortest retention of the endpoints it goes to (privacy first; one that
   // filtered it out never gets it), brought forward in the same write that records the fan-out.
   const retention = Math.min(
@@ -86,17 +77,34 @@ export const fanOutEvent = async (
     JSON.stringify(item).length <= MAX_CARRIED_EVENT_CHARS
       ? { ...item, ...(shortened !== undefined ? { expires_at: shortened } : {}) }
       : undefined;
+  // An ordered endpoint's delivery (C31) takes its key's turn now, before anything is awaited, so this instance
+  // numbers each key's deliveries in the order the events reached it. A test event is not ordered.
+  const orderKeys = new Map<string, string>();
+  for (const endpoint of targets) {
+    if (!endpoint.ordering || item.test_endpoint_id !== undefined) continue;
+    if (endpoint.status !== 'enabled' || filteredOut(endpoint)) continue;
+    orderKeys.set(endpoint.endpoint_id, orderingKeyOf(endpoint.ordering, subject));
+  }
+  const turns = new Map<string, { key: string; turn: Turn }>();
+  for (const [endpointId, key] of orderKeys)
+    turns.set(endpointId, { key, turn: ORDER_TURNS.take(`${endpointId}#${key}`) });
   // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
   // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
-  await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
-    const ordered = turns.get(endpoint.endpoint_id);
-    try {
-      if (ordered) await ordered.turn.ready;
-      await fanOutTo(ctx, item, endpoint, filteredOut(endpoint), ordered?.key, carried);
-    } finally {
-      ordered?.turn.done();
-    }
-  });
+  try {
+    await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
+      const ordered = turns.get(endpoint.endpoint_id);
+      try {
+        if (ordered) await ordered.turn.ready;
+        await fanOutTo(ctx, item, endpoint, filteredOut(endpoint), ordered?.key, carried);
+      } finally {
+        ordered?.turn.done();
+      }
+    });
+  } finally {
+    // Every turn taken ends, also those of endpoints a failed fan-out never reached (the event is fanned out
+    // again by the stream's retry or the sweeper): a turn left open would hold its key in this instance.
+    for (const { turn } of turns.values()) turn.done();
+  }
   await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length, shortened);
   return targets.length;
 };

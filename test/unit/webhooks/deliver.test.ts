@@ -54,6 +54,7 @@ interface World {
     open: Map<string, Map<number, { eventId: string; message: DeliveryMessage }>>;
     counters: Map<string, number>;
     failClose: number;
+    failEnqueue: number;
   };
 }
 
@@ -79,7 +80,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     slept: [],
     log: [],
     eventReads: 0,
-    orders: { open: new Map(), counters: new Map(), failClose: 0 },
+    orders: { open: new Map(), counters: new Map(), failClose: 0, failEnqueue: 0 },
   } as unknown as World;
   const key = (eventId: string, endpointId: string) => `${eventId}|${endpointId}`;
   w.ctx = {
@@ -167,6 +168,10 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     // test/integration/delivery-sequencer.test.ts).
     sequencer: {
       enqueue: async ({ endpointId, key: orderKey, eventId, round, message }) => {
+        if (w.orders.failEnqueue > 0) {
+          w.orders.failEnqueue -= 1;
+          throw new Error('the sequencer is unavailable');
+        }
         const d = w.deliveries.get(key(eventId, endpointId));
         if (!d) throw new Error('no delivery to number');
         if (d.ordered_by === round && d.order_seq !== undefined) return d.order_seq;
@@ -918,6 +923,25 @@ describe('deliverAttempt: ordered endpoints (C31 ordering)', () => {
     w.deliveries.delete(`${second.event_id}|${second.endpoint_id}`);
     expect(await deliverAttempt(w.ctx, second)).toEqual({ kind: 'skipped', reason: 'no_delivery' });
     expect(w.sent.at(-1)?.body).toEqual(third);
+  });
+
+  it('a fan-out that failed to number its delivery holds its key back in no later fan-out', async () => {
+    await ordered(0);
+    const event = (n: number) =>
+      outboxItemOf(
+        { type: 'payout.processed', data: { account: 'a', n }, trace_id: 'trc_test', versions: NO_VERSIONS },
+        w.now.value,
+        30,
+      );
+    const [failing, next] = [event(1), event(2)];
+    for (const item of [failing, next]) await w.ctx.events.put(item);
+    w.orders.failEnqueue = 1;
+    await expect(fanOutEvent(w.ctx, failing, [...w.endpoints.values()])).rejects.toThrow(/unavailable/);
+    await fanOutEvent(w.ctx, next, [...w.endpoints.values()]);
+    expect(w.sent.at(-1)?.body).toMatchObject({ event_id: next.event_id, order: { seq: 1 } });
+    // The failed one is numbered when it is fanned out again (the stream's retry, the sweeper).
+    await fanOutEvent(w.ctx, failing, [...w.endpoints.values()]);
+    expect(w.sent.at(-1)?.body).toMatchObject({ event_id: failing.event_id, order: { seq: 2 } });
   });
 
   it('a test event is not ordered', async () => {
