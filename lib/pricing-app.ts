@@ -101,6 +101,26 @@ const contextAccount = (app: App, key: string): string | undefined => {
 };
 
 /**
+ * `tenantRetentionDays`: days of body retention by tenant, an object in cdk.json or its JSON on the command line
+ * (`-c tenantRetentionDays='{"eu-1":7}'`); checked by the service stack as the functions check it.
+ */
+export const tenantRetentionDaysFromContext = (app: App): Record<string, number> | undefined => {
+  const key = 'tenantRetentionDays';
+  let value: unknown = app.node.tryGetContext(key);
+  if (value === undefined || value === '') return undefined;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      throw new Error(`context ${key} must be a JSON object of tenant → days, got ${JSON.stringify(value)}`);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`context ${key} must be an object of tenant → days`);
+  return value as Record<string, number>;
+};
+
+/**
  * `machineOperatorRoleArns`: machine principals acting as operators (C27), each a role ARN and the roles it
  * holds (never `approver`), as a list in cdk.json or as its JSON on the command line:
  * `-c machineOperatorRoleArns='[{"role_arn":"arn:aws:iam::123456789012:role/ci","roles":["author"]}]'`.
@@ -164,6 +184,7 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     terminationProtection: stage === 'prod',
     ...(retiredIndexes ? { keepRetiredIndexes: true } : {}),
   });
+  const tenantRetentionDays = tenantRetentionDaysFromContext(app);
   const service = new PricingServiceStack(app, 'PricingServiceStack', {
     stackName: `pricing-${stage}-service`,
     description: 'Pricing service: functions, queues, API, scheduler and alarms',
@@ -180,6 +201,8 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     ...(machineOperatorRoles ? { machineOperatorRoles } : {}),
     ...(retiredReceiptKeyArns ? { retiredReceiptKeyArns } : {}),
     ...(retiredIndexes === 'read' ? { readRetiredIndexes: true } : {}),
+    // `-c tenantRetentionDays='{"eu-1":7}'` (or an object in cdk.json): shorter body retention by tenant.
+    ...(tenantRetentionDays ? { tenantRetentionDays } : {}),
   });
   service.addStackDependency(stateful);
 

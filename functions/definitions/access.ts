@@ -239,11 +239,12 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     ...NOTHING,
     // The enabled endpoints (Scan), one delivery record per match (read back when it exists), the fan-out
     // recorded on the event; an ordered endpoint's delivery numbered in its key (one transaction: the key's
-    // counter, its open item, the delivery's place).
+    // counter, its open item, the delivery's place); the event read once its records exist, for the first
+    // attempts' messages to carry.
     tables: {
       endpoints: { actions: ['Scan'] },
       deliveries: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-      events: { actions: ['UpdateItem'] },
+      events: { actions: ['GetItem', 'UpdateItem'] },
       deliveryOrder: { actions: SEQUENCE },
     },
     sendsTo: ['delivery'],
@@ -276,7 +277,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     ...NOTHING,
     // Events whose fan-out is not recorded (a sparse index), fanned out as the fanout function does.
     tables: {
-      events: { actions: ['UpdateItem'], indexes: ['fanout-pending'] },
+      events: { actions: ['GetItem', 'UpdateItem'], indexes: ['fanout-pending'] },
       endpoints: { actions: ['Scan'] },
       deliveries: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
       deliveryOrder: { actions: SEQUENCE },
@@ -346,6 +347,8 @@ export const CALLER_USAGE_PLAN_NAME_ENV_VAR = 'CALLER_USAGE_PLAN_NAME';
 export const RETIRED_RECEIPT_KEY_IDS_ENV_VAR = 'RETIRED_RECEIPT_KEY_IDS';
 /** Private ranges the deliver function may POST to besides public unicast addresses (C17). */
 export const WEBHOOK_ALLOWED_CIDRS_ENV_VAR = 'WEBHOOK_ALLOWED_CIDRS';
+/** Shorter body retention by tenant (JSON days by tenant): set on the functions that write events. */
+export const WEBHOOK_TENANT_RETENTION_ENV_VAR = 'WEBHOOK_TENANT_RETENTION_DAYS';
 
 /**
  * Set to `true` in the first stage of an index replacement (context `retiredIndexes=read`, `TableDefinition.
@@ -425,6 +428,9 @@ export const environmentOf = (functionId: FunctionId): EnvironmentVariable[] => 
     ...(access.publishesReceiptKeys ? [optional(RETIRED_RECEIPT_KEY_IDS_ENV_VAR)] : []),
     ...(access.readsObjectives ? [optional(API_NAME_ENV_VAR)] : []),
     ...(functionId === 'deliver' ? [optional(WEBHOOK_ALLOWED_CIDRS_ENV_VAR)] : []),
+    ...(access.tables.events?.actions.includes('PutItem')
+      ? [optional(WEBHOOK_TENANT_RETENTION_ENV_VAR)]
+      : []),
     ...(retiredIndexesReadBy(functionId).length > 0 ? [optional(READ_RETIRED_INDEXES_ENV_VAR)] : []),
   ];
 };

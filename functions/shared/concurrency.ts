@@ -16,6 +16,26 @@ export const mapConcurrently = async <T, R>(
 };
 
 /**
+ * `mapConcurrently`, but every item is run even when some fail, and the call settles only once all of them did:
+ * then it returns the results, or throws the first failure. No task outlives the call.
+ */
+export const mapAllConcurrently = async <T, R>(
+  items: readonly T[],
+  parallel: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> => {
+  const failures: unknown[] = [];
+  const results = await mapConcurrently(items, parallel, (item, index) =>
+    task(item, index).catch((error: unknown) => {
+      failures.push(error);
+      return undefined as R;
+    }),
+  );
+  if (failures.length > 0) throw failures[0];
+  return results;
+};
+
+/**
  * `task` wrapped so that at most `parallel` calls run at once; the others wait, in call order. A finishing call
  * hands its slot straight to the next waiter, so no new caller can slip in between and exceed the limit.
  */

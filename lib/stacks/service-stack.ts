@@ -7,6 +7,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { DEFAULT_FX_SECRETS_PREFIX } from '../../functions/adapters/aws/secrets-manager';
+import { webhookSettingsFromEnv } from '../../functions/composition/webhooks';
 import {
   type BucketId,
   CALLER_USAGE_PLAN_NAME_ENV_VAR,
@@ -35,6 +36,7 @@ import {
   SWEEPER_RATE_MINUTES,
   type TableItemAction,
   WEBHOOK_ALLOWED_CIDRS_ENV_VAR,
+  WEBHOOK_TENANT_RETENTION_ENV_VAR,
 } from '../../functions/definitions';
 import { METRICS_NAMESPACE_ENV_VAR, metricsNamespace } from '../../functions/definitions/objectives';
 import { OPERATOR_ROLES } from '../../functions/domain/access/principals';
@@ -81,6 +83,12 @@ export interface PricingServiceStackProps extends StackProps {
    */
   readonly webhookAllowedCidrs?: readonly string[];
   /**
+   * Shorter body retention for some tenants' events, days by tenant (1–30; `WEBHOOK_TENANT_RETENTION_DAYS`). Set on
+   * every function that writes events.
+   * @default unset: every event's body is kept the service's 30 days (an endpoint may shorten it)
+   */
+  readonly tenantRetentionDays?: Readonly<Record<string, number>>;
+  /**
    * Deliveries from known, stable addresses: the deliver function (the only one that calls partners) runs in
    * the private subnets of a VPC whose NAT gateways, one per zone, have Elastic IPs this stack allocates
    * (output `DeliveryEgressIps`). NAT gateways and addresses are billed by the hour.
@@ -108,6 +116,13 @@ export interface PricingServiceStackProps extends StackProps {
 
 /** The variable the admin function finds the caller usage plan by (its id would make a dependency cycle). */
 export { CALLER_USAGE_PLAN_NAME_ENV_VAR };
+
+/** `tenantRetentionDays`, checked as the functions will check it at start (`WEBHOOK_TENANT_RETENTION_DAYS`). */
+const tenantRetentionOf = (configured: Readonly<Record<string, number>>): string => {
+  const value = JSON.stringify(configured);
+  webhookSettingsFromEnv({ [WEBHOOK_TENANT_RETENTION_ENV_VAR]: value });
+  return value;
+};
 
 /** `webhookAllowedCidrs`, checked: CIDR blocks joined with commas (`WEBHOOK_ALLOWED_CIDRS`). */
 const allowedCidrsOf = (configured: readonly string[]): string => {
@@ -368,6 +383,9 @@ export class PricingServiceStack extends Stack {
       ...(props.readRetiredIndexes ? { [READ_RETIRED_INDEXES_ENV_VAR]: 'true' } : {}),
       ...(props.webhookAllowedCidrs !== undefined
         ? { [WEBHOOK_ALLOWED_CIDRS_ENV_VAR]: allowedCidrsOf(props.webhookAllowedCidrs) }
+        : {}),
+      ...(props.tenantRetentionDays !== undefined
+        ? { [WEBHOOK_TENANT_RETENTION_ENV_VAR]: tenantRetentionOf(props.tenantRetentionDays) }
         : {}),
     };
   }

@@ -309,7 +309,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'dynamodb:GetRecords': ['table:events/stream'],
     'dynamodb:GetShardIterator': ['table:events/stream'],
     'dynamodb:ListStreams': ['*'],
-    'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder'],
+    'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder', 'table:events'],
     'dynamodb:PutItem': ['table:deliveries', 'table:deliveryOrder'],
     'dynamodb:Query': ['table:deliveryOrder'],
     'dynamodb:Scan': ['table:endpoints'],
@@ -343,7 +343,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:SendMessage': ['queue:delivery', 'queue:deliveryDlq'],
   }),
   sweeper: merge(BASE('sweeper'), TABLE_KEY_WRITE, {
-    'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder'],
+    'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder', 'table:events'],
     'dynamodb:PutItem': ['table:deliveries', 'table:deliveryOrder'],
     'dynamodb:Query': ['table:deliveryOrder', 'table:events/index/fanout-pending'],
     'dynamodb:Scan': ['table:endpoints'],

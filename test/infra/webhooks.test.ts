@@ -596,7 +596,10 @@ describe('webhookAllowedCidrs', () => {
   afterAll(() => {
     for (const outdir of outdirs) rmSync(outdir, { recursive: true, force: true });
   });
-  const serviceWith = (webhookAllowedCidrs: readonly string[]) => {
+  const serviceWith = (
+    webhookAllowedCidrs?: readonly string[],
+    tenantRetentionDays?: Readonly<Record<string, number>>,
+  ) => {
     const outdir = mkdtempSync(join(tmpdir(), 'pricing-cidrs-'));
     outdirs.push(outdir);
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
@@ -608,22 +611,44 @@ describe('webhookAllowedCidrs', () => {
       buckets: data.buckets,
       bucketWriters: data.bucketWriters,
       bucketReaders: data.bucketReaders,
-      webhookAllowedCidrs,
+      ...(webhookAllowedCidrs ? { webhookAllowedCidrs } : {}),
+      ...(tenantRetentionDays ? { tenantRetentionDays } : {}),
     });
   };
-
-  it('sets WEBHOOK_ALLOWED_CIDRS on the deliver function only', () => {
-    const stack = serviceWith(['10.1.0.0/16', ' fd00::/8']);
+  const valuesOf = (stack: PricingServiceStack, variable: string) => {
     const template = Template.fromStack(stack);
-    const setOn = (Object.keys(FUNCTIONS) as FunctionId[]).flatMap((functionId) => {
+    return (Object.keys(FUNCTIONS) as FunctionId[]).flatMap((functionId) => {
       const value = (
         resourceIn(template, stack.functions[functionId].function).Properties.Environment as {
           Variables: Record<string, unknown>;
         }
-      ).Variables.WEBHOOK_ALLOWED_CIDRS;
+      ).Variables[variable];
       return value === undefined ? [] : [{ functionId, value }];
     });
-    expect(setOn).toEqual([{ functionId: 'deliver', value: '10.1.0.0/16,fd00::/8' }]);
+  };
+
+  it('sets WEBHOOK_ALLOWED_CIDRS on the deliver function only', () => {
+    expect(valuesOf(serviceWith(['10.1.0.0/16', ' fd00::/8']), 'WEBHOOK_ALLOWED_CIDRS')).toEqual([
+      { functionId: 'deliver', value: '10.1.0.0/16,fd00::/8' },
+    ]);
+  });
+
+  it('sets WEBHOOK_TENANT_RETENTION_DAYS on every function that writes events, and refuses a bad value', () => {
+    const value = '{"eu-1":7}';
+    expect(
+      valuesOf(serviceWith(undefined, { 'eu-1': 7 }), 'WEBHOOK_TENANT_RETENTION_DAYS').map(
+        (set) => set.functionId,
+      ),
+    ).toEqual(
+      (Object.keys(FUNCTIONS) as FunctionId[]).filter((functionId) =>
+        permissionsOf(functionId).includes('dynamodb:PutItem table:events'),
+      ),
+    );
+    expect(valuesOf(serviceWith(undefined, { 'eu-1': 7 }), 'WEBHOOK_TENANT_RETENTION_DAYS')[0]?.value).toBe(
+      value,
+    );
+    expect(valuesOf(serviceWith(), 'WEBHOOK_TENANT_RETENTION_DAYS')).toEqual([]);
+    expect(() => serviceWith(undefined, { 'eu-1': 0 })).toThrow(/WEBHOOK_TENANT_RETENTION_DAYS/);
   });
 
   it('refuses a value that is not a list of CIDR blocks', () => {

@@ -96,7 +96,11 @@ export class SqsMessageQueue implements MessageQueue, QueueDepths {
     }
   }
 
-  private async sendBatch(queue: QueueId, batch: readonly PendingSend[]): Promise<void> {
+  /**
+   * One `SendMessageBatch`; entries SQS failed on its side (`SenderFault: false`, what a single send's SDK retries
+   * would have covered) are sent once more in a batch of their own.
+   */
+  private async sendBatch(queue: QueueId, batch: readonly PendingSend[], retry = true): Promise<void> {
     const entries = batch.map((send, index) => ({ ...send.entry, Id: String(index) }));
     try {
       const result = await this.sqs.send(
@@ -104,12 +108,14 @@ export class SqsMessageQueue implements MessageQueue, QueueDepths {
       );
       const sent = new Map((result.Successful ?? []).map((entry) => [entry.Id, entry.MessageId ?? '']));
       const failed = new Map((result.Failed ?? []).map((entry) => [entry.Id, entry]));
+      const again: PendingSend[] = [];
       batch.forEach((send, index) => {
         const id = String(index);
         const messageId = sent.get(id);
+        const failure = failed.get(id);
         if (messageId !== undefined) send.resolve({ messageId });
+        else if (retry && failure?.SenderFault === false) again.push(send);
         else {
-          const failure = failed.get(id);
           send.reject(
             new Error(
               `SQS refused the message (${failure?.Code ?? 'no answer for it'}${failure?.Message ? `: ${failure.Message}` : ''})`,
@@ -117,6 +123,7 @@ export class SqsMessageQueue implements MessageQueue, QueueDepths {
           );
         }
       });
+      if (again.length > 0) await this.sendBatch(queue, again, false);
     } catch (error) {
       for (const send of batch) send.reject(error as Error);
     }

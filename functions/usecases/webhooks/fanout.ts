@@ -3,7 +3,7 @@ import { type FilterSubject, matchesFilter } from '../../domain/webhooks/filter'
 import { orderingKeyOf } from '../../domain/webhooks/ordering';
 import type { DeliveryRecord, EndpointRecord } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
-import { KeyedTurns, mapConcurrently, type Turn } from '../../shared/concurrency';
+import { KeyedTurns, mapAllConcurrently, type Turn } from '../../shared/concurrency';
 import { epochSeconds, type WebhookContext } from './context';
 
 /** Endpoints of one event fanned out at once (each is a conditional put and a queue send). */
@@ -71,12 +71,6 @@ export const fanOutEvent = async (
   );
   const retained = Number.isFinite(retention) ? epochSeconds(new Date(item.ts), retention) : undefined;
   const shortened = retained !== undefined && retained < item.expires_at ? retained : undefined;
-  // First attempts carry the event as it will be stored (its retention applied), when it is small: the attempt
-  // then reads nothing but the endpoint.
-  const carried: OutboxItem | undefined =
-    JSON.stringify(item).length <= MAX_CARRIED_EVENT_CHARS
-      ? { ...item, ...(shortened !== undefined ? { expires_at: shortened } : {}) }
-      : undefined;
   // An ordered endpoint's delivery (C31) takes its key's turn now, before anything is awaited, so this instance
   // numbers each key's deliveries in the order the events reached it. A test event is not ordered.
   const orderKeys = new Map<string, string>();
@@ -85,44 +79,61 @@ export const fanOutEvent = async (
     if (endpoint.status !== 'enabled' || filteredOut(endpoint)) continue;
     orderKeys.set(endpoint.endpoint_id, orderingKeyOf(endpoint.ordering, subject));
   }
-  const turns = new Map<string, { key: string; turn: Turn }>();
-  for (const [endpointId, key] of orderKeys)
-    turns.set(endpointId, { key, turn: ORDER_TURNS.take(`${endpointId}#${key}`) });
-  // The endpoints' deliveries are independent: created and enqueued concurrently, so an event subscribed by
-  // hundreds of endpoints fans out in a few round trips' time rather than one per endpoint.
+  const turns = new Map<string, Turn>();
+  for (const [endpointId, key] of orderKeys) turns.set(endpointId, ORDER_TURNS.take(`${endpointId}#${key}`));
   try {
-    await mapConcurrently(targets, ENDPOINT_CONCURRENCY, async (endpoint) => {
-      const ordered = turns.get(endpoint.endpoint_id);
+    // 1. The records (created once), concurrently: an event subscribed by hundreds of endpoints fans out in a few
+    // round trips' time rather than one per endpoint.
+    const toSend = (
+      await mapAllConcurrently(targets, ENDPOINT_CONCURRENCY, (endpoint) =>
+        deliveryRecordFor(ctx, item, endpoint, filteredOut(endpoint)),
+      )
+    ).filter((stored): stored is DeliveryRecord => stored !== undefined);
+    // 2. First attempts carry the event when it is small, read once all the records exist: an expunction either
+    // came first (nothing is carried) or finds every record and marks it, so the claim stops the copy.
+    const carries = toSend.some(
+      (stored) => stored.ordered_by === undefined && !orderKeys.has(stored.endpoint_id),
+    );
+    const fresh =
+      carries && JSON.stringify(item).length <= MAX_CARRIED_EVENT_CHARS
+        ? await ctx.events.get(item.event_id)
+        : undefined;
+    const carried: OutboxItem | undefined =
+      fresh && !fresh.expunged_at
+        ? {
+            ...fresh,
+            ...(shortened !== undefined && shortened < fresh.expires_at ? { expires_at: shortened } : {}),
+          }
+        : undefined;
+    // 3. The first attempts' messages; an ordered delivery's numbered in its key's turn first.
+    await mapAllConcurrently(toSend, ENDPOINT_CONCURRENCY, async (stored) => {
+      const turn = turns.get(stored.endpoint_id);
       try {
-        if (ordered) await ordered.turn.ready;
-        await fanOutTo(ctx, item, endpoint, filteredOut(endpoint), ordered?.key, carried);
+        if (turn) await turn.ready;
+        await sendFirstAttempt(ctx, item, stored, orderKeys.get(stored.endpoint_id), carried);
       } finally {
-        ordered?.turn.done();
+        turn?.done();
       }
     });
   } finally {
-    // Every turn taken ends, also those of endpoints a failed fan-out never reached (the event is fanned out
+    // Every turn taken ends, also those of deliveries a failed fan-out never reached (the event is fanned out
     // again by the stream's retry or the sweeper): a turn left open would hold its key in this instance.
-    for (const { turn } of turns.values()) turn.done();
+    for (const turn of turns.values()) turn.done();
   }
   await ctx.events.markFannedOut(item.event_id, ctx.clock.now().toISOString(), targets.length, shortened);
   return targets.length;
 };
 
 /**
- * The delivery of one event to one endpoint: its record (created once), and unless it was claimed already its
- * first attempt's message; an ordered endpoint's delivery is numbered in its key first and its message carries
- * its place (it starts in its turn).
+ * The delivery record of one event for one endpoint, created once: the stored record when its first attempt's
+ * message is (still) to be sent, else undefined (filtered, skipped, or its first attempt claimed already).
  */
-const fanOutTo = async (
-  ctx: Pick<WebhookContext, 'clock' | 'deliveries' | 'queue' | 'settings' | 'sequencer'>,
+const deliveryRecordFor = async (
+  ctx: Pick<WebhookContext, 'clock' | 'deliveries' | 'settings'>,
   item: OutboxItem,
   endpoint: EndpointRecord,
   filtered: boolean,
-  orderKey: string | undefined,
-  /** The event, for the first attempt's message (an ordered delivery's waits in its key's queue without it). */
-  carried: OutboxItem | undefined,
-): Promise<void> => {
+): Promise<DeliveryRecord | undefined> => {
   const now = ctx.clock.now();
   const skipped = endpoint.status !== 'enabled';
   const record: DeliveryRecord = {
@@ -139,26 +150,46 @@ const fanOutTo = async (
     expires_at: epochSeconds(now, ctx.settings.historyTtlDays),
   };
   const stored = await ctx.deliveries.createIfAbsent(record);
-  if (stored.status === 'filtered' || stored.status === 'skipped') return;
+  if (stored.status === 'filtered' || stored.status === 'skipped') return undefined;
   // Once the first attempt was claimed, its message was sent and handled: nothing to send again. A delivery
   // still waiting for its first attempt gets the message (again, if an earlier run sent it and died before
   // the fan-out was recorded); the claim on attempt 1 makes a second message a no-op.
-  if (stored !== record && (stored.last_attempt > 0 || stored.status !== 'pending')) return;
+  if (stored !== record && (stored.last_attempt > 0 || stored.status !== 'pending')) return undefined;
+  return stored;
+};
+
+/**
+ * The first attempt's message of a delivery. One the fan-out numbered already (an earlier run) keeps its place,
+ * whatever its endpoint says now; one of an ordered endpoint is numbered in its key (its message waits in the key's
+ * queue without the event); any other carries the event when given.
+ */
+const sendFirstAttempt = async (
+  ctx: Pick<WebhookContext, 'queue' | 'sequencer'>,
+  item: OutboxItem,
+  stored: DeliveryRecord,
+  orderKey: string | undefined,
+  carried: OutboxItem | undefined,
+): Promise<void> => {
   const first: DeliveryMessage = {
     event_id: item.event_id,
-    endpoint_id: endpoint.endpoint_id,
+    endpoint_id: stored.endpoint_id,
     attempt: 1,
     round_start: 1,
   };
-  const message: DeliveryMessage =
-    orderKey === undefined
+  const numbered =
+    stored.ordered_by === FANOUT_ROUND && stored.order_key !== undefined && stored.order_seq !== undefined
+      ? { key: stored.order_key, seq: stored.order_seq }
+      : undefined;
+  const message: DeliveryMessage = numbered
+    ? { ...first, order: numbered }
+    : orderKey === undefined
       ? { ...first, ...(carried ? { event: carried } : {}) }
       : {
           ...first,
           order: {
             key: orderKey,
             seq: await ctx.sequencer.enqueue({
-              endpointId: endpoint.endpoint_id,
+              endpointId: stored.endpoint_id,
               key: orderKey,
               eventId: item.event_id,
               round: FANOUT_ROUND,
@@ -167,7 +198,7 @@ const fanOutTo = async (
             }),
           },
         };
-  await ctx.queue.send('delivery', JSON.stringify(message), { group: endpoint.endpoint_id });
+  await ctx.queue.send('delivery', JSON.stringify(message), { group: stored.endpoint_id });
 };
 
 /**

@@ -14,14 +14,6 @@ import { newId } from '../../shared/ids';
 import { epochSeconds, type WebhookContext } from './context';
 import { orderPlaceExpiry, subjectOf } from './fanout';
 
-/** Ended deliveries hold no place in an ordered endpoint's key. */
-const isFinal = (status: DeliveryStatus): boolean =>
-  status === 'delivered' ||
-  status === 'dead' ||
-  status === 'stopped' ||
-  status === 'skipped' ||
-  status === 'filtered';
-
 /** Most deliveries one replay restarts; a larger window is split by the caller. */
 export const MAX_REPLAY_DELIVERIES = 5000;
 
@@ -142,6 +134,25 @@ export const replayDeliveries = async (
     }
     return ordering;
   };
+  /** Closes a place of the delivery's key and sends the next open one's message (its turn). */
+  const leavePlace = async (endpointId: string, place: { key: string; seq: number }, eventId: string) => {
+    const next = await ctx.sequencer.close(endpointId, place, eventId);
+    if (next) await ctx.queue.send('delivery', JSON.stringify(next), { group: next.endpoint_id });
+  };
+  /**
+   * The place a restarted delivery held before this replay is left, whatever its status: a forced one still open
+   * hands its key on, and one that ended but whose consumer died before handing on does it now (closing a closed
+   * place only wakes the next one again, which its claim absorbs).
+   */
+  const leaveEarlierPlace = async (delivery: DeliveryRecord) => {
+    if (delivery.order_key === undefined || delivery.order_seq === undefined) return;
+    if (delivery.ordered_by === replayId) return;
+    await leavePlace(
+      delivery.endpoint_id,
+      { key: delivery.order_key, seq: delivery.order_seq },
+      delivery.event_id,
+    );
+  };
   const send = async (delivery: DeliveryRecord, attempt: number, previous: DeliveryStatus) => {
     const first: DeliveryMessage = {
       event_id: delivery.event_id,
@@ -176,15 +187,19 @@ export const replayDeliveries = async (
       await ctx.queue.send('delivery', JSON.stringify(message), { group: message.endpoint_id });
     } catch (error) {
       // Without its message the delivery would stay `retrying` for good (and its place would hold its key): give
-      // it its state back.
-      if (message.order) await ctx.sequencer.close(message.endpoint_id, message.order, message.event_id);
-      await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, previous);
+      // it its state back, and the next one of its key its turn.
+      try {
+        if (message.order) await leavePlace(delivery.endpoint_id, message.order, delivery.event_id);
+      } finally {
+        await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, previous);
+      }
       throw error;
     }
     restarted.push({ event_id: delivery.event_id, endpoint_id: delivery.endpoint_id });
   };
   for (const delivery of selected) {
     if (delivery.replay_id === replayId) {
+      await leaveEarlierPlace(delivery);
       // Restarted by this very request before it crashed: its message may not have gone out. Send it again
       // unless an attempt of this replay was claimed or recorded since (a duplicate message of the same
       // attempt number is dropped by the claim, so this never makes a second attempt).
@@ -212,15 +227,7 @@ export const replayDeliveries = async (
     );
     if (attempt === undefined) continue;
     once?.checkpoint('after-restart');
-    // A forced delivery still open in its key leaves its place there (the next one of the key gets its turn).
-    if (delivery.order_key !== undefined && delivery.order_seq !== undefined && !isFinal(delivery.status)) {
-      const next = await ctx.sequencer.close(
-        delivery.endpoint_id,
-        { key: delivery.order_key, seq: delivery.order_seq },
-        delivery.event_id,
-      );
-      if (next) await ctx.queue.send('delivery', JSON.stringify(next), { group: next.endpoint_id });
-    }
+    await leaveEarlierPlace(delivery);
     await send(delivery, attempt, delivery.status);
   }
   const accepted: ReplayAccepted = {

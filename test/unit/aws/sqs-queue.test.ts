@@ -47,6 +47,27 @@ describe('SqsMessageQueue batching', () => {
     expect(results[2]).toEqual({ status: 'fulfilled', value: { messageId: 'm-2' } });
   });
 
+  it('sends once more the entries SQS failed on its side, and only those', async () => {
+    sqs
+      .on(SendMessageBatchCommand)
+      .resolvesOnce({
+        Successful: [{ Id: '0', MessageId: 'm-0', MD5OfMessageBody: '' }],
+        Failed: [
+          { Id: '1', Code: 'InternalError', SenderFault: false },
+          { Id: '2', Code: 'InvalidMessageContents', SenderFault: true },
+        ],
+      })
+      .resolvesOnce({ Successful: [{ Id: '0', MessageId: 'm-1', MD5OfMessageBody: '' }] });
+    const adapter = queue();
+    const results = await Promise.allSettled(['a', 'b', 'c'].map((body) => adapter.send('delivery', body)));
+    expect(
+      results.map((result) => (result.status === 'fulfilled' ? result.value.messageId : 'failed')),
+    ).toEqual(['m-0', 'm-1', 'failed']);
+    const calls = sqs.commandCalls(SendMessageBatchCommand);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.args[0].input.Entries).toEqual([{ Id: '0', MessageBody: 'b' }]);
+  });
+
   it('fails every send of a request SQS refused as a whole', async () => {
     sqs.on(SendMessageBatchCommand).rejects(new Error('throttled'));
     const adapter = queue();

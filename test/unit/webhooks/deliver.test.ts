@@ -348,6 +348,7 @@ const prepared = async (w: World) => {
   const carrying = w.sent.shift()?.body as DeliveryMessage;
   const { event: _event, ...first } = carrying;
   w.log.length = 0;
+  w.eventReads = 0;
   return { endpoint, item, first: first as DeliveryMessage, carrying };
 };
 
@@ -489,6 +490,25 @@ describe('deliverAttempt', () => {
     expect(await deliverAttempt(w.ctx, carrying)).toMatchObject({
       decision: { kind: 'stopped', reason: 'event_expunged' },
       sent: false,
+    });
+    expect(w.posts).toHaveLength(0);
+  });
+
+  it('an event expunged before its fan-out (the stream still holds its body) is never carried', async () => {
+    await createEndpoint(w.ctx, { url: 'https://partner.example/webhooks/v1' });
+    const item = outboxItemOf(
+      { type: 'payout.processed', data: { payout_id: 'po_x' }, trace_id: 'trc_test', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    await w.ctx.events.put(item);
+    await expungeEvent(w.ctx, item.event_id, 'operator:test');
+    // The stream's image of the insert still has the data.
+    await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
+    const message = w.sent.at(-1)?.body as DeliveryMessage;
+    expect(message.event).toBeUndefined();
+    expect(await deliverAttempt(w.ctx, message)).toMatchObject({
+      decision: { kind: 'stopped', reason: 'event_expunged' },
     });
     expect(w.posts).toHaveLength(0);
   });
@@ -992,6 +1012,75 @@ describe('replayDeliveries', () => {
     );
     expect(reverted).toEqual(['stopped']);
     expect(w.deliveries.get(key)?.status).toBe('stopped');
+  });
+});
+
+describe('replayDeliveries: ordered endpoints', () => {
+  it('a replay that could not send its message leaves its place and wakes the next one of the key', async () => {
+    const w = world();
+    const endpoint = await createEndpoint(w.ctx, {
+      url: 'https://partner.example/webhooks/v1',
+      ordering: { key: 'endpoint' },
+    });
+    const event = (n: number) =>
+      outboxItemOf(
+        { type: 'payout.processed', data: { n }, trace_id: 'trc_test', versions: NO_VERSIONS },
+        w.now.value,
+        30,
+      );
+    const [replayed, later] = [event(1), event(2)];
+    for (const item of [replayed, later]) await w.ctx.events.put(item);
+    await fanOutEvent(w.ctx, replayed, [...w.endpoints.values()]);
+    const first = w.sent.pop()?.body as DeliveryMessage;
+    w.answers.push(response(404));
+    await deliverAttempt(w.ctx, first);
+    const key = `${replayed.event_id}|${endpoint.endpoint_id}`;
+    expect(w.deliveries.get(key)?.status).toBe('stopped');
+    // The replay numbers its delivery (place 2); a fan-out numbers the next event right after (place 3), whose
+    // message waits; then the replay's own send fails.
+    const base = w.ctx;
+    w.ctx = {
+      ...base,
+      deliveries: {
+        ...base.deliveries,
+        startReplay: async () => {
+          const record = w.deliveries.get(key) as DeliveryRecord;
+          w.deliveries.set(key, { ...record, status: 'retrying', replay_id: 'rpl' });
+          return 2;
+        },
+        revertReplay: async (_eventId, _endpointId, _replayId, previous) => {
+          const record = w.deliveries.get(key) as DeliveryRecord;
+          w.deliveries.set(key, { ...record, status: previous });
+        },
+      },
+      sequencer: {
+        ...base.sequencer,
+        enqueue: async (input) => {
+          const seq = await base.sequencer.enqueue(input);
+          if (input.round !== 'fanout') await fanOutEvent(base, later, [...w.endpoints.values()]);
+          return seq;
+        },
+      },
+      queue: {
+        send: async (queue, body, options) => {
+          if ((JSON.parse(body) as DeliveryMessage).replay_id) throw new Error('queue unavailable');
+          return base.queue.send(queue, body, options);
+        },
+      },
+    };
+    await expect(replayDeliveries(w.ctx, { event_ids: [replayed.event_id] })).rejects.toThrow(
+      'queue unavailable',
+    );
+    expect(w.deliveries.get(key)?.status).toBe('stopped');
+    const laterMessages = w.sent.filter((sent) => sent.body.event_id === later.event_id);
+    // Its first message (parked: not its turn) and the wake-up the failed replay handed on.
+    expect(laterMessages.map((sent) => sent.body.order)).toEqual([
+      { key: 'endpoint', seq: 3 },
+      { key: 'endpoint', seq: 3 },
+    ]);
+    expect(await deliverAttempt(base, laterMessages[1]?.body as DeliveryMessage)).toMatchObject({
+      decision: { kind: 'delivered' },
+    });
   });
 });
 
