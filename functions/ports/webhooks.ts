@@ -350,7 +350,8 @@ export interface DeliveryRepository {
   /**
    * Claims attempt `attempt` for `leaseMs`: succeeds when no later attempt was claimed and this one is not
    * recorded, or its earlier claim's lease ran out (the consumer died mid-attempt). `done`: already recorded or
-   * overtaken; `busy`: another consumer holds the lease.
+   * overtaken; `busy`: another consumer holds the lease. With `orderSeq` (an ordered delivery's message), only
+   * while the delivery still holds that place in its key: a message of a place a replay moved it from is `done`.
    */
   claim(
     eventId: string,
@@ -358,6 +359,7 @@ export interface DeliveryRepository {
     attempt: number,
     now: string,
     leaseUntil: string,
+    orderSeq?: number,
   ): Promise<ClaimResult>;
   /**
    * Notes on a delivery that its event's body was expunged: an attempt claimed from then on is told so (`expunged`),

@@ -100,6 +100,18 @@ describe('DynamoDeliverySequencer', () => {
     expect(await enqueue(sequencer(), endpoint, 'k', a, 'rpl_1')).toBe(3);
   });
 
+  it("a message of the place a replay moved the delivery from cannot claim it; the new place's can", async () => {
+    const endpoint = endpointId(7);
+    const event = eventId(7_001);
+    await deliveries.createIfAbsent(record(event, endpoint));
+    const fanout = await enqueue(sequencer(), endpoint, 'k', event);
+    const replayed = await enqueue(sequencer(), endpoint, 'k', event, 'rpl_7');
+    const claim = (seq: number) =>
+      deliveries.claim(event, endpoint, 1, '2026-11-26T12:00:00.000Z', '2026-11-26T12:01:00.000Z', seq);
+    expect(await claim(fanout)).toBe('done');
+    expect(await claim(replayed)).toBe('claimed');
+  });
+
   it('refuses to number a delivery that has no record', async () => {
     await expect(enqueue(sequencer(), endpointId(3), 'k', eventId(3_001))).rejects.toThrow(/no delivery/);
   });

@@ -657,6 +657,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     attempt: number,
     now: string,
     leaseUntil: string,
+    orderSeq?: number,
   ): Promise<ClaimResult> {
     try {
       const claimed = await this.documents.send(
@@ -666,8 +667,14 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
           UpdateExpression: 'SET last_attempt = :n, lease_until = :lease',
           ConditionExpression:
             'attribute_exists(event_id) AND (last_attempt < :n OR ' +
-            '(last_attempt = :n AND completed_attempt < :n AND (attribute_not_exists(lease_until) OR lease_until < :now)))',
-          ExpressionAttributeValues: { ':n': attempt, ':lease': leaseUntil, ':now': now },
+            '(last_attempt = :n AND completed_attempt < :n AND (attribute_not_exists(lease_until) OR lease_until < :now)))' +
+            (orderSeq !== undefined ? ' AND (attribute_not_exists(order_seq) OR order_seq = :seq)' : ''),
+          ExpressionAttributeValues: {
+            ':n': attempt,
+            ':lease': leaseUntil,
+            ':now': now,
+            ...(orderSeq !== undefined ? { ':seq': orderSeq } : {}),
+          },
           // Whether the event was expunged comes back with the write (no read units).
           ReturnValues: 'ALL_NEW',
         }),
@@ -678,6 +685,9 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     }
     const stored = await this.get(eventId, endpointId);
     if (!stored) return 'missing';
+    // Moved to another place of its key (a replay numbered it again): this message's place is not its own.
+    if (orderSeq !== undefined && stored.order_seq !== undefined && stored.order_seq !== orderSeq)
+      return 'done';
     if (stored.completed_attempt >= attempt || stored.last_attempt > attempt) return 'done';
     return 'busy';
   }

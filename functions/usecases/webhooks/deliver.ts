@@ -298,6 +298,7 @@ export const deliverAttempt = async (
         message.attempt,
         claimedAt.toISOString(),
         new Date(claimedAt.getTime() + leaseMs).toISOString(),
+        message.order?.seq,
       ),
       carried
         ? carried.expires_at * 1000 > claimedAt.getTime()

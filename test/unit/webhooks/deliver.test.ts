@@ -242,9 +242,10 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         return { status: 'confirmed', confirmation };
       },
       forEvent: async (eventId) => [...w.deliveries.values()].filter((d) => d.event_id === eventId),
-      claim: async (eventId, endpointId, attempt, now, leaseUntil) => {
+      claim: async (eventId, endpointId, attempt, now, leaseUntil, orderSeq) => {
         const d = w.deliveries.get(key(eventId, endpointId));
         if (!d) return 'missing';
+        if (orderSeq !== undefined && d.order_seq !== undefined && d.order_seq !== orderSeq) return 'done';
         const free =
           d.last_attempt < attempt ||
           (d.last_attempt === attempt &&
