@@ -101,20 +101,28 @@ const contextAccount = (app: App, key: string): string | undefined => {
 };
 
 /**
+ * A structured context value: as it is in cdk.json, or parsed from its JSON on the command line (`-c key='…'`);
+ * `undefined` when absent. JSON that does not parse is refused, naming the key and what it must be.
+ */
+const contextJson = (app: App, key: string, shape: string): unknown => {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new Error(`context ${key} must be ${shape}, got ${JSON.stringify(value)}`);
+  }
+};
+
+/**
  * `tenantRetentionDays`: days of body retention by tenant, an object in cdk.json or its JSON on the command line
  * (`-c tenantRetentionDays='{"eu-1":7}'`); checked by the service stack as the functions check it.
  */
 export const tenantRetentionDaysFromContext = (app: App): Record<string, number> | undefined => {
   const key = 'tenantRetentionDays';
-  let value: unknown = app.node.tryGetContext(key);
-  if (value === undefined || value === '') return undefined;
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      throw new Error(`context ${key} must be a JSON object of tenant → days, got ${JSON.stringify(value)}`);
-    }
-  }
+  const value = contextJson(app, key, 'a JSON object of tenant → days');
+  if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new Error(`context ${key} must be an object of tenant → days`);
   return value as Record<string, number>;
@@ -128,17 +136,8 @@ export const tenantRetentionDaysFromContext = (app: App): Record<string, number>
  */
 export const machineOperatorRolesFromContext = (app: App): MachineOperatorRole[] | undefined => {
   const key = 'machineOperatorRoleArns';
-  let value: unknown = app.node.tryGetContext(key);
-  if (value === undefined || value === '') return undefined;
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      throw new Error(
-        `context ${key} must be a JSON list of {"role_arn","roles"}, got ${JSON.stringify(value)}`,
-      );
-    }
-  }
+  const value = contextJson(app, key, 'a JSON list of {"role_arn","roles"}');
+  if (value === undefined) return undefined;
   if (!Array.isArray(value)) throw new Error(`context ${key} must be a list of {"role_arn","roles"}`);
   return value.map((entry: unknown) => {
     const candidate = entry as { role_arn?: unknown; roles?: unknown };

@@ -15,6 +15,7 @@ import {
 } from '../../functions/definitions';
 import { rateExpression } from '../../lib/constructs/rate-schedule-to-function';
 import { type ServiceTableId, serviceTableEntries } from '../../lib/definition-entries';
+import { addPricingStacks } from '../../lib/pricing-app';
 import { PricingServiceStack } from '../../lib/stacks/service-stack';
 import { PricingStatefulStack } from '../../lib/stacks/stateful-stack';
 import {
@@ -649,6 +650,21 @@ describe('webhookAllowedCidrs', () => {
     );
     expect(valuesOf(serviceWith(), 'WEBHOOK_TENANT_RETENTION_DAYS')).toEqual([]);
     expect(() => serviceWith(undefined, { 'eu-1': 0 })).toThrow(/WEBHOOK_TENANT_RETENTION_DAYS/);
+  });
+
+  it.each([
+    ['on the command line (JSON)', '{"eu-1":7}'],
+    ['in cdk.json (an object)', { 'eu-1': 7 }],
+  ])('takes tenantRetentionDays from the context %s; refuses what is not an object', (_where, context) => {
+    const withContext = (tenantRetentionDays: unknown) => {
+      const outdir = mkdtempSync(join(tmpdir(), 'pricing-retention-'));
+      outdirs.push(outdir);
+      const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], tenantRetentionDays } });
+      return addPricingStacks(app, { stage: 'test', nag: false }).service;
+    };
+    expect(valuesOf(withContext(context), 'WEBHOOK_TENANT_RETENTION_DAYS')[0]?.value).toBe('{"eu-1":7}');
+    expect(() => withContext('{eu-1:7}')).toThrow(/context tenantRetentionDays must be a JSON object/);
+    expect(() => withContext('[7]')).toThrow(/context tenantRetentionDays must be an object/);
   });
 
   it('refuses a value that is not a list of CIDR blocks', () => {
