@@ -85,12 +85,14 @@ export const arrivalCounts = (
   name: string,
   published: Iterable<string>,
   arrivals: readonly { eventId: string }[],
-): BenchResult[] => {
+) => {
   const received = new Set(arrivals.map((arrival) => arrival.eventId));
   const lost = [...published].filter((id) => !received.has(id)).length;
-  return [
+  const duplicates = arrivals.length - received.size;
+  const rows: BenchResult[] = [
     { bench: name, metric: 'delivered', value: received.size, unit: 'count' },
     { bench: name, metric: 'lost', value: lost, unit: 'count' },
-    { bench: name, metric: 'duplicates', value: arrivals.length - received.size, unit: 'count' },
+    { bench: name, metric: 'duplicates', value: duplicates, unit: 'count' },
   ];
+  return { received, lost, duplicates, rows };
 };

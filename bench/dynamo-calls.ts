@@ -68,8 +68,7 @@ export class DynamoCallCounter {
           if (read !== undefined || write !== undefined) {
             count.readUnits += read ?? 0;
             count.writeUnits += write ?? 0;
-          } else if (COUNTED.has(operation) && /Get|Query|Scan/.test(operation))
-            count.readUnits += entry.CapacityUnits ?? 0;
+          } else if (/Get|Query|Scan/.test(operation)) count.readUnits += entry.CapacityUnits ?? 0;
           else count.writeUnits += entry.CapacityUnits ?? 0;
         }
         this.counts.set(key, count);

@@ -66,9 +66,9 @@ const bench: BenchModule = {
       const results: BenchResult[] = [];
       for (const path of ['ordered', 'unordered']) {
         const arrivals = receiver.arrivals.get(path) ?? [];
-        const received = new Set(arrivals.map((arrival) => arrival.eventId));
-        const lost = [...published.keys()].filter((id) => !received.has(id)).length;
-        const duplicates = arrivals.length - received.size;
+        const name = `webhooks-ordering.${path}`;
+        const counts = arrivalCounts(name, [...published.keys()], arrivals);
+        const { received, lost, duplicates } = counts;
         const latencies = arrivals.map(
           (arrival) => arrival.at - (published.get(arrival.eventId)?.at ?? arrival.at),
         );
@@ -91,14 +91,13 @@ const bench: BenchModule = {
             `(${((received.size * 1000) / lastMs).toFixed(1)} events/s); publish→arrival p50 ${p50.toFixed(0)} ms, ` +
             `p95 ${p95.toFixed(0)} ms; ${outOfOrder} keys out of order, lost ${lost}, duplicates ${duplicates}`,
         );
-        const name = `webhooks-ordering.${path}`;
         results.push(
           { bench: name, metric: 'all arrived after', value: lastMs, unit: 'ms' },
           { bench: name, metric: 'throughput', value: (received.size * 1000) / lastMs, unit: 'events/s' },
           { bench: name, metric: 'latency p50', value: p50, unit: 'ms' },
           { bench: name, metric: 'latency p95', value: p95, unit: 'ms' },
           { bench: name, metric: 'keys out of order', value: outOfOrder, unit: 'count' },
-          ...arrivalCounts(name, published.keys(), arrivals),
+          ...counts.rows,
         );
       }
       return results;

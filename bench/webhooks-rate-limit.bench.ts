@@ -63,9 +63,9 @@ const bench: BenchModule = {
         while ((receiver.arrivals.get(path)?.length ?? 0) < events && nowMs() < deadline) await sleep(100);
         await sleep(10_000);
         const arrivals = receiver.arrivals.get(path) ?? [];
-        const received = new Set(arrivals.map((arrival) => arrival.eventId));
-        const lost = ids.filter((id) => !received.has(id)).length;
-        const duplicates = arrivals.length - received.size;
+        const name = `webhooks-rate-limit.${path}`;
+        const counts = arrivalCounts(name, ids, arrivals);
+        const { lost, duplicates } = counts;
         const times = arrivals.map((arrival) => arrival.at).sort((a, b) => a - b);
         const spanMs = (times.at(-1) ?? 0) - (times[0] ?? 0);
         const achieved = spanMs > 0 ? ((times.length - 1) * 1000) / spanMs : Number.NaN;
@@ -79,7 +79,6 @@ const bench: BenchModule = {
             `${(spanMs / 1000).toFixed(1)} s = ${achieved.toFixed(2)}/s (limit ${limit}/s), busiest second ${busiest}, ` +
             `lost ${lost}, duplicates ${duplicates}`,
         );
-        const name = `webhooks-rate-limit.${path}`;
         const most = receiver.inFlight.get(path)?.most ?? 0;
         results.push(
           { bench: name, metric: 'limit', value: limit, unit: 'deliveries/s' },
@@ -90,7 +89,7 @@ const bench: BenchModule = {
             : [{ bench: name, metric: 'most in flight', value: most, unit: 'count' }]),
           { bench: name, metric: 'busiest second', value: busiest, unit: 'count' },
           { bench: name, metric: 'burst drained in', value: spanMs, unit: 'ms' },
-          ...arrivalCounts(name, ids, arrivals),
+          ...counts.rows,
         );
       }
       return results;
