@@ -8,7 +8,7 @@ import {
 import type { DeliverySequencer, OrderPlace } from '../../ports/webhooks';
 import { type DeliveryMessage, deliveryMessageSchema } from '../../schemas/envelope';
 import { KeyedTurns } from '../../shared/concurrency';
-import { conditionalFailure } from './dynamo-errors';
+import { cancellationCodes, conditionalFailure } from './dynamo-errors';
 
 /** Numbering attempts before giving up (each lost one re-reads the key's counter: another instance numbered). */
 const MAX_TRIES = 25;
@@ -19,13 +19,6 @@ interface PlaceItem {
   readonly seq: number;
   readonly message: string;
 }
-
-const cancellationCodes = (error: unknown): readonly (string | undefined)[] | undefined =>
-  (error as Error).name === 'TransactionCanceledException'
-    ? ((error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons ?? []).map(
-        (reason) => reason.Code,
-      )
-    : undefined;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
