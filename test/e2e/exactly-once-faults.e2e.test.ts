@@ -21,6 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/adapters/local/local-aws';
 import { mulberry32 } from '../support/prng';
 import { killStack, type StackProcess, startStackProcess } from '../support/stack-process';
+import { volume } from '../support/volume';
 import {
   type Reaction,
   type ReceivedRequest,
@@ -28,7 +29,7 @@ import {
   type TestReceiver,
 } from '../support/webhook-receiver';
 
-const PUBLICATIONS = Number(process.env.EXACTLY_ONCE_PUBLICATIONS ?? (process.env.CI ? 2_000 : 300));
+const PUBLICATIONS = volume('EXACTLY_ONCE_PUBLICATIONS', { local: 300, ci: 2_000 });
 const PER_SECOND = 50;
 /** The stack is killed once this share of the publications has been started. */
 const KILL_AT = 0.4;

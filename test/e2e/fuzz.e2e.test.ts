@@ -15,6 +15,7 @@ import { ERROR_STATUS } from '../../functions/handlers/middleware/errors';
 import { OPERATION_SCHEMAS, type OperationSchemas } from '../../functions/schemas/operations';
 import { TEST_REVIEWERS } from '../support/change-requests';
 import { demoCatalogWithoutRatePolicy, startDemoStack } from '../support/demo-stack';
+import { volume } from '../support/volume';
 
 const demo = demoCatalogWithoutRatePolicy();
 /** A caller key with every scope (the fuzz is about input, not authorization: docs/security.md has its tests). */
@@ -23,8 +24,11 @@ const STOREFRONT_KEY = 'key_fuzz_store_0123456789abcdef';
 /** An operator holding every role, for the same reason. */
 const ADMIN_TOKEN = 'adm_fuzz_0123456789abcdef';
 
-/** Runs per route; the oversized bodies get their own, much smaller, count. */
-const RUNS = 300;
+/**
+ * Runs per route and kind of hostile input: 300 with `CI=true`, 100 in a local `npm test` (`FUZZ_RUNS` overrides);
+ * the oversized bodies get their own, much smaller, count.
+ */
+const RUNS = volume('FUZZ_RUNS', { local: 100, ci: 300 });
 const LARGE_BODY_RUNS = 8;
 
 let stack: LocalStack;

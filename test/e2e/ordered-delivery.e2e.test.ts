@@ -21,9 +21,10 @@ import { mapConcurrently } from '../../functions/shared/concurrency';
 import { deliveryWorld } from '../support/delivery-world';
 import { eventually } from '../support/engines';
 import { mulberry32 } from '../support/prng';
+import { volume } from '../support/volume';
 import type { Reaction, ReceivedRequest } from '../support/webhook-receiver';
 
-const EVENTS = Number(process.env.ORDERED_EVENTS ?? (process.env.CI ? 1_000 : 300));
+const EVENTS = volume('ORDERED_EVENTS', { local: 300, ci: 1_000 });
 const KEYS = 20;
 const SEED = process.env.ORDERED_SEED ? Number(process.env.ORDERED_SEED) >>> 0 : randomInt(0, 2 ** 32 - 1);
 /** Every event whose number is a multiple of this is refused until it goes dead. */

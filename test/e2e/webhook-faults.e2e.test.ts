@@ -11,7 +11,7 @@
  * The schedule is shortened through configuration only (steps of 1-2 s, 500 ms attempt timeout, no daily
  * retries). `WEBHOOK_FAULTS_SEED=<uint32>` replays a seed (the one used is printed); the order in which
  * requests reach a receiver still varies from run to run, so a seed fixes the fault mix, not each request's
- * fate. The acceptance is 2 000 events, run with `CI=true`; a local `npm test` runs 500 to keep the suite short;
+ * fate. The acceptance is 2 000 events, run with `CI=true`; a local `npm test` runs 300 to keep the suite short;
  * `WEBHOOK_FAULTS_EVENTS=<n>` sets the number.
  */
 import { randomInt } from 'node:crypto';
@@ -28,6 +28,7 @@ import {
   replayProgressResponseSchema,
 } from '../../functions/schemas/webhooks';
 import { mulberry32 } from '../support/prng';
+import { volume } from '../support/volume';
 import {
   type Reaction,
   type ReceivedRequest,
@@ -38,7 +39,7 @@ import {
 const API_KEY = 'key_faults_0123456789abcdef';
 const ADMIN = 'adm_faults_0123456789abcdef';
 const TENANT = 'tenant-faults';
-const EVENTS = Number(process.env.WEBHOOK_FAULTS_EVENTS ?? (process.env.CI ? 2_000 : 300));
+const EVENTS = volume('WEBHOOK_FAULTS_EVENTS', { local: 300, ci: 2_000 });
 const SEED = process.env.WEBHOOK_FAULTS_SEED
   ? Number(process.env.WEBHOOK_FAULTS_SEED) >>> 0
   : randomInt(0, 2 ** 32 - 1);

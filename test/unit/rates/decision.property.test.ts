@@ -19,8 +19,9 @@ import {
   type PairRules,
 } from '../../../functions/domain/rates/decision';
 import type { BreakerState } from '../../../functions/domain/rates/protection';
+import { volume } from '../../support/volume';
 
-const RUNS = { numRuns: process.env.CI ? 2_000 : 500 } as const;
+const RUNS = { numRuns: volume('DECISION_PROPERTY_RUNS', { local: 500, ci: 2_000 }) } as const;
 
 const T0 = Date.parse('2026-11-22T12:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -13,10 +13,14 @@ import {
   verifyWebhook,
   WebhookVerificationError,
 } from '../../../functions/receiver';
+import { volume } from '../../support/volume';
 
 // fast-check prints the seed and the counterexample path of a failure; FC_SEED=<seed> replays one.
 const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
-const RUNS = { numRuns: 10_000, ...(seed === undefined ? {} : { seed }) } as const;
+const RUNS = {
+  numRuns: volume('VERIFY_PROPERTY_RUNS', { local: 2_500, ci: 10_000 }),
+  ...(seed === undefined ? {} : { seed }),
+} as const;
 
 interface Vector {
   readonly name: string;

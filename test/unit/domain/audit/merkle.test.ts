@@ -20,6 +20,7 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from '../../../../functions/domain/audit/merkle';
+import { volume } from '../../../support/volume';
 
 // ---------------------------------------------------------------------------------------------------------
 // Independent reference, written in this file straight from RFC 9162 §2.1 (nothing below imports the module
@@ -185,7 +186,7 @@ const flipped = (bytes: Uint8Array, at: number, bit: number): Uint8Array => {
   return copy;
 };
 
-const RUNS = { numRuns: 1000 };
+const RUNS = { numRuns: volume('MERKLE_PROPERTY_RUNS', { local: 250, ci: 1_000 }) };
 const treeArb = fc.record({ n: fc.integer({ min: 1, max: 300 }), salt: fc.string({ maxLength: 8 }) });
 
 describe('RFC 9162 hashing and the Merkle Tree Hash (known answers)', () => {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AllocationError, allocate } from '../../../../functions/domain/money/allocation';
 import { type Decimal, dec } from '../../../../functions/domain/money/decimal';
+import { volume } from '../../../support/volume';
 
 describe('allocate: worked examples', () => {
   // Martin Fowler, Patterns of Enterprise Application Architecture, "Money": allocating 5 cents 30% / 70%
@@ -103,7 +104,10 @@ describe('allocate: regressions for allocation bugs seen elsewhere', () => {
 // Properties. fast-check prints the seed and the counterexample path of a failure; FC_SEED=<seed> replays one.
 
 const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
-const RUNS = { numRuns: 10_000, ...(seed === undefined ? {} : { seed }) } as const;
+const RUNS = {
+  numRuns: volume('ALLOCATION_PROPERTY_RUNS', { local: 2_500, ci: 10_000 }),
+  ...(seed === undefined ? {} : { seed }),
+} as const;
 
 /** Smallest-unit ranges of currencies with 0 (JPY), 2 (USD), 3 (KWD) and 8 (BTC) minor units. */
 const RANGES: readonly bigint[] = [

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { dec, sum } from '../../../../functions/domain/money/decimal';
 import { priceBasket } from '../../../../functions/domain/pricing/basket';
 import { PricingError } from '../../../../functions/domain/pricing/errors';
+import { volume } from '../../../support/volume';
 import { pricingCaseArb } from './arbitraries';
 
 describe('applied promotions', () => {
@@ -21,7 +22,7 @@ describe('applied promotions', () => {
           expect(applied.equals(dec(line.discount))).toBe(true);
         }
       }),
-      { numRuns: 10_000 },
+      { numRuns: volume('PROMOTIONS_PROPERTY_RUNS', { local: 2_500, ci: 10_000 }) },
     );
   }, 60_000);
 });

@@ -17,13 +17,14 @@ import type {
   BasketRequest,
   PricingCatalog,
 } from '../../../../functions/domain/pricing/types';
+import { volume } from '../../../support/volume';
 import { MINOR_UNITS, type PricingCase, pricingCaseArb } from './arbitraries';
 
 /**
  * 10 000 runs of each property with `CI=true`; 2 500 in a local `npm test`, which keeps the whole suite within
  * its ten minutes on a 2-core machine (the properties cost about 130 s at 10 000 runs).
  */
-const RUNS = { numRuns: process.env.CI ? 10_000 : 2_500 } as const;
+const RUNS = { numRuns: volume('BASKET_PROPERTY_RUNS', { local: 1_000, ci: 10_000 }) } as const;
 /** 10 000 runs of a property: well under the 20 s each is allowed. */
 const TIMEOUT = 60_000;
 

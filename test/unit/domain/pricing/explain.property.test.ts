@@ -20,9 +20,10 @@ import type { BasketPricing, BasketRequest } from '../../../../functions/domain/
 import type { CatalogDocument } from '../../../../functions/schemas/catalog-document';
 import { validateCatalogDocument } from '../../../../functions/usecases/catalog/validate';
 import { DEMO_AT, demoDocument, pricingCatalogOf, releaseOf } from '../../../support/demo-pricing';
+import { volume } from '../../../support/volume';
 
 /** At least 1 000 runs (C28's property); 5 000 with `CI=true`. */
-const RUNS = { numRuns: process.env.CI ? 5_000 : 1_000 } as const;
+const RUNS = { numRuns: volume('EXPLAIN_PROPERTY_RUNS', { local: 1_000, ci: 5_000 }) } as const;
 const TIMEOUT = 120_000;
 
 const demo = demoDocument();

@@ -14,8 +14,9 @@ import { PricingError } from '../../../../functions/domain/pricing/errors';
 import type { BasketRequest, FxConversion } from '../../../../functions/domain/pricing/types';
 import type { CatalogDocument } from '../../../../functions/schemas/catalog-document';
 import { DEMO_AT, demoDocument, pricingCatalogOf, releaseOf } from '../../../support/demo-pricing';
+import { volume } from '../../../support/volume';
 
-const RUNS = { numRuns: process.env.CI ? 2_000 : 400 } as const;
+const RUNS = { numRuns: volume('FX_CONVERSIONS_PROPERTY_RUNS', { local: 400, ci: 2_000 }) } as const;
 const TIMEOUT = 120_000;
 
 const demo = demoDocument();
