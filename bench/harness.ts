@@ -280,9 +280,11 @@ export const stopBenchStack = async (
 
 /**
  * CPU time (ms) used so far by a process and its living descendants, from `/proc` (Linux); undefined where
- * `/proc` is not there. Used for DynamoDB Local's JVM, which shares the machine with the stack.
+ * `/proc` is not there or no process is named (a stack attached to engines it did not start). Used for DynamoDB
+ * Local's JVM, which shares the machine with the stack.
  */
-export const processTreeCpuMs = (pid: number): number | undefined => {
+export const processTreeCpuMs = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined;
   const ticksToMs = 10; // USER_HZ is 100 on Linux
   const own = (id: number): number => {
     const stat = readFileSync(`/proc/${id}/stat`, 'utf8');

@@ -53,6 +53,7 @@ const main = async (): Promise<void> => {
       host: config.host,
       port: config.port,
       ...(config.dataDir ? { dataDir: config.dataDir } : {}),
+      ...(config.engines ? { engines: config.engines } : {}),
       apiKey: config.apiKey,
       chargebackKey: config.chargebackKey,
       adminToken: config.adminToken,

@@ -5,12 +5,20 @@
  * started again on the same data directory and the request is retried with the same key and body: it must get
  * the original answer (the same ids), and the effect must exist exactly once.
  *
- * Each restart arms the next crash, so the scenarios run in order on one data directory.
+ * Each restart arms the next crash, so the scenarios run in order on one data directory. The crash ends the
+ * service's process only: DynamoDB Local and fauxqs run beside it (`LOCAL_DYNAMODB_ENDPOINT`,
+ * `LOCAL_FAUXQS_ENDPOINT`) and outlive it, as DynamoDB and SQS outlive a Lambda function that dies mid-request.
+ * (`exactly-once-faults.e2e.test.ts` kills the engines too.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type DynamoDbLocalProcess,
+  startDynamoDbLocalOnFreePort,
+} from '../../functions/adapters/local/dynamodb-local';
+import { type FauxqsServer, startFauxqsServer } from '../../functions/adapters/local/fauxqs';
 import { freePort } from '../../functions/adapters/local/local-aws';
 import { TEST_REVIEWERS } from '../support/change-requests';
 import { awaitStackGone, type StackProcess, startStackProcess } from '../support/stack-process';
@@ -19,6 +27,9 @@ import { startReceiver, type TestReceiver } from '../support/webhook-receiver';
 const API_KEY = 'key_crash_0123456789abcdef';
 const ADMIN = 'adm_crash_0123456789abcdef';
 const dataDir = mkdtempSync(path.join(tmpdir(), 'pricing-crash-'));
+/** The engines' own directory: not the stack's, whose processes must all be gone after a crash. */
+const engineDir = mkdtempSync(path.join(tmpdir(), 'pricing-crash-engines-'));
+let engines: { dynamo: DynamoDbLocalProcess; fauxqs: FauxqsServer } | undefined;
 /** A crashed request's key is free again after this lease (the default is 10 s; shortened to keep the run short). */
 const LEASE_SECONDS = 2;
 
@@ -83,6 +94,8 @@ const start = async (crashAt?: string) => {
       // A delivery message the killed stack had received comes back after 5 s, not AWS's 180 s.
       LOCAL_QUEUE_VISIBILITY_SECONDS: '5',
       CRASH_AT: crashAt ?? '',
+      LOCAL_DYNAMODB_ENDPOINT: engines?.dynamo.endpoint ?? '',
+      LOCAL_FAUXQS_ENDPOINT: engines?.fauxqs.endpoint ?? '',
     },
   });
 };
@@ -122,6 +135,11 @@ const waitFor = async <T>(probe: () => Promise<T | undefined>, timeoutMs = 30_00
 
 beforeAll(async () => {
   port = await freePort();
+  const [dynamo, fauxqs] = await Promise.all([
+    startDynamoDbLocalOnFreePort({ workDir: engineDir }),
+    startFauxqsServer({}),
+  ]);
+  engines = { dynamo, fauxqs };
   receiver = await startReceiver();
   await start('createEndpoint:after-effect');
 }, 120_000);
@@ -136,7 +154,10 @@ afterAll(async () => {
     await awaitStackGone(stack, dataDir);
   }
   await receiver?.close();
+  await engines?.fauxqs.stop();
+  await engines?.dynamo.stop();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(engineDir, { recursive: true, force: true });
 }, 60_000);
 
 /** What the scenarios learn and later ones use. */

@@ -27,6 +27,11 @@ export interface LocalConfig {
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /** `LOCAL_BUNDLES=1`: the functions run from the bundles `npm run deploy` builds, each in processes of its own. */
   readonly bundles: boolean;
+  /**
+   * `LOCAL_DYNAMODB_ENDPOINT` and `LOCAL_FAUXQS_ENDPOINT`: engines that are already running, which the stack uses
+   * (and leaves running) instead of starting its own.
+   */
+  readonly engines?: { readonly dynamoDbEndpoint: string; readonly sqsEndpoint: string };
   /** Where each credential came from, for the start banner. */
   readonly generated: { readonly apiKey: boolean; readonly adminToken: boolean };
 }
@@ -163,9 +168,41 @@ const parseAdminTokens = (value: string): LocalAdmin[] => {
   return admins;
 };
 
+/** An engine's endpoint: an http(s) URL of scheme, host and port only. */
+const engineEndpoint = (name: string, value: string): string => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.username) {
+    throw new ConfigurationError(
+      `${name} must be an http(s) URL such as http://127.0.0.1:8000, got ${JSON.stringify(value)}`,
+    );
+  }
+  return url.origin;
+};
+
+/** Running engines to attach to: both endpoints, or neither. */
+const attachedEngines = (env: Readonly<Record<string, string | undefined>>): LocalConfig['engines'] => {
+  const dynamo = env.LOCAL_DYNAMODB_ENDPOINT || undefined;
+  const fauxqs = env.LOCAL_FAUXQS_ENDPOINT || undefined;
+  if (!dynamo && !fauxqs) return undefined;
+  if (!dynamo || !fauxqs) {
+    throw new ConfigurationError(
+      'LOCAL_DYNAMODB_ENDPOINT and LOCAL_FAUXQS_ENDPOINT go together: name both running engines, or neither',
+    );
+  }
+  return {
+    dynamoDbEndpoint: engineEndpoint('LOCAL_DYNAMODB_ENDPOINT', dynamo),
+    sqsEndpoint: engineEndpoint('LOCAL_FAUXQS_ENDPOINT', fauxqs),
+  };
+};
+
 /**
  * Local stack configuration from the environment: PORT, HOST, DATA_DIR, IN_MEMORY, API_KEY, ADMIN_TOKEN,
- * ADMIN_TOKENS, LOG_LEVEL, LOCAL_BUNDLES.
+ * ADMIN_TOKENS, LOG_LEVEL, LOCAL_BUNDLES, LOCAL_DYNAMODB_ENDPOINT, LOCAL_FAUXQS_ENDPOINT.
  */
 export const loadLocalConfig = (
   env: Readonly<Record<string, string | undefined>>,
@@ -182,6 +219,7 @@ export const loadLocalConfig = (
   if (env.LOCAL_BUNDLES && !/^(1|true|yes|0|false|no)$/i.test(env.LOCAL_BUNDLES)) {
     throw new ConfigurationError('LOCAL_BUNDLES must be 1 (run the deployed bundles) or 0');
   }
+  const engines = attachedEngines(env);
   const dataDir = truthy(env.IN_MEMORY) ? undefined : path.resolve(cwd, env.DATA_DIR || DEFAULT_DATA_DIR);
   const stored = storedCredentials(dataDir);
   for (const [name, value] of [
@@ -215,6 +253,7 @@ export const loadLocalConfig = (
     admins,
     logLevel: logLevel as LocalConfig['logLevel'],
     bundles: truthy(env.LOCAL_BUNDLES),
+    ...(engines ? { engines } : {}),
     generated: { apiKey: !env.API_KEY && stored.created, adminToken: !env.ADMIN_TOKEN && stored.created },
   };
 };

@@ -79,6 +79,11 @@ export interface LocalStackOptions {
   readonly port: number;
   /** Persistent state (DynamoDB Local, fauxqs SQLite, keys); omitted → in memory, gone at stop. */
   readonly dataDir?: string;
+  /**
+   * Engines already running (`LOCAL_DYNAMODB_ENDPOINT`, `LOCAL_FAUXQS_ENDPOINT`): the stack attaches to them instead of
+   * starting its own, and leaves them running at stop, as AWS's services outlive a function that crashes.
+   */
+  readonly engines?: AttachedEngines;
   /** The demo tenant's storefront key (every scope but `chargebacks:write`), created on start when missing. */
   readonly apiKey: string;
   /** The demo tenant's payment-provider key (`chargebacks:write`), created on start when missing. */
@@ -148,11 +153,20 @@ export interface ConfiguredCallerKey {
   readonly description?: string;
 }
 
+/** DynamoDB Local and fauxqs (SQS and S3) endpoints of engines that outlive the stack. */
+export interface AttachedEngines {
+  readonly dynamoDbEndpoint: string;
+  readonly sqsEndpoint: string;
+}
+
 export interface LocalStack {
   readonly url: string;
   readonly dynamoDbEndpoint: string;
-  /** The pid of DynamoDB Local's supervisor process (Java is its child); for resource measurements. */
-  readonly dynamoDbSupervisorPid: number;
+  /**
+   * The pid of DynamoDB Local's supervisor process (Java is its child), for resource measurements; undefined when
+   * the stack attached to running engines.
+   */
+  readonly dynamoDbSupervisorPid: number | undefined;
   readonly sqsEndpoint: string;
   readonly dataDir: string | undefined;
   readonly resources: ProvisionedResources;
@@ -201,15 +215,8 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     if (scratch) stopStack.push({ stop: async () => rmSync(scratch, { recursive: true, force: true }) });
     const root = options.dataDir ?? (scratch as string);
 
-    progress(`starting DynamoDB Local and fauxqs (${options.dataDir ? `data in ${root}` : 'in memory'})`);
-    const [dynamo, fauxqs]: [DynamoDbLocalProcess, FauxqsServer] = await Promise.all([
-      startDynamoDbLocalOnFreePort({
-        workDir: root,
-        ...(options.dataDir ? { dbPath: path.join(root, 'dynamodb') } : {}),
-      }),
-      startFauxqsServer(options.dataDir ? { dataDir: path.join(root, 'fauxqs') } : {}),
-    ]);
-    stopStack.push(dynamo, fauxqs);
+    const { dynamo, fauxqs } = await startOrAttachEngines(options, root, progress);
+    stopStack.push(...dynamo.owned, ...fauxqs.owned);
 
     const clients = createAwsClients({
       region: LOCAL_REGION,
@@ -557,6 +564,42 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     await stopAll();
     throw error;
   }
+};
+
+interface Engine {
+  readonly endpoint: string;
+  readonly pid?: number;
+  /** What the stack started and so stops (nothing when it attached). */
+  readonly owned: readonly Stoppable[];
+}
+
+/** DynamoDB Local and fauxqs: the running ones named by `options.engines`, else started in `root` (or memory). */
+const startOrAttachEngines = async (
+  options: LocalStackOptions,
+  root: string,
+  progress: (line: string) => void,
+): Promise<{ dynamo: Engine; fauxqs: Engine }> => {
+  if (options.engines) {
+    progress(
+      `attaching to DynamoDB Local at ${options.engines.dynamoDbEndpoint} and fauxqs at ${options.engines.sqsEndpoint}`,
+    );
+    return {
+      dynamo: { endpoint: options.engines.dynamoDbEndpoint, owned: [] },
+      fauxqs: { endpoint: options.engines.sqsEndpoint, owned: [] },
+    };
+  }
+  progress(`starting DynamoDB Local and fauxqs (${options.dataDir ? `data in ${root}` : 'in memory'})`);
+  const [dynamo, fauxqs]: [DynamoDbLocalProcess, FauxqsServer] = await Promise.all([
+    startDynamoDbLocalOnFreePort({
+      workDir: root,
+      ...(options.dataDir ? { dbPath: path.join(root, 'dynamodb') } : {}),
+    }),
+    startFauxqsServer(options.dataDir ? { dataDir: path.join(root, 'fauxqs') } : {}),
+  ]);
+  return {
+    dynamo: { endpoint: dynamo.endpoint, pid: dynamo.pid, owned: [dynamo] },
+    fauxqs: { endpoint: fauxqs.endpoint, owned: [fauxqs] },
+  };
 };
 
 /** Runs a task every `intervalMs`, one run at a time; `stop()` waits for a run in progress. */

@@ -80,6 +80,46 @@ describe('loadLocalConfig: IN_MEMORY', () => {
   });
 });
 
+describe('loadLocalConfig: running engines (LOCAL_DYNAMODB_ENDPOINT, LOCAL_FAUXQS_ENDPOINT)', () => {
+  it('starts its own engines when neither is set', () => {
+    expect(loadLocalConfig({}, cwd).engines).toBeUndefined();
+    expect(
+      loadLocalConfig({ LOCAL_DYNAMODB_ENDPOINT: '', LOCAL_FAUXQS_ENDPOINT: '' }, cwd).engines,
+    ).toBeUndefined();
+  });
+
+  it('attaches to both, as origins', () => {
+    const config = loadLocalConfig(
+      { LOCAL_DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000/', LOCAL_FAUXQS_ENDPOINT: 'http://localhost:4566' },
+      cwd,
+    );
+    expect(config.engines).toEqual({
+      dynamoDbEndpoint: 'http://127.0.0.1:8000',
+      sqsEndpoint: 'http://localhost:4566',
+    });
+  });
+
+  it.each([
+    [{ LOCAL_DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' }, /go together/],
+    [{ LOCAL_FAUXQS_ENDPOINT: 'http://127.0.0.1:4566' }, /go together/],
+    [
+      { LOCAL_DYNAMODB_ENDPOINT: 'ftp://127.0.0.1:8000', LOCAL_FAUXQS_ENDPOINT: 'http://127.0.0.1:1' },
+      /LOCAL_DYNAMODB_ENDPOINT must be/,
+    ],
+    [
+      { LOCAL_DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', LOCAL_FAUXQS_ENDPOINT: 'http://127.0.0.1:1/path' },
+      /LOCAL_FAUXQS_ENDPOINT must be/,
+    ],
+    [
+      { LOCAL_DYNAMODB_ENDPOINT: 'not a url', LOCAL_FAUXQS_ENDPOINT: 'http://127.0.0.1:1' },
+      /LOCAL_DYNAMODB_ENDPOINT must be/,
+    ],
+  ])('refuses %j with a ConfigurationError naming the variable', (env, message) => {
+    expect(() => loadLocalConfig(env, cwd)).toThrow(ConfigurationError);
+    expect(() => loadLocalConfig(env, cwd)).toThrow(message);
+  });
+});
+
 describe('loadLocalConfig: credentials', () => {
   it('generates credentials on first load into <dataDir>/credentials.json with mode 0600', () => {
     const config = loadLocalConfig({}, cwd);
