@@ -343,14 +343,22 @@ export interface KeyLoad {
 }
 
 /**
+ * How many keys a sharded family (`<prefix>#<n>`) of a table or index has, when the service fixes it; undefined
+ * for a family of unknown size.
+ */
+export type FamilySizes = (ref: PartitionKeyRef) => number | undefined;
+
+/**
  * Each key's units per second when every phase runs at its goal rate (operations per second), all together. A
  * shared key carries units per operation × the rate, summed over phases. A key of one entity carries what its
  * entity consumed in the phase, counted as if within one second (an event's deliveries, a quote's commit: the
- * worst case). The members of a sharded family (names ending `#<n>`) carry its mean. Hottest first.
+ * worst case). The members of a sharded family (names ending `#<n>`) carry its mean over the family's declared
+ * size (`familySizes`), else over the members seen. Hottest first.
  */
 export const loadAtGoals = (
   phases: ReadonlyMap<string, PhaseUsage>,
   goals: Readonly<Record<string, number>>,
+  familySizes: FamilySizes = () => undefined,
 ): KeyLoad[] => {
   const keys = new Map<
     string,
@@ -384,14 +392,20 @@ export const loadAtGoals = (
   }
   // A sharded family (`yes#0` … `yes#15`, `pointer#0` …): its members share its load evenly at the goal rates,
   // whatever the few operations of a run happened to hash where. Reported as one row per family.
-  // The family's size: the members seen, or the highest shard number seen + 1 when a short run missed some.
+  // The family's size: declared, else the members seen or the highest shard number seen + 1 (a short run misses
+  // some members, and possibly the highest: a family of unknown size may look smaller, and hotter, than it is).
   const families = new Map<string, { members: string[]; size: number; read: number; write: number }>();
   for (const [name, entry] of keys) {
     const match = name.match(SHARD_MEMBER);
     if (!match?.[1]) continue;
     const group = families.get(match[1]) ?? { members: [], size: 0, read: 0, write: 0 };
     group.members.push(name);
-    group.size = Math.max(group.size, group.members.length, Number(match[2]) + 1);
+    group.size = Math.max(
+      group.size,
+      group.members.length,
+      Number(match[2]) + 1,
+      familySizes(entry.ref) ?? 0,
+    );
     group.read += entry.read;
     group.write += entry.write;
     families.set(match[1], group);

@@ -10,14 +10,33 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { POINTER_REPLICAS } from '../functions/adapters/aws/catalog-repository';
+import { STATUS_SHARDS } from '../functions/adapters/aws/webhook-store';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../functions/adapters/local/local-aws';
 import { type LocalStack, startLocalStack } from '../functions/composition/local/stack';
+import { STATS_SHARDS } from '../functions/domain/webhooks/endpoint-stats';
+import { DAY_SHARDS, ENDPOINT_SHARDS, FANOUT_PENDING_SHARDS } from '../functions/domain/webhooks/envelope';
 import { randomSecret } from './harness';
-import { PartitionRecorder, type PhaseUsage } from './partition-model';
+import { type FamilySizes, PartitionRecorder, type PhaseUsage } from './partition-model';
 
 /** Operations per second per phase at the goals: deliveries are (event, endpoint) pairs. */
 export const GOALS = { price: 30_000, quote: 1_000, commit: 300, delivery: 10_000 } as const;
 export type Phase = keyof typeof GOALS;
+
+/**
+ * The sharded key families the service writes, each with its fixed number of keys: the model spreads a family's
+ * load over all of them, not over the few a short run happened to touch.
+ */
+export const SHARD_FAMILIES: FamilySizes = (ref) => {
+  const { table, index } = ref;
+  if (table === 'events' && index === 'by-day') return DAY_SHARDS;
+  if (table === 'events' && index === 'fanout-pending') return FANOUT_PENDING_SHARDS;
+  if (table === 'deliveries' && index === 'by-endpoint-shard') return ENDPOINT_SHARDS;
+  if (table === 'deliveries' && index === 'by-status') return STATUS_SHARDS;
+  if (table === 'endpointStats' && index === undefined) return STATS_SHARDS;
+  if (table === 'catalog' && index === undefined && ref.key.startsWith('pointer#')) return POINTER_REPLICAS;
+  return undefined;
+};
 
 /** Endpoints every event of the delivery phase goes to (each receives every event: the hottest partner case). */
 export const ENDPOINTS_PER_EVENT = 5;

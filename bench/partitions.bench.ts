@@ -11,7 +11,7 @@
 import type { BenchResult } from './harness';
 import { BenchUsageError, type OptionsBenchModule, positiveOption } from './options';
 import { loadAtGoals, overCeiling } from './partition-model';
-import { GOALS, measurePartitionLoad } from './partition-workload';
+import { GOALS, measurePartitionLoad, SHARD_FAMILIES } from './partition-workload';
 
 const DEFAULT_OPERATIONS = 200;
 const SHOWN = 15;
@@ -30,12 +30,12 @@ const bench: OptionsBenchModule = {
     if (operations < 10) throw new BenchUsageError('--operations must be at least 10');
     ctx.log(`measuring ${operations} operations per phase on the local stack`);
     const phases = await measurePartitionLoad({ operations, log: (line) => ctx.log(line) });
-    const loads = loadAtGoals(phases, GOALS);
+    const loads = loadAtGoals(phases, GOALS, SHARD_FAMILIES);
     const results: BenchResult[] = [];
     for (const [phase, goal] of Object.entries(GOALS)) {
       const usage = phases.get(phase);
       if (!usage) continue;
-      const own = loadAtGoals(new Map([[phase, usage]]), GOALS);
+      const own = loadAtGoals(new Map([[phase, usage]]), GOALS, SHARD_FAMILIES);
       const hottest = own[0];
       let read = 0;
       let write = 0;

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadAtGoals, overCeiling, type PhaseUsage } from '../../bench/partition-model';
-import { GOALS, measurePartitionLoad } from '../../bench/partition-workload';
+import { GOALS, measurePartitionLoad, SHARD_FAMILIES } from '../../bench/partition-workload';
 import { ENDPOINT_SHARDS, shardOf } from '../../functions/domain/webhooks/envelope';
 import { newId } from '../../functions/shared/ids';
 
@@ -24,7 +24,7 @@ describe('partitions at the goal rates', () => {
       },
     });
     expect([...phases.keys()].sort()).toEqual(Object.keys(GOALS).sort());
-    const loads = loadAtGoals(phases, GOALS);
+    const loads = loadAtGoals(phases, GOALS, SHARD_FAMILIES);
     const over = overCeiling(loads);
     expect(over.map((load) => load.name)).toEqual([`idempotency ${PLANTED}`]);
     expect(over[0]?.mostFrom).toBe('commit');
@@ -36,7 +36,7 @@ describe('partitions at the goal rates', () => {
         { ...usage, units: new Map([...usage.units].filter(([key]) => !key.includes(PLANTED))) },
       ]),
     );
-    const cleanLoads = loadAtGoals(clean, GOALS);
+    const cleanLoads = loadAtGoals(clean, GOALS, SHARD_FAMILIES);
     expect(overCeiling(cleanLoads)).toEqual([]);
     expect(cleanLoads[0]?.share).toBeGreaterThan(0.1);
   }, 240_000);

@@ -138,4 +138,20 @@ describe('the model at goal rates', () => {
     expect(load).toMatchObject({ name: 'catalog pointer', readPerSecond: 1_200, mostFrom: 'price' });
     expect(load?.share).toBeCloseTo(0.4);
   });
+
+  it('spreads a sharded family over its declared size, though a short run touched only its low members', () => {
+    // 10 operations wrote 10 units over members 0…9 of a 16-key family (each member once).
+    const members = Array.from({ length: 10 }, (_, shard) => {
+      const ref = { table: 'events' as const, index: 'by-day', key: `2026-11-26#${shard}` };
+      return [`events/by-day 2026-11-26#${shard}`, { ref, read: 0, write: 1, halves: 1 }] as const;
+    });
+    const usage: PhaseUsage = { operations: 10, units: new Map(members) };
+    const seen = loadAtGoals(new Map([['delivery', usage]]), { delivery: 1_000 });
+    const declared = loadAtGoals(new Map([['delivery', usage]]), { delivery: 1_000 }, (ref) =>
+      ref.table === 'events' && ref.index === 'by-day' ? 16 : undefined,
+    );
+    // 1 000 writes/s over the family: 100 per member if it had 10 members, 62.5 with its 16.
+    expect(seen).toMatchObject([{ name: 'events/by-day 2026-11-26#* (10 keys)', writePerSecond: 100 }]);
+    expect(declared).toMatchObject([{ name: 'events/by-day 2026-11-26#* (16 keys)', writePerSecond: 62.5 }]);
+  });
 });
