@@ -5,14 +5,6 @@ import { defineConfig } from 'vitest/config';
  * Local and fauxqs started by the global setup), `infra` (CDK template assertions and cdk-nag) and `e2e` (the
  * local stack started as a user would, driven over HTTP).
  */
-/** `TEST_WORKERS` sets every project's workers (e.g. `TEST_WORKERS=1 npm test` to rule out interference). */
-const WORKERS = process.env.TEST_WORKERS ? Number(process.env.TEST_WORKERS) : undefined;
-/**
- * E2E files side by side: three, because most of them wait on something (rate limits, retry schedules, a
- * restarting stack) for much of their time, and three keep both cores busier than two.
- */
-const E2E_WORKERS = WORKERS ?? 3;
-
 /** E2E files that measure latency against a baseline and so run alone (project `e2e-solo`). */
 const SOLO_E2E = ['test/e2e/endpoint-isolation.e2e.test.ts'];
 
@@ -23,7 +15,7 @@ export default defineConfig({
     // Vitest's default on a 2-core machine is one worker (cores - 1): every file ran in turn. Two workers overlap
     // the CPU-bound property tests with the I/O-bound engine tests (DynamoDB Local, fauxqs, loopback HTTP).
     // `TEST_WORKERS` overrides it (e.g. `TEST_WORKERS=1 npm test` to rule out interference).
-    maxWorkers: WORKERS ?? 2,
+    maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
     // unit, integration and infra files share their worker's module cache (`isolate: false`): each file imported
     // zod, the AWS SDK or aws-cdk-lib anew, which was most of an infra file's time (infra 58 s → 19 s, unit 49 s →
     // 25 s alone). Their files leave no state behind (mocks restored, env stubs undone, resources of their own); the
@@ -74,7 +66,6 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          maxWorkers: E2E_WORKERS,
           exclude: [...SOLO_E2E],
           testTimeout: 120_000,
           hookTimeout: 120_000,
