@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config';
  * Local and fauxqs started by the global setup), `infra` (CDK template assertions and cdk-nag) and `e2e` (the
  * local stack started as a user would, driven over HTTP).
  */
+/** `TEST_WORKERS` sets every project's workers (e.g. `TEST_WORKERS=1 npm test` to rule out interference). */
+const WORKERS = process.env.TEST_WORKERS ? Number(process.env.TEST_WORKERS) : undefined;
+
 /** E2E files that measure latency against a baseline and so run alone (project `e2e-solo`). */
 const SOLO_E2E = ['test/e2e/endpoint-isolation.e2e.test.ts'];
 
@@ -12,10 +15,10 @@ export default defineConfig({
   test: {
     // The summary reporter ends the run with the ten slowest files and the pass/fail counts.
     reporters: ['default', './test/support/summary-reporter.ts'],
-    // Vitest's default on a 2-core machine is one worker (cores - 1): every file ran in turn. Two workers overlap
-    // the CPU-bound property tests with the I/O-bound engine tests (DynamoDB Local, fauxqs, loopback HTTP).
-    // `TEST_WORKERS` overrides it (e.g. `TEST_WORKERS=1 npm test` to rule out interference).
-    maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
+    // Vitest's default on a 2-core machine is one worker (cores - 1): every file ran in turn. Three workers overlap
+    // the CPU-bound unit and infra files with the integration files, which mostly wait on the engines and on
+    // shortened retry schedules (unit, integration and infra: 169 s on two, 141 s on three, 154 s on four here).
+    maxWorkers: WORKERS ?? 3,
     // unit, integration and infra files share their worker's module cache (`isolate: false`): each file imported
     // zod, the AWS SDK or aws-cdk-lib anew, which was most of an infra file's time (infra 58 s → 19 s, unit 49 s →
     // 25 s alone). Their files leave no state behind (mocks restored, env stubs undone, resources of their own); the
@@ -66,6 +69,9 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          // Two side by side: each starts a stack with DynamoDB Local, which keeps both cores busy (three were
+          // slower: 505 s against 472 s for the whole run).
+          maxWorkers: WORKERS ?? 2,
           exclude: [...SOLO_E2E],
           testTimeout: 120_000,
           hookTimeout: 120_000,
@@ -80,6 +86,7 @@ export default defineConfig({
           // Latency measured against a baseline (isolation of a hanging endpoint) needs the machine to itself: these
           // files run alone, after every other file.
           name: 'e2e-solo',
+          maxWorkers: 1,
           include: [...SOLO_E2E],
           testTimeout: 180_000,
           hookTimeout: 120_000,
