@@ -10,14 +10,14 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AwsClients, createAwsClients, destroyAwsClients } from '../../functions/adapters/aws/clients';
+import { type AwsClients, destroyAwsClients } from '../../functions/adapters/aws/clients';
 import {
   type DynamoDbLocalProcess,
   isAlive,
   startDynamoDbLocalOnFreePort,
 } from '../../functions/adapters/local/dynamodb-local';
 import { type FauxqsServer, startFauxqsServer } from '../../functions/adapters/local/fauxqs';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
+import { localEngineClients } from '../../functions/adapters/local/local-aws';
 import { startLocalStack } from '../../functions/composition/local/stack';
 
 const credentials = { apiKey: 'key_attach_0123456789abcdef', adminToken: 'adm_attach_0123456789abcdef' };
@@ -32,14 +32,7 @@ beforeAll(async () => {
     startDynamoDbLocalOnFreePort({ workDir: engineDir }),
     startFauxqsServer({}),
   ]);
-  clients = createAwsClients({
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-    dynamoDbEndpoint: dynamo.endpoint,
-    unsignedEmulator: true,
-    sqsEndpoint: fauxqs.endpoint,
-    s3Endpoint: fauxqs.endpoint,
-  });
+  clients = localEngineClients({ dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: fauxqs.endpoint });
 }, 60_000);
 
 afterAll(async () => {

@@ -1,8 +1,23 @@
 import { createServer } from 'node:net';
+import { type AwsClients, createAwsClients } from '../aws/clients';
 
 /** Region and static credentials the local engines accept (DynamoDB Local runs with `-sharedDb`). */
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/** The service's SDK clients on local engines: DynamoDB Local, and fauxqs for SQS and S3. */
+export const localEngineClients = (engines: {
+  readonly dynamoDbEndpoint: string;
+  readonly sqsEndpoint: string;
+}): AwsClients =>
+  createAwsClients({
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    dynamoDbEndpoint: engines.dynamoDbEndpoint,
+    unsignedEmulator: true,
+    sqsEndpoint: engines.sqsEndpoint,
+    s3Endpoint: engines.sqsEndpoint,
+  });
 
 /** A free TCP port on loopback, chosen at run time. */
 export const freePort = async (): Promise<number> =>

@@ -13,7 +13,7 @@ import type {
   DynamoDBStreamEvent,
   SQSEvent,
 } from 'aws-lambda';
-import { type AwsClients, createAwsClients, destroyAwsClients } from '../../adapters/aws/clients';
+import { type AwsClients, destroyAwsClients } from '../../adapters/aws/clients';
 import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../../adapters/aws/kms-signing';
 import { SqsMessageQueue } from '../../adapters/aws/sqs-queue';
 import type { EgressPolicy } from '../../adapters/http/guarded-http-client';
@@ -25,7 +25,12 @@ import { type DynamoDbLocalProcess, startDynamoDbLocalOnFreePort } from '../../a
 import { type FauxqsServer, startFauxqsServer } from '../../adapters/local/fauxqs';
 import { FunctionPool, type LambdaHandler } from '../../adapters/local/function-pool';
 import { InProcessMetrics } from '../../adapters/local/in-process-metrics';
-import { assertPortFree, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../adapters/local/local-aws';
+import {
+  assertPortFree,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  localEngineClients,
+} from '../../adapters/local/local-aws';
 import { loadOrCreateLocalKeys } from '../../adapters/local/local-signing';
 import { LocalOneTimeScheduler, ScheduleDispatcher } from '../../adapters/local/scheduler';
 import { SqsPoller } from '../../adapters/local/sqs-poller';
@@ -218,14 +223,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
     const { dynamo, fauxqs } = await startOrAttachEngines(options, root, progress);
     stopStack.push(...dynamo.owned, ...fauxqs.owned);
 
-    const clients = createAwsClients({
-      region: LOCAL_REGION,
-      credentials: LOCAL_CREDENTIALS,
-      dynamoDbEndpoint: dynamo.endpoint,
-      unsignedEmulator: true,
-      sqsEndpoint: fauxqs.endpoint,
-      s3Endpoint: fauxqs.endpoint,
-    });
+    const clients = localEngineClients({ dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: fauxqs.endpoint });
     stopStack.push({ stop: async () => destroyAwsClients(clients) });
     options.onAwsClients?.(clients);
 
