@@ -12,7 +12,12 @@ import {
   removeLocalRuntime,
   writeLocalRuntime,
 } from '../functions/adapters/local/runtime-file';
-import { DEMO_TENANT, type LocalStack, startLocalStack } from '../functions/composition/local/stack';
+import {
+  AttachedEngineError,
+  DEMO_TENANT,
+  type LocalStack,
+  startLocalStack,
+} from '../functions/composition/local/stack';
 import {
   egressPolicyFromEnv,
   LOCAL_EGRESS,
@@ -82,7 +87,11 @@ const main = async (): Promise<void> => {
     `  Pricing service (local) is up in ${seconds}s`,
     `  Base URL     ${stack.url}`,
     `  Health       curl ${stack.url}/health`,
-    `  Data         ${config.dataDir ?? 'in memory (IN_MEMORY=true): discarded at stop'}`,
+    `  Data         ${
+      config.engines
+        ? `in the attached engines (kept when the stack stops); keys and credentials in ${config.dataDir}`
+        : (config.dataDir ?? 'in memory (IN_MEMORY=true): discarded at stop')
+    }`,
     `  API key      ${config.apiKey}   (x-api-key of tenant ${DEMO_TENANT}: prices, quotes, receipts, returns; ${config.generated.apiKey ? 'generated and saved' : 'from API_KEY or saved'})`,
     `  PSP key      ${config.chargebackKey}   (x-api-key of tenant ${DEMO_TENANT}: chargebacks only)`,
     `  Admin token  ${config.adminToken}   (Authorization: Bearer; roles ${config.admins[0]?.roles.join('+')}; ${config.generated.adminToken ? 'generated and saved' : 'from ADMIN_TOKEN or saved'})`,
@@ -97,4 +106,6 @@ const main = async (): Promise<void> => {
   ]);
 };
 
-main().catch(exitOnStartFailure(say, [JavaMissingError, PortInUseError, ConfigurationError]));
+main().catch(
+  exitOnStartFailure(say, [JavaMissingError, PortInUseError, ConfigurationError, AttachedEngineError]),
+);

@@ -17,7 +17,7 @@ import {
   startDynamoDbLocalOnFreePort,
 } from '../../functions/adapters/local/dynamodb-local';
 import { type FauxqsServer, startFauxqsServer } from '../../functions/adapters/local/fauxqs';
-import { localEngineClients } from '../../functions/adapters/local/local-aws';
+import { freePort, localEngineClients } from '../../functions/adapters/local/local-aws';
 import { startLocalStack } from '../../functions/composition/local/stack';
 
 const credentials = { apiKey: 'key_attach_0123456789abcdef', adminToken: 'adm_attach_0123456789abcdef' };
@@ -36,7 +36,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  destroyAwsClients(clients);
+  if (clients) destroyAwsClients(clients);
   await fauxqs?.stop();
   await dynamo?.stop();
   rmSync(engineDir, { recursive: true, force: true });
@@ -45,7 +45,10 @@ afterAll(async () => {
 describe('a local stack attached to running engines', () => {
   it('provisions an empty engine, leaves it running at stop, and a second stack finds what the first wrote', async () => {
     const engines = { dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: fauxqs.endpoint };
-    const first = await startLocalStack({ port: 0, ...credentials, logLevel: 'SILENT', engines });
+    // The keys live in the data directory: the second stack must sign and decrypt with the first one's.
+    const dataDir = path.join(engineDir, 'stack-data');
+    const first = await startLocalStack({ port: 0, ...credentials, logLevel: 'SILENT', engines, dataDir });
+    const firstKeys = await (await fetch(`${first.url}/keys`)).json();
     expect(first.dynamoDbEndpoint).toBe(dynamo.endpoint);
     expect(first.sqsEndpoint).toBe(fauxqs.endpoint);
     expect(first.dynamoDbSupervisorPid).toBeUndefined();
@@ -72,9 +75,10 @@ describe('a local stack attached to running engines', () => {
     );
     expect(attributes.Attributes).toBeDefined();
 
-    const second = await startLocalStack({ port: 0, ...credentials, logLevel: 'SILENT', engines });
+    const second = await startLocalStack({ port: 0, ...credentials, logLevel: 'SILENT', engines, dataDir });
     try {
       expect(second.resources.tableNames).toEqual(tableNames);
+      expect(await (await fetch(`${second.url}/keys`)).json()).toEqual(firstKeys);
       expect((await fetch(`${second.url}/health`)).status).toBe(200);
       const kept = await clients.documents.send(
         new GetCommand({ TableName: tableNames.localStreamCheckpoints, Key: item, ConsistentRead: true }),
@@ -84,5 +88,39 @@ describe('a local stack attached to running engines', () => {
       await second.stop();
     }
     expect(isAlive(dynamo.pid)).toBe(true);
+  });
+
+  it('refuses to attach without a data directory: the keys must outlive the stack as the data does', async () => {
+    await expect(
+      startLocalStack({
+        port: 0,
+        ...credentials,
+        logLevel: 'SILENT',
+        engines: { dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: fauxqs.endpoint },
+      }),
+    ).rejects.toThrow(/needs a data directory/);
+  });
+
+  it('fails at once, naming the engine, when an attached endpoint does not answer', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const dataDir = path.join(engineDir, 'refused');
+    await expect(
+      startLocalStack({
+        port: 0,
+        ...credentials,
+        logLevel: 'SILENT',
+        dataDir,
+        engines: { dynamoDbEndpoint: closed, sqsEndpoint: fauxqs.endpoint },
+      }),
+    ).rejects.toThrow(new RegExp(`DynamoDB Local at ${closed} did not answer`));
+    await expect(
+      startLocalStack({
+        port: 0,
+        ...credentials,
+        logLevel: 'SILENT',
+        dataDir,
+        engines: { dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: closed },
+      }),
+    ).rejects.toThrow(new RegExp(`fauxqs at ${closed} did not answer`));
   });
 });

@@ -89,8 +89,9 @@ const sourceResult = async (
   event: unknown,
   on: ProvisionedResources = resources,
 ): Promise<unknown> => {
-  const previous = { ...process.env };
   const env = lambdaEnvironment(functionId, on);
+  // What the variables were, to put back in the same object: the worker's later files share `process.env`.
+  const previous = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
   // The SDK reads its endpoint variables from the process environment, as in Lambda.
   Object.assign(process.env, env);
   try {
@@ -100,7 +101,10 @@ const sourceResult = async (
     ) => Promise<unknown>;
     return await handler(event, lambdaContext());
   } finally {
-    process.env = previous;
+    for (const [name, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
 };
 

@@ -1,3 +1,6 @@
+/** `CI` set to anything but empty, `0` or `false` (`.ci/run` sets it when the caller has not). */
+export const isCi = (): boolean => !/^(|0|false|no)$/i.test(process.env.CI ?? '');
+
 /**
  * How much of a heavy test runs: the acceptance volume with `CI=true` (what `.ci/run` runs on a fresh clone), a
  * quicker one in a local `npm test` (the same code paths, fewer repetitions), and the named variable overrides
@@ -15,5 +18,5 @@ export const volume = (
     }
     return value;
   }
-  return process.env.CI ? volumes.ci : volumes.local;
+  return isCi() ? volumes.ci : volumes.local;
 };

@@ -176,9 +176,17 @@ const engineEndpoint = (name: string, value: string): string => {
   } catch {
     url = undefined;
   }
-  if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.username) {
+  if (
+    !url ||
+    !/^https?:$/.test(url.protocol) ||
+    url.pathname !== '/' ||
+    url.search ||
+    url.username ||
+    url.password
+  ) {
+    // The value is not echoed: a URL with credentials in it would print them.
     throw new ConfigurationError(
-      `${name} must be an http(s) URL such as http://127.0.0.1:8000, got ${JSON.stringify(value)}`,
+      `${name} must be an http(s) URL of scheme, host and port only, such as http://127.0.0.1:8000`,
     );
   }
   return url.origin;
@@ -220,6 +228,13 @@ export const loadLocalConfig = (
     throw new ConfigurationError('LOCAL_BUNDLES must be 1 (run the deployed bundles) or 0');
   }
   const engines = attachedEngines(env);
+  if (engines && truthy(env.IN_MEMORY)) {
+    // The engines keep the data across restarts, so the keys that sign and encrypt it must be kept too.
+    throw new ConfigurationError(
+      'IN_MEMORY cannot go with LOCAL_DYNAMODB_ENDPOINT and LOCAL_FAUXQS_ENDPOINT: the attached engines keep ' +
+        'their data across restarts, and the keys that signed and encrypted it live in DATA_DIR',
+    );
+  }
   const dataDir = truthy(env.IN_MEMORY) ? undefined : path.resolve(cwd, env.DATA_DIR || DEFAULT_DATA_DIR);
   const stored = storedCredentials(dataDir);
   for (const [name, value] of [

@@ -3,7 +3,9 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -199,9 +201,10 @@ const componentProbe = (component: string, healthy: () => boolean): HealthProbe 
 });
 
 /**
- * Starts the whole local stack in one process tree: DynamoDB Local (Java), fauxqs (SQS + S3), the resources
- * from the definitions module, local keys, the scheduler twin, the event source mapping twins and the API
- * gateway, all wired to the same handlers as the Lambda functions. `stop()` ends every part, Java included.
+ * Starts the whole local stack in one process tree: DynamoDB Local (Java) and fauxqs (SQS + S3) unless it attaches
+ * to running ones (`engines`), the resources from the definitions module, local keys, the scheduler twin, the
+ * event source mapping twins and the API gateway, all wired to the same handlers as the Lambda functions. `stop()`
+ * ends every part it started, Java included; attached engines keep running.
  */
 export const startLocalStack = async (options: LocalStackOptions): Promise<LocalStack> => {
   const host = options.host ?? '127.0.0.1';
@@ -571,6 +574,45 @@ interface Engine {
   readonly owned: readonly Stoppable[];
 }
 
+/** How long an attached engine has to answer a first request before the start fails. */
+const ATTACHED_ENGINE_TIMEOUT_MS = 5_000;
+
+/** An error naming an attached engine that does not answer as the engine it should be. */
+export class AttachedEngineError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AttachedEngineError';
+  }
+}
+
+/**
+ * Asks each attached engine one cheap question (DynamoDB `ListTables`, SQS `ListQueues`) within a few seconds:
+ * a wrong port, or a server that accepts connections and never answers, fails the start at once, naming it.
+ */
+const probeAttachedEngines = async (engines: AttachedEngines): Promise<void> => {
+  const clients = localEngineClients(engines);
+  const probe = async (name: string, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>) => {
+    try {
+      await ask(AbortSignal.timeout(ATTACHED_ENGINE_TIMEOUT_MS));
+    } catch (error) {
+      throw new AttachedEngineError(
+        `${name} at ${endpoint} did not answer within ${ATTACHED_ENGINE_TIMEOUT_MS / 1000} s: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  };
+  try {
+    await probe('DynamoDB Local', engines.dynamoDbEndpoint, (abortSignal) =>
+      clients.dynamoDb.send(new ListTablesCommand({ Limit: 1 }), { abortSignal }),
+    );
+    await probe('fauxqs', engines.sqsEndpoint, (abortSignal) =>
+      clients.sqs.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal }),
+    );
+  } finally {
+    destroyAwsClients(clients);
+  }
+};
+
 /** DynamoDB Local and fauxqs: the running ones named by `options.engines`, else started in `root` (or memory). */
 const startOrAttachEngines = async (
   options: LocalStackOptions,
@@ -578,9 +620,14 @@ const startOrAttachEngines = async (
   progress: (line: string) => void,
 ): Promise<{ dynamo: Engine; fauxqs: Engine }> => {
   if (options.engines) {
+    if (!options.dataDir) {
+      // The engines keep the data; the keys that signed and encrypted it must outlive the stack as well.
+      throw new Error('a stack attached to running engines needs a data directory for its keys');
+    }
     progress(
       `attaching to DynamoDB Local at ${options.engines.dynamoDbEndpoint} and fauxqs at ${options.engines.sqsEndpoint}`,
     );
+    await probeAttachedEngines(options.engines);
     return {
       dynamo: { endpoint: options.engines.dynamoDbEndpoint, owned: [] },
       fauxqs: { endpoint: options.engines.sqsEndpoint, owned: [] },

@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MirrorConflictError, S3JournalMirror } from '../../../functions/adapters/aws/journal-store';
 import type { DsseSigner } from '../../../functions/domain/audit/dsse';
 import {
@@ -764,6 +764,7 @@ describe('journal HTTP operations', () => {
 describe('S3JournalMirror', () => {
   const s3 = mockClient(S3Client);
   afterEach(() => s3.reset());
+  afterAll(() => s3.restore());
   const precondition = Object.assign(
     new Error('At least one of the pre-conditions you specified did not hold'),
     {

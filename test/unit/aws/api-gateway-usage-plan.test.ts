@@ -9,7 +9,7 @@ import {
   NotFoundException,
 } from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiGatewayCallerUsagePlan } from '../../../functions/adapters/aws/api-gateway-usage-plan';
 import {
   issueApiKey,
@@ -20,6 +20,8 @@ import {
 import { MemoryApiKeyStore } from '../../support/memory-api-keys';
 
 const gateway = mockClient(APIGatewayClient);
+// The stub is on the client class's prototype: undone after this file, for the files that share its worker.
+afterAll(() => gateway.restore());
 const IDENTIFIER = 'a'.repeat(64);
 
 beforeEach(() => {

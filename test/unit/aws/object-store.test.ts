@@ -7,7 +7,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../../functions/adapters/aws/object-store';
 import { ObjectConflictError } from '../../../functions/ports/object-store';
 
@@ -16,6 +16,8 @@ import { ObjectConflictError } from '../../../functions/ports/object-store';
  * with 412 when another writer got there between the HEAD and the PUT.
  */
 const s3 = mockClient(S3Client);
+// The stub is on the client class's prototype: undone after this file, for the files that share its worker.
+afterAll(() => s3.restore());
 afterEach(() => s3.reset());
 
 const notFound = Object.assign(new Error('NotFound'), {

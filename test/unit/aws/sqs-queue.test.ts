@@ -5,10 +5,12 @@
  */
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SqsMessageQueue } from '../../../functions/adapters/aws/sqs-queue';
 
 const sqs = mockClient(SQSClient);
+// The stub is on the client class's prototype: undone after this file, for the files that share its worker.
+afterAll(() => sqs.restore());
 afterEach(() => sqs.reset());
 
 const queue = () =>

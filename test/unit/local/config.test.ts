@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -114,9 +115,32 @@ describe('loadLocalConfig: running engines (LOCAL_DYNAMODB_ENDPOINT, LOCAL_FAUXQ
       { LOCAL_DYNAMODB_ENDPOINT: 'not a url', LOCAL_FAUXQS_ENDPOINT: 'http://127.0.0.1:1' },
       /LOCAL_DYNAMODB_ENDPOINT must be/,
     ],
+    [
+      {
+        LOCAL_DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+        LOCAL_FAUXQS_ENDPOINT: 'http://127.0.0.1:1',
+        IN_MEMORY: 'true',
+      },
+      /IN_MEMORY cannot go with/,
+    ],
   ])('refuses %j with a ConfigurationError naming the variable', (env, message) => {
     expect(() => loadLocalConfig(env, cwd)).toThrow(ConfigurationError);
     expect(() => loadLocalConfig(env, cwd)).toThrow(message);
+  });
+});
+
+describe('loadLocalConfig: an engine URL with credentials', () => {
+  it('is refused without echoing them', () => {
+    // Built at run time: a URL with credentials in the source would be (rightly) flagged by the secret scan.
+    const withCredentials = new URL('http://127.0.0.1:8000');
+    withCredentials.username = 'user';
+    withCredentials.password = `pw-${randomBytes(6).toString('hex')}`;
+    const env = {
+      LOCAL_DYNAMODB_ENDPOINT: String(withCredentials),
+      LOCAL_FAUXQS_ENDPOINT: 'http://127.0.0.1:1',
+    };
+    expect(() => loadLocalConfig(env, cwd)).toThrow(/LOCAL_DYNAMODB_ENDPOINT must be/);
+    expect(() => loadLocalConfig(env, cwd)).not.toThrow(new RegExp(withCredentials.password));
   });
 });
 

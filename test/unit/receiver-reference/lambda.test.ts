@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   createReceiverFromConfig,
   ReceiverConfigurationError,
@@ -84,6 +84,7 @@ describe('readReceiverConfig', () => {
 describe('createReceiverFromConfig with SSM secrets', () => {
   const documents = mockClient(DynamoDBDocumentClient);
   afterEach(() => documents.reset());
+  afterAll(() => documents.restore());
 
   it('reads the parameter once, verifies with its secrets, and commits the effect with the seen mark', async () => {
     documents.on(GetCommand).resolves({});

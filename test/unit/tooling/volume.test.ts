@@ -11,6 +11,10 @@ describe('volume (how much of a heavy test runs)', () => {
     expect(volume('ZZ_VOLUME', { local: 3, ci: 30 })).toBe(30);
     vi.stubEnv('CI', '');
     expect(volume('ZZ_VOLUME', { local: 3, ci: 30 })).toBe(3);
+    vi.stubEnv('CI', 'false');
+    expect(volume('ZZ_VOLUME', { local: 3, ci: 30 })).toBe(3);
+    vi.stubEnv('CI', '1');
+    expect(volume('ZZ_VOLUME', { local: 3, ci: 30 })).toBe(30);
   });
 
   it('takes the named variable over both', () => {

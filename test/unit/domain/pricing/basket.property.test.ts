@@ -21,7 +21,7 @@ import { volume } from '../../../support/volume';
 import { MINOR_UNITS, type PricingCase, pricingCaseArb } from './arbitraries';
 
 /**
- * 10 000 runs of each property with `CI=true`; 2 500 in a local `npm test`, which keeps the whole suite within
+ * 10 000 runs of each property with `CI=true`; 1 000 in a local `npm test`, which keeps the whole suite within
  * its ten minutes on a 2-core machine (the properties cost about 130 s at 10 000 runs).
  */
 const RUNS = { numRuns: volume('BASKET_PROPERTY_RUNS', { local: 1_000, ci: 10_000 }) } as const;
