@@ -101,26 +101,19 @@ describe('a local stack attached to running engines', () => {
     ).rejects.toThrow(/needs a data directory/);
   });
 
-  it('fails at once, naming the engine, when an attached endpoint does not answer', async () => {
+  it.each([
+    ['DynamoDB Local', (closed: string) => ({ dynamoDbEndpoint: closed, sqsEndpoint: fauxqs.endpoint })],
+    ['fauxqs', (closed: string) => ({ dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: closed })],
+  ])('fails at once, naming %s, when its attached endpoint does not answer', async (name, engines) => {
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const dataDir = path.join(engineDir, 'refused');
     await expect(
       startLocalStack({
         port: 0,
         ...credentials,
         logLevel: 'SILENT',
-        dataDir,
-        engines: { dynamoDbEndpoint: closed, sqsEndpoint: fauxqs.endpoint },
+        dataDir: path.join(engineDir, 'refused'),
+        engines: engines(closed),
       }),
-    ).rejects.toThrow(new RegExp(`DynamoDB Local at ${closed} did not answer`));
-    await expect(
-      startLocalStack({
-        port: 0,
-        ...credentials,
-        logLevel: 'SILENT',
-        dataDir,
-        engines: { dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: closed },
-      }),
-    ).rejects.toThrow(new RegExp(`fauxqs at ${closed} did not answer`));
+    ).rejects.toThrow(new RegExp(`${name} at ${closed} did not answer`));
   });
 });
