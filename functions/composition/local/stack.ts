@@ -228,6 +228,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
 
     const clients = localEngineClients({ dynamoDbEndpoint: dynamo.endpoint, sqsEndpoint: fauxqs.endpoint });
     stopStack.push({ stop: async () => destroyAwsClients(clients) });
+    if (options.engines) await probeAttachedEngines(clients, options.engines);
     options.onAwsClients?.(clients);
 
     progress('creating tables, queues and buckets from the definitions');
@@ -589,8 +590,7 @@ export class AttachedEngineError extends Error {
  * Asks each attached engine one cheap question (DynamoDB `ListTables`, SQS `ListQueues`) within a few seconds:
  * a wrong port, or a server that accepts connections and never answers, fails the start at once, naming it.
  */
-const probeAttachedEngines = async (engines: AttachedEngines): Promise<void> => {
-  const clients = localEngineClients(engines);
+const probeAttachedEngines = async (clients: AwsClients, engines: AttachedEngines): Promise<void> => {
   const probe = async (name: string, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>) => {
     try {
       await ask(AbortSignal.timeout(ATTACHED_ENGINE_TIMEOUT_MS));
@@ -601,16 +601,12 @@ const probeAttachedEngines = async (engines: AttachedEngines): Promise<void> => 
       );
     }
   };
-  try {
-    await probe('DynamoDB Local', engines.dynamoDbEndpoint, (abortSignal) =>
-      clients.dynamoDb.send(new ListTablesCommand({ Limit: 1 }), { abortSignal }),
-    );
-    await probe('fauxqs', engines.sqsEndpoint, (abortSignal) =>
-      clients.sqs.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal }),
-    );
-  } finally {
-    destroyAwsClients(clients);
-  }
+  await probe('DynamoDB Local', engines.dynamoDbEndpoint, (abortSignal) =>
+    clients.dynamoDb.send(new ListTablesCommand({ Limit: 1 }), { abortSignal }),
+  );
+  await probe('fauxqs', engines.sqsEndpoint, (abortSignal) =>
+    clients.sqs.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal }),
+  );
 };
 
 /** DynamoDB Local and fauxqs: the running ones named by `options.engines`, else started in `root` (or memory). */
@@ -627,7 +623,6 @@ const startOrAttachEngines = async (
     progress(
       `attaching to DynamoDB Local at ${options.engines.dynamoDbEndpoint} and fauxqs at ${options.engines.sqsEndpoint}`,
     );
-    await probeAttachedEngines(options.engines);
     return {
       dynamo: { endpoint: options.engines.dynamoDbEndpoint, owned: [] },
       fauxqs: { endpoint: options.engines.sqsEndpoint, owned: [] },
