@@ -13,6 +13,7 @@ import type {
   EndpointRepository,
   EndpointStatsStore,
   EventStore,
+  OrderPlace,
   ReplayRepository,
 } from '../../ports/webhooks';
 import type { OperationalSignals } from './operational-events';
@@ -104,3 +105,18 @@ export type WebhookSignal =
 
 export const epochSeconds = (at: Date, plusDays = 0): number =>
   Math.floor(at.getTime() / 1000) + Math.round(plusDays * 86_400);
+
+/**
+ * Closes a place of an ordered endpoint's key and sends the next open place's message, whose turn it now is
+ * (C31 `ordering`). Repeating it is harmless: a closed place stays closed, and a second message for the next
+ * delivery's attempt is dropped by its claim.
+ */
+export const handTurnOn = async (
+  ctx: Pick<WebhookContext, 'sequencer' | 'queue'>,
+  endpointId: string,
+  place: OrderPlace,
+  eventId: string,
+): Promise<void> => {
+  const next = await ctx.sequencer.close(endpointId, place, eventId);
+  if (next) await ctx.queue.send('delivery', JSON.stringify(next), { group: next.endpoint_id });
+};

@@ -31,7 +31,7 @@ import {
 import type { WebhookResponse } from '../../ports/webhook-http';
 import type { Admission, AttemptRecord, EndpointRecord, ReplayOutcome } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
-import type { WebhookContext } from './context';
+import { handTurnOn, type WebhookContext } from './context';
 import { signingSecrets } from './endpoints';
 import { clientCertificateOf } from './mtls';
 import { announceIfCompleted } from './replay';
@@ -202,15 +202,9 @@ const disableEndpoint = async (
 const isReplayOutcome = (status: string): status is ReplayOutcome =>
   status === 'delivered' || status === 'dead' || status === 'stopped';
 
-/**
- * An ordered delivery ended (or can never start): its place in its key is closed and the next open one of the
- * key gets its message (C31 `ordering`). Repeating it is harmless: a closed place stays closed, and a second
- * message for the next delivery's attempt is dropped by its claim.
- */
+/** An ordered delivery ended (or can never start): the next open place of its key gets its turn. */
 const closeTurn = async (ctx: WebhookContext, message: DeliveryMessage): Promise<void> => {
-  if (!message.order) return;
-  const next = await ctx.sequencer.close(message.endpoint_id, message.order, message.event_id);
-  if (next) await ctx.queue.send('delivery', JSON.stringify(next), { group: next.endpoint_id });
+  if (message.order) await handTurnOn(ctx, message.endpoint_id, message.order, message.event_id);
 };
 
 /**

@@ -11,7 +11,7 @@ import type { DeliveryRecord, ReplayTally } from '../../ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import type { ReplayRequest } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
-import { epochSeconds, type WebhookContext } from './context';
+import { epochSeconds, handTurnOn, type WebhookContext } from './context';
 import { orderPlaceExpiry, subjectOf } from './fanout';
 
 /** Most deliveries one replay restarts; a larger window is split by the caller. */
@@ -134,11 +134,6 @@ export const replayDeliveries = async (
     }
     return ordering;
   };
-  /** Closes a place of the delivery's key and sends the next open one's message (its turn). */
-  const leavePlace = async (endpointId: string, place: { key: string; seq: number }, eventId: string) => {
-    const next = await ctx.sequencer.close(endpointId, place, eventId);
-    if (next) await ctx.queue.send('delivery', JSON.stringify(next), { group: next.endpoint_id });
-  };
   /**
    * The place a restarted delivery held before this replay is left, whatever its status: a forced one still open
    * hands its key on, and one that ended but whose consumer died before handing on does it now (closing a closed
@@ -147,7 +142,8 @@ export const replayDeliveries = async (
   const leaveEarlierPlace = async (delivery: DeliveryRecord) => {
     if (delivery.order_key === undefined || delivery.order_seq === undefined) return;
     if (delivery.ordered_by === replayId) return;
-    await leavePlace(
+    await handTurnOn(
+      ctx,
       delivery.endpoint_id,
       { key: delivery.order_key, seq: delivery.order_seq },
       delivery.event_id,
@@ -189,7 +185,7 @@ export const replayDeliveries = async (
       // Without its message the delivery would stay `retrying` for good (and its place would hold its key): give
       // it its state back, and the next one of its key its turn.
       try {
-        if (message.order) await leavePlace(delivery.endpoint_id, message.order, delivery.event_id);
+        if (message.order) await handTurnOn(ctx, delivery.endpoint_id, message.order, delivery.event_id);
       } finally {
         await ctx.deliveries.revertReplay(delivery.event_id, delivery.endpoint_id, replayId, previous);
       }
