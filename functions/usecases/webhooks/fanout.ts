@@ -89,11 +89,12 @@ export const fanOutEvent = async (
         deliveryRecordFor(ctx, item, endpoint, filteredOut(endpoint)),
       )
     ).filter((stored): stored is DeliveryRecord => stored !== undefined);
+    // A key whose delivery sends nothing now (its first attempt was claimed before a re-run) is free at once.
+    const sending = new Set(toSend.map((stored) => stored.endpoint_id));
+    for (const [endpointId, turn] of turns) if (!sending.has(endpointId)) turn.done();
     // 2. First attempts carry the event when it is small, read once all the records exist: an expunction either
     // came first (nothing is carried) or finds every record and marks it, so the claim stops the copy.
-    const carries = toSend.some(
-      (stored) => stored.ordered_by === undefined && !orderKeys.has(stored.endpoint_id),
-    );
+    const carries = toSend.some((stored) => carriesEvent(stored, orderKeys.get(stored.endpoint_id)));
     const fresh =
       carries && JSON.stringify(item).length <= MAX_CARRIED_EVENT_CHARS
         ? await ctx.events.get(item.event_id)
@@ -158,6 +159,16 @@ const deliveryRecordFor = async (
   return stored;
 };
 
+/** The place a delivery was numbered at in its key by an earlier fan-out round, if it was. */
+const numberedPlace = (stored: DeliveryRecord): { key: string; seq: number } | undefined =>
+  stored.ordered_by === FANOUT_ROUND && stored.order_key !== undefined && stored.order_seq !== undefined
+    ? { key: stored.order_key, seq: stored.order_seq }
+    : undefined;
+
+/** Whether a delivery's first attempt carries its event: an unordered one (ordered ones wait for their turn). */
+const carriesEvent = (stored: DeliveryRecord, orderKey: string | undefined): boolean =>
+  orderKey === undefined && numberedPlace(stored) === undefined;
+
 /**
  * The first attempt's message of a delivery. One the fan-out numbered already (an earlier run) keeps its place,
  * whatever its endpoint says now; one of an ordered endpoint is numbered in its key (its message waits in the key's
@@ -176,13 +187,10 @@ const sendFirstAttempt = async (
     attempt: 1,
     round_start: 1,
   };
-  const numbered =
-    stored.ordered_by === FANOUT_ROUND && stored.order_key !== undefined && stored.order_seq !== undefined
-      ? { key: stored.order_key, seq: stored.order_seq }
-      : undefined;
+  const numbered = numberedPlace(stored);
   const message: DeliveryMessage = numbered
     ? { ...first, order: numbered }
-    : orderKey === undefined
+    : orderKey === undefined // not numbered and no key: `carriesEvent`
       ? { ...first, ...(carried ? { event: carried } : {}) }
       : {
           ...first,
