@@ -48,8 +48,13 @@ const main = async (): Promise<void> => {
   // LOCAL_BUNDLES=1: the bundles `npm run deploy` uploads, synthesized now, run instead of the sources.
   if (config.bundles) {
     say('building the function bundles as npm run deploy does (cdk synth with esbuild)');
-    bundles = synthesizeFunctionBundles();
-    say(`built ${Object.keys(bundles.bundles).length} bundles in ${(bundles.synthMs / 1000).toFixed(1)}s`);
+    bundles = synthesizeFunctionBundles({ cache: true });
+    const count = Object.keys(bundles.bundles).length;
+    say(
+      bundles.synthMs > 0
+        ? `built ${count} bundles in ${(bundles.synthMs / 1000).toFixed(1)}s`
+        : `reused the ${count} bundles built from these same sources (node_modules/.cache/pricing-bundles)`,
+    );
   }
   try {
     stack = await startLocalStack({

@@ -9,9 +9,21 @@
  * the import took, what the module exports, and, when asked, the result of invoking its `handler` with an event.
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { App, type CfnResource, Stack } from 'aws-cdk-lib';
 import { FUNCTIONS, type FunctionId } from '../functions/definitions';
 import { addPricingStacks } from './pricing-app';
@@ -33,19 +45,11 @@ export interface SynthesizedBundles {
 }
 
 /** Synthesizes the app with bundling (every function's esbuild bundle, as `npm run deploy` builds it). */
-export const synthesizeFunctionBundles = (): SynthesizedBundles => {
-  const outdir = mkdtempSync(join(tmpdir(), 'pricing-bundles-'));
-  const cleanup = () => rmSync(outdir, { recursive: true, force: true });
+const synthesizeInto = (outdir: string): { bundles: Record<FunctionId, FunctionBundle>; synthMs: number } => {
   const started = performance.now();
   const app = new App({ outdir });
   const stacks = addPricingStacks(app, { stage: 'bundles', nag: false });
-  try {
-    app.synth();
-  } catch (error) {
-    // A bundle that does not build (esbuild's error is in the message) leaves no assembly behind.
-    cleanup();
-    throw error;
-  }
+  app.synth();
   const synthMs = performance.now() - started;
   const bundles = Object.fromEntries(
     (Object.keys(FUNCTIONS) as FunctionId[]).map((functionId) => {
@@ -58,7 +62,116 @@ export const synthesizeFunctionBundles = (): SynthesizedBundles => {
       return [functionId, { functionId, file, bytes: statSync(file).size }];
     }),
   ) as Record<FunctionId, FunctionBundle>;
-  return { bundles, synthMs, cleanup };
+  return { bundles, synthMs };
+};
+
+const ROOT = resolve(import.meta.dirname, '..');
+/** Everything a bundle is built from: the function and CDK sources, the locked dependencies, the compiler settings. */
+const BUNDLE_INPUTS = ['functions', 'lib', 'package-lock.json', 'tsconfig.json'];
+/** Where built bundles are kept between runs, keyed by their inputs (removed by `npm ci`). */
+export const BUNDLE_CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'pricing-bundles');
+/** How many builds the cache keeps (the newest). */
+const CACHED_BUILDS = 2;
+
+/** A digest of every file the bundles are built from, so a build is reused only for identical inputs. */
+export const bundleInputsDigest = (root = ROOT): string => {
+  const hash = createHash('sha256');
+  const visit = (path: string) => {
+    if (!existsSync(path)) return;
+    if (statSync(path).isDirectory()) {
+      for (const entry of readdirSync(path).sort()) visit(join(path, entry));
+      return;
+    }
+    hash.update(relative(root, path)).update('\0').update(readFileSync(path)).update('\0');
+  };
+  for (const input of BUNDLE_INPUTS) visit(join(root, input));
+  return hash.digest('hex').slice(0, 32);
+};
+
+interface CachedBuild {
+  readonly synthMs: number;
+  readonly files: Readonly<Record<FunctionId, string>>;
+}
+
+const fromCache = (dir: string): Record<FunctionId, FunctionBundle> | undefined => {
+  const manifest = join(dir, 'bundles.json');
+  if (!existsSync(manifest)) return undefined;
+  const build = JSON.parse(readFileSync(manifest, 'utf8')) as CachedBuild;
+  const entries = (Object.keys(FUNCTIONS) as FunctionId[]).map((functionId) => {
+    const name = build.files[functionId];
+    const file = name === undefined ? undefined : join(dir, name);
+    return file && existsSync(file) ? [functionId, { functionId, file, bytes: statSync(file).size }] : undefined;
+  });
+  if (entries.some((entry) => entry === undefined)) return undefined;
+  return Object.fromEntries(entries as [FunctionId, FunctionBundle][]) as Record<FunctionId, FunctionBundle>;
+};
+
+/**
+ * Synthesizes the app with bundling, as `npm run deploy` builds it, and finds each function's bundle.
+ *
+ * With `cache` (the tests and `LOCAL_BUNDLES=1 npm start`), a build whose inputs — every file under `functions/`
+ * and `lib/`, the lock file and the compiler settings — are unchanged is reused from {@link BUNDLE_CACHE_DIR}
+ * instead of running esbuild again (`synthMs` is then 0); a new build is moved into place whole, so a concurrent
+ * reader never sees half of one. Without it (the bundle bench), every call builds afresh.
+ */
+export const synthesizeFunctionBundles = (options: { readonly cache?: boolean } = {}): SynthesizedBundles => {
+  if (!options.cache) {
+    const outdir = mkdtempSync(join(tmpdir(), 'pricing-bundles-'));
+    const cleanup = () => rmSync(outdir, { recursive: true, force: true });
+    try {
+      return { ...synthesizeInto(outdir), cleanup };
+    } catch (error) {
+      // A bundle that does not build (esbuild's error is in the message) leaves no assembly behind.
+      cleanup();
+      throw error;
+    }
+  }
+  const keep = () => {};
+  const dir = join(BUNDLE_CACHE_DIR, bundleInputsDigest());
+  const cached = fromCache(dir);
+  if (cached) return { bundles: cached, synthMs: 0, cleanup: keep };
+  mkdirSync(BUNDLE_CACHE_DIR, { recursive: true });
+  const building = mkdtempSync(join(BUNDLE_CACHE_DIR, 'building-'));
+  try {
+    const built = synthesizeInto(building);
+    const files = Object.fromEntries(
+      Object.values(built.bundles).map((bundle) => [bundle.functionId, relative(building, bundle.file)]),
+    );
+    writeFileSync(join(building, 'bundles.json'), JSON.stringify({ synthMs: built.synthMs, files }));
+    try {
+      renameSync(building, dir);
+    } catch {
+      // Another process put the same build in place first: use that one.
+      rmSync(building, { recursive: true, force: true });
+    }
+    const bundles = fromCache(dir);
+    if (!bundles) throw new Error(`the bundle build in ${dir} is incomplete`);
+    pruneCache(dir);
+    return { bundles, synthMs: built.synthMs, cleanup: keep };
+  } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    throw error;
+  }
+};
+
+/** A build directory left by a process that died while building is removed after this long. */
+const ABANDONED_BUILD_MS = 30 * 60_000;
+
+/** Keeps the newest builds and those still being built; removes the rest and abandoned partial builds. */
+const pruneCache = (current: string) => {
+  const now = Date.now();
+  const entries = readdirSync(BUNDLE_CACHE_DIR).map((name) => {
+    const path = join(BUNDLE_CACHE_DIR, name);
+    return { name, path, mtimeMs: statSync(path).mtimeMs };
+  });
+  const abandoned = entries.filter(
+    (entry) => entry.name.startsWith('building-') && now - entry.mtimeMs > ABANDONED_BUILD_MS,
+  );
+  const older = entries
+    .filter((entry) => !entry.name.startsWith('building-') && entry.path !== current)
+    .sort((a, b) => b.mtimeMs - a.mtimeMs)
+    .slice(CACHED_BUILDS - 1);
+  for (const stale of [...abandoned, ...older]) rmSync(stale.path, { recursive: true, force: true });
 };
 
 /** Each function's bundle entry file, as the local stack on bundles takes them. */

@@ -28,7 +28,7 @@ const bundleProcesses = (): string[] => {
 };
 
 beforeAll(async () => {
-  synthesized = synthesizeFunctionBundles();
+  synthesized = synthesizeFunctionBundles({ cache: true });
   [stack, receiver] = await Promise.all([
     startDemoStack({ apiKey: API_KEY, adminToken: ADMIN_TOKEN, bundles: bundleFiles(synthesized) }),
     startReceiver(),

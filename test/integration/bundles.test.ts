@@ -10,7 +10,7 @@
  * fault (an entry importing a package the bundle marks external) is caught.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -44,7 +44,13 @@ import { ensureConfiguredKey } from '../../functions/usecases/access/api-keys';
 import { importCatalog } from '../../functions/usecases/catalog/import';
 import { validateCatalogDocument } from '../../functions/usecases/catalog/validate';
 import { functionBundling } from '../../lib/constructs/defaults';
-import { runBundle, type SynthesizedBundles, synthesizeFunctionBundles } from '../../lib/function-bundles';
+import {
+  BUNDLE_CACHE_DIR,
+  bundleInputsDigest,
+  runBundle,
+  type SynthesizedBundles,
+  synthesizeFunctionBundles,
+} from '../../lib/function-bundles';
 import { demoDocument } from '../support/demo-pricing';
 import { engineClients, provisionIsolated } from '../support/engines';
 import { asLambdaJson, streamRecords } from '../support/streams';
@@ -177,7 +183,7 @@ beforeAll(async () => {
     region: LOCAL_REGION,
     account: '000000000000',
   });
-  synthesized = synthesizeFunctionBundles();
+  synthesized = synthesizeFunctionBundles({ cache: true });
 }, 180_000);
 
 afterAll(async () => {
@@ -525,6 +531,46 @@ describe('a planted bundling fault', () => {
       expect(run.error?.message).toMatch(/Cannot find package 'zod'/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the bundle build cache', () => {
+  it('reuses the build for unchanged sources, whole, with the same files', () => {
+    const again = synthesizeFunctionBundles({ cache: true });
+    expect(again.synthMs).toBe(0);
+    expect(again.bundles).toEqual(synthesized.bundles);
+    expect(again.bundles.api.file.startsWith(BUNDLE_CACHE_DIR)).toBe(true);
+  });
+
+  it('keys a build by every input: a change to a source, the lock file or the compiler settings is a new build', () => {
+    const root = mkdtempSync(join(tmpdir(), 'pricing-bundle-inputs-'));
+    try {
+      mkdirSync(join(root, 'functions', 'handlers'), { recursive: true });
+      mkdirSync(join(root, 'lib'), { recursive: true });
+      writeFileSync(join(root, 'functions', 'handlers', 'api.ts'), 'export const handler = 1;\n');
+      writeFileSync(join(root, 'lib', 'stack.ts'), 'export {};\n');
+      writeFileSync(join(root, 'package-lock.json'), '{}');
+      writeFileSync(join(root, 'tsconfig.json'), '{}');
+      writeFileSync(join(root, 'README.md'), 'not an input');
+      const digests = [bundleInputsDigest(root)];
+      writeFileSync(join(root, 'README.md'), 'still not an input');
+      expect(bundleInputsDigest(root)).toBe(digests[0]);
+      for (const [file, text] of [
+        ['functions/handlers/api.ts', 'export const handler = 2;\n'],
+        ['lib/stack.ts', 'export const x = 1;\n'],
+        ['package-lock.json', '{"lockfileVersion":3}'],
+        ['tsconfig.json', '{"compilerOptions":{}}'],
+      ] as const) {
+        writeFileSync(join(root, file), text);
+        digests.push(bundleInputsDigest(root));
+      }
+      // A file moved to another name is another input, too.
+      renameSync(join(root, 'lib', 'stack.ts'), join(root, 'lib', 'stacks.ts'));
+      digests.push(bundleInputsDigest(root));
+      expect(new Set(digests).size).toBe(digests.length);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

@@ -1,3 +1,4 @@
+import { DescribeStreamCommand, type DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
@@ -24,11 +25,20 @@ const mapping: StreamMappingDefinition = {
 const keyOf = (record: DynamoDBStreamEvent['Records'][number]): string =>
   record.dynamodb?.Keys?.event_id?.S ?? '<none>';
 
+/** Counts the shard listings a poller asks for. */
+let listings = 0;
+const countingStreams = {
+  send: (command: Parameters<DynamoDBStreamsClient['send']>[0]) => {
+    if (command instanceof DescribeStreamCommand) listings += 1;
+    return clients.streams.send(command);
+  },
+} as DynamoDBStreamsClient;
+
 const startPoller = (invoke: StreamBatchHandler, overrides: Partial<StreamMappingDefinition> = {}) => {
   const poller = new StreamPoller({
     mapping: { ...mapping, ...overrides },
     streamArn: resources.streamArns.events as string,
-    streams: clients.streams,
+    streams: countingStreams,
     documents: clients.documents,
     checkpointTable: resources.tableNames.localStreamCheckpoints,
     invoke,
@@ -64,6 +74,7 @@ const putEvents = async (keys: string[]) => {
 beforeEach(async () => {
   await Promise.all(pollers.splice(0).map((poller) => poller.stop()));
   resources = await provisionIsolated(clients);
+  listings = 0;
 });
 
 afterAll(async () => {
@@ -167,5 +178,23 @@ describe('local DynamoDB Streams event source mapping', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(first).toEqual(['r0', 'r1', 'r2']);
     expect(second).toEqual(['r3', 'r4']);
+  });
+
+  it('lists the shards once while idle (not on every poll), and still sees the first write to an empty stream', async () => {
+    const seen: string[] = [];
+    startPoller(async (event) => {
+      seen.push(...event.Records.map(keyOf));
+      return { batchItemFailures: [] };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await putEvents(['e0']);
+    await eventually(async () => (seen.length >= 1 ? true : undefined));
+    const afterFirst = listings;
+    // Twenty idle polls at 50 ms reuse the listing (its TTL is 10 s).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(listings).toBe(afterFirst);
+    await putEvents(['e1']);
+    await eventually(async () => (seen.length >= 2 ? true : undefined));
+    expect(seen).toEqual(['e0', 'e1']);
   });
 });

@@ -31,6 +31,11 @@ export interface StreamPollerOptions {
   readonly logger: StreamPollerLogger;
   /** Wait between polls of an idle shard. Default 200 ms. */
   readonly pollIntervalMs?: number;
+  /**
+   * How long a listing of the stream's shards is reused before it is asked for again (a shard that ends
+   * always triggers a new listing, since its child is where the records go next). Default 10 s.
+   */
+  readonly shardListTtlMs?: number;
   /** Wait before retrying a failed batch. Default 100 ms × 2^retry, capped at 2 s. */
   readonly retryDelayMs?: (retry: number) => number;
 }
@@ -90,6 +95,8 @@ export class StreamPoller {
   private readonly iterators = new Map<string, { iterator: string; sequence?: string }>();
   private lastError: string | undefined;
   private lastPollAt = 0;
+  /** The last listing of the stream's shards and when it was taken; cleared when a shard ends or a poll fails. */
+  private shardList: { shards: Shard[]; at: number } | undefined;
 
   constructor(private readonly options: StreamPollerOptions) {}
 
@@ -119,7 +126,7 @@ export class StreamPoller {
     const interval = this.options.pollIntervalMs ?? 200;
     while (!this.signal.aborted) {
       try {
-        const shards = await this.listShards();
+        const shards = await this.currentShards();
         let progressed = false;
         for (const shard of this.readyShards(shards)) {
           progressed = (await this.drainShard(shard)) || progressed;
@@ -131,6 +138,7 @@ export class StreamPoller {
       } catch (error) {
         if (this.signal.aborted) break;
         this.iterators.clear();
+        this.shardList = undefined;
         const message = (error as Error).message;
         if (message !== this.lastError) {
           this.options.logger.error('stream poll failed', {
@@ -142,6 +150,20 @@ export class StreamPoller {
         await sleep(Math.max(interval, 500), this.signal);
       }
     }
+  }
+
+  /**
+   * The stream's shards, listed again only when the listing is older than the TTL or a shard has ended
+   * since: an idle stack otherwise spends a `DescribeStream` per poll for a list that rarely changes.
+   */
+  private async currentShards(): Promise<Shard[]> {
+    const ttl = this.options.shardListTtlMs ?? 10_000;
+    const now = Date.now();
+    if (this.shardList && now - this.shardList.at < ttl) return this.shardList.shards;
+    const shards = await this.listShards();
+    // A stream with no shard yet gets one with its first write: ask again on the next poll.
+    this.shardList = shards.length > 0 ? { shards, at: now } : undefined;
+    return shards;
   }
 
   private async listShards(): Promise<Shard[]> {
@@ -168,6 +190,12 @@ export class StreamPoller {
       const parent = shard.ParentShardId;
       return !parent || !listed.has(parent) || this.finishedShards.has(parent);
     });
+  }
+
+  /** A shard read to its end: its children become ready, so the next poll lists the shards again. */
+  private finishShard(shardId: string): void {
+    this.finishedShards.add(shardId);
+    this.shardList = undefined;
   }
 
   private async readCheckpoint(shardId: string): Promise<{ sequence?: string; closed?: boolean }> {
@@ -233,7 +261,7 @@ export class StreamPoller {
     } else {
       const checkpoint = await this.readCheckpoint(shardId);
       if (checkpoint.closed) {
-        this.finishedShards.add(shardId);
+        this.finishShard(shardId);
         return false;
       }
       sequence = checkpoint.sequence;
@@ -257,7 +285,7 @@ export class StreamPoller {
       if (records.length === 0) {
         if (!iterator) {
           await this.writeCheckpoint(shardId, sequence, true);
-          this.finishedShards.add(shardId);
+          this.finishShard(shardId);
         } else {
           this.iterators.set(shardId, { iterator, ...(sequence ? { sequence } : {}) });
         }
