@@ -100,7 +100,9 @@ const fromCache = (dir: string): Record<FunctionId, FunctionBundle> | undefined 
   const entries = (Object.keys(FUNCTIONS) as FunctionId[]).map((functionId) => {
     const name = build.files[functionId];
     const file = name === undefined ? undefined : join(dir, name);
-    return file && existsSync(file) ? [functionId, { functionId, file, bytes: statSync(file).size }] : undefined;
+    return file && existsSync(file)
+      ? [functionId, { functionId, file, bytes: statSync(file).size }]
+      : undefined;
   });
   if (entries.some((entry) => entry === undefined)) return undefined;
   return Object.fromEntries(entries as [FunctionId, FunctionBundle][]) as Record<FunctionId, FunctionBundle>;
