@@ -120,7 +120,12 @@ const signalLogger =
     if (name === 'delivery_dead') logger.error('delivery dead', { alarm: 'DeliveryDead', ...fields });
     else if (name === 'endpoint_disabled')
       logger.warn('endpoint disabled', { alarm: 'EndpointDisabled', ...fields });
-    else if (name === 'slot_release_failed' || name === 'stats_not_recorded')
+    else if (
+      name === 'slot_release_failed' ||
+      name === 'stats_not_recorded' ||
+      name === 'order_head_woken' ||
+      name === 'order_turn_handed_on'
+    )
       logger.warn(name.replaceAll('_', ' '), fields);
     else logger.info(name.replace('_', ' '), fields);
   };

@@ -275,12 +275,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   },
   sweeper: {
     ...NOTHING,
-    // Events whose fan-out is not recorded (a sparse index), fanned out as the fanout function does.
+    // Events whose fan-out is not recorded (a sparse index), fanned out as the fanout function does. The ordered
+    // keys' watchdog reads every key's head (Scan), notes its sightings and wake-ups on the place, reads its
+    // delivery, and closes the place of one that ended without handing its turn on (Delete, then the next).
     tables: {
       events: { actions: ['GetItem', 'UpdateItem'], indexes: ['fanout-pending'] },
       endpoints: { actions: ['Scan'] },
       deliveries: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-      deliveryOrder: { actions: SEQUENCE },
+      deliveryOrder: { actions: [...SEQUENCE, 'Scan', 'DeleteItem'] },
     },
     sendsTo: ['delivery'],
   },

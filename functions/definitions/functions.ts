@@ -96,7 +96,7 @@ export const FUNCTIONS = {
   sweeper: {
     id: 'sweeper',
     description:
-      'Outbox sweeper (every minute): fans out events whose fan-out is not recorded after a minute.',
+      'Sweeper (every minute): fans out events whose fan-out is not recorded after a minute; wakes ordered keys whose turn message was lost.',
     entry: 'functions/handlers/sweeper.ts',
     timeoutSeconds: 60,
     memoryMb: 256,

@@ -269,6 +269,31 @@ export interface DeliverySequencer {
    * key, if any.
    */
   close(endpointId: string, place: OrderPlace, eventId: string): Promise<DeliveryMessage | undefined>;
+  /**
+   * The head (lowest open number) of every key, read for the watchdog: at most `limit` items are read, so a
+   * very large table yields the heads of the part read (`complete: false`).
+   */
+  heads(limit: number): Promise<{ readonly heads: readonly OrderHead[]; readonly complete: boolean }>;
+  /** Notes when a watchdog first saw this place at its key's head (a later sighting keeps the first). */
+  markHeadSeen(endpointId: string, place: OrderPlace, eventId: string, at: string): Promise<void>;
+  /** Notes that a watchdog sent this place's delivery a message for `attempt` at `at`. */
+  markHeadWoken(
+    endpointId: string,
+    place: OrderPlace,
+    eventId: string,
+    wake: { readonly at: string; readonly attempt: number },
+  ): Promise<void>;
+}
+
+/** A key's head as the watchdog reads it: the place, its delivery, its turn's message, when first seen there. */
+export interface OrderHead {
+  readonly endpointId: string;
+  readonly place: OrderPlace;
+  readonly eventId: string;
+  readonly message: DeliveryMessage;
+  readonly headSeenAt?: string;
+  /** The watchdog's last wake-up of this delivery: when, and for which attempt. */
+  readonly woken?: { readonly at: string; readonly attempt: number };
 }
 
 /** One attempt as the history shows it (C16). */

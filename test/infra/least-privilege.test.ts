@@ -343,10 +343,11 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:SendMessage': ['queue:delivery', 'queue:deliveryDlq'],
   }),
   sweeper: merge(BASE('sweeper'), TABLE_KEY_WRITE, {
+    'dynamodb:DeleteItem': ['table:deliveryOrder'],
     'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder', 'table:events'],
     'dynamodb:PutItem': ['table:deliveries', 'table:deliveryOrder'],
     'dynamodb:Query': ['table:deliveryOrder', 'table:events/index/fanout-pending'],
-    'dynamodb:Scan': ['table:endpoints'],
+    'dynamodb:Scan': ['table:deliveryOrder', 'table:endpoints'],
     'dynamodb:UpdateItem': ['table:deliveries', 'table:deliveryOrder', 'table:events'],
     'kms:Decrypt': [VIA_SQS],
     'kms:GenerateDataKey': [VIA_SQS],

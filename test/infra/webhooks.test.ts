@@ -483,7 +483,7 @@ describe('webhook grants', () => {
     },
   );
 
-  it('only the functions that list endpoints may Scan them; the exporter scans receipts (backfill); nothing else', () => {
+  it('only the functions that list endpoints may Scan them; the exporter scans receipts (backfill), the sweeper the ordered keys (watchdog); nothing else', () => {
     const scans = Object.fromEntries(
       allFunctions
         .map((functionId): [FunctionId, string[]] => [
@@ -497,7 +497,7 @@ describe('webhook grants', () => {
     expect(scans).toEqual({
       webhooks: ['table:endpoints'],
       fanout: ['table:endpoints'],
-      sweeper: ['table:endpoints'],
+      sweeper: ['table:endpoints', 'table:deliveryOrder'],
       exporter: ['table:receipts'],
     });
   });

@@ -168,4 +168,82 @@ describe('DynamoDeliverySequencer', () => {
     );
     expect(await enqueue(sequencer(), endpoint, 'k', events[2] as string)).toBe(3);
   });
+
+  it('lists each key’s head (its lowest open place) for the watchdog, with its sightings and wake-ups noted on it', async () => {
+    const endpoint = endpointId(77);
+    const events = [eventId(7_001), eventId(7_002), eventId(7_003), eventId(7_004)];
+    for (const event of events) await deliveries.createIfAbsent(record(event, endpoint));
+    const instance = sequencer();
+    await enqueue(instance, endpoint, 'k#1', events[0] as string);
+    await enqueue(instance, endpoint, 'k#1', events[1] as string);
+    await enqueue(instance, endpoint, 'other', events[2] as string);
+    await enqueue(instance, endpoint, 'other', events[3] as string);
+    await instance.close(endpoint, { key: 'other', seq: 1 }, events[2] as string);
+    const headsOf = async () =>
+      (await instance.heads(10_000)).heads
+        .filter((head) => head.endpointId === endpoint)
+        .sort((a, b) => a.place.key.localeCompare(b.place.key));
+    // A key may hold `#`: the endpoint id is what comes before the first one.
+    expect(await headsOf()).toEqual([
+      {
+        endpointId: endpoint,
+        place: { key: 'k#1', seq: 1 },
+        eventId: events[0],
+        message: { ...first(events[0] as string, endpoint), order: { key: 'k#1', seq: 1 } },
+      },
+      {
+        endpointId: endpoint,
+        place: { key: 'other', seq: 2 },
+        eventId: events[3],
+        message: { ...first(events[3] as string, endpoint), order: { key: 'other', seq: 2 } },
+      },
+    ]);
+    await instance.markHeadSeen(
+      endpoint,
+      { key: 'k#1', seq: 1 },
+      events[0] as string,
+      '2026-11-26T12:00:00.000Z',
+    );
+    // The first sighting stays; another delivery's message never marks this place.
+    await instance.markHeadSeen(
+      endpoint,
+      { key: 'k#1', seq: 1 },
+      events[0] as string,
+      '2026-11-26T12:05:00.000Z',
+    );
+    await instance.markHeadSeen(
+      endpoint,
+      { key: 'other', seq: 2 },
+      events[0] as string,
+      '2026-11-26T12:00:00.000Z',
+    );
+    await instance.markHeadWoken(endpoint, { key: 'k#1', seq: 1 }, events[0] as string, {
+      at: '2026-11-26T12:06:00.000Z',
+      attempt: 2,
+    });
+    const [noted, other] = await headsOf();
+    expect(noted).toMatchObject({
+      headSeenAt: '2026-11-26T12:00:00.000Z',
+      woken: { at: '2026-11-26T12:06:00.000Z', attempt: 2 },
+    });
+    expect(other?.headSeenAt).toBeUndefined();
+    // A closed place is never re-created by a late note.
+    await instance.close(endpoint, { key: 'k#1', seq: 1 }, events[0] as string);
+    await instance.markHeadSeen(
+      endpoint,
+      { key: 'k#1', seq: 1 },
+      events[0] as string,
+      '2026-11-26T12:07:00.000Z',
+    );
+    expect((await headsOf()).map((head) => head.place)).toEqual([
+      { key: 'k#1', seq: 2 },
+      { key: 'other', seq: 2 },
+    ]);
+  });
+
+  it('reads at most the number of places asked for, and says the listing is partial', async () => {
+    const partial = await sequencer().heads(3);
+    expect(partial.complete).toBe(false);
+    expect((await sequencer().heads(10_000)).complete).toBe(true);
+  });
 });

@@ -3,6 +3,7 @@
  * and reach partners; a stream batch handed over again creates no duplicate deliveries; the sweeper fans out
  * what the stream missed; the egress guard refuses loopback when it is not allow-listed.
  */
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
@@ -17,7 +18,7 @@ import { secretBytes } from '../../functions/domain/webhooks/secret';
 import { verifySignatureHeader } from '../../functions/domain/webhooks/signature';
 import { newId } from '../../functions/shared/ids';
 import { NO_VERSIONS, outboxItemOf } from '../../functions/usecases/webhooks/events';
-import { sweepOutbox } from '../../functions/usecases/webhooks/fanout';
+import { fanOutEvent, sweepOutbox } from '../../functions/usecases/webhooks/fanout';
 import { approveByReviewers, TEST_REVIEWERS, testAdmins } from '../support/change-requests';
 import { demoCatalogWithoutRatePolicy } from '../support/demo-stack';
 import { enginePlatform } from '../support/engine-platform';
@@ -33,6 +34,24 @@ afterEach(async () => {
   for (const receiver of receivers.splice(0)) await receiver.close();
   for (const stack of stacks.splice(0)) await stack.stop();
 });
+
+/** Every message now on the queue, deleted from it (bodies parsed). */
+const drainQueue = async (clients: ReturnType<typeof engineClients>, queueUrl: string) => {
+  const bodies: Record<string, unknown>[] = [];
+  for (;;) {
+    const received = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) return bodies;
+    for (const message of messages) {
+      bodies.push(JSON.parse(message.Body ?? '{}'));
+      await clients.sqs.send(
+        new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+      );
+    }
+  }
+};
 
 const start = async (options: Partial<Parameters<typeof startLocalStack>[0]> = {}) => {
   const stack = await startLocalStack({
@@ -265,6 +284,71 @@ describe('outbox sweeper', () => {
     expect(stored?.fanned_out_at).toBeDefined();
     expect(stored?.fanout_pending).toBeUndefined();
     expect(await webhooks.deliveries.forEvent(item.event_id)).toHaveLength(1);
+  });
+});
+
+describe('the sweeper’s ordered-keys watchdog', () => {
+  const clients = engineClients();
+  afterAll(() => destroyAwsClients(clients));
+
+  it('wakes a key whose head’s message was lost, once past the grace, on the real table and queue', async () => {
+    const resources = await provisionIsolated(clients);
+    let now = new Date('2026-11-22T12:00:00.000Z');
+    const deps = composeService(enginePlatform(clients, resources, { now: () => now }), 'sweeper');
+    const ctx = webhookContext(deps, silentLogger as never);
+    const sweep = FUNCTION_FACTORIES.sweeper(deps);
+    const endpoint = {
+      endpoint_id: newId('ep'),
+      url: 'http://127.0.0.1:1/webhooks/v1',
+      topics: [],
+      version: '2026-11-01' as const,
+      status: 'enabled' as const,
+      secret_ciphertext: 'unused-here',
+      ordering: { key: 'endpoint' as const },
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+    };
+    await deps.webhooks.endpoints.create(endpoint);
+    const items = ['po_w1', 'po_w2'].map((payout) =>
+      outboxItemOf(
+        {
+          type: 'payout.processed',
+          data: { payout_id: payout },
+          trace_id: newId('trc'),
+          versions: NO_VERSIONS,
+        },
+        now,
+        30,
+      ),
+    );
+    for (const item of items) {
+      await deps.webhooks.events.put(item);
+      await fanOutEvent(ctx, item, [endpoint]);
+    }
+    // Both first messages are lost (drained without an attempt): the second would only have waited for the head.
+    const drained = await drainQueue(clients, resources.queueUrls.delivery);
+    expect(drained.map((message) => message.order)).toEqual([
+      { key: 'endpoint', seq: 1 },
+      { key: 'endpoint', seq: 2 },
+    ]);
+
+    expect((await sweep({}, {})).ordered).toEqual({ heads: 1, woken: 0, handed_on: 0, complete: true });
+    now = new Date(now.getTime() + 5 * 60_000);
+    expect((await sweep({}, {})).ordered).toEqual({ heads: 1, woken: 1, handed_on: 0, complete: true });
+    const woken = await drainQueue(clients, resources.queueUrls.delivery);
+    expect(woken).toEqual([
+      {
+        event_id: items[0]?.event_id,
+        endpoint_id: endpoint.endpoint_id,
+        attempt: 1,
+        round_start: 1,
+        order: { key: 'endpoint', seq: 1 },
+      },
+    ]);
+    // Woken once for that attempt: a run a minute later sends nothing more.
+    now = new Date(now.getTime() + 60_000);
+    expect((await sweep({}, {})).ordered).toMatchObject({ woken: 0 });
+    expect(await drainQueue(clients, resources.queueUrls.delivery)).toEqual([]);
   });
 });
 

@@ -3,9 +3,11 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
+  ScanCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { DeliverySequencer, OrderPlace } from '../../ports/webhooks';
+import type { DeliverySequencer, OrderHead, OrderPlace } from '../../ports/webhooks';
 import { type DeliveryMessage, deliveryMessageSchema } from '../../schemas/envelope';
 import { KeyedTurns } from '../../shared/concurrency';
 import { cancellationCodes, conditionalFailure } from './dynamo-errors';
@@ -16,8 +18,13 @@ const MAX_TRIES = 25;
 const COUNTER = 0;
 
 interface PlaceItem {
+  readonly order_key: string;
   readonly seq: number;
+  readonly event_id: string;
   readonly message: string;
+  readonly head_seen_at?: string;
+  readonly woken_at?: string;
+  readonly woken_attempt?: number;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -182,6 +189,84 @@ export class DynamoDeliverySequencer implements DeliverySequencer {
     );
     const [next] = (later.Items ?? []) as PlaceItem[];
     return next ? deliveryMessageSchema.parse(JSON.parse(next.message)) : undefined;
+  }
+
+  async heads(limit: number): Promise<{ heads: OrderHead[]; complete: boolean }> {
+    const lowest = new Map<string, PlaceItem>();
+    let read = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          // Open items only (the counters are number 0).
+          FilterExpression: 'seq > :counter',
+          ExpressionAttributeValues: { ':counter': COUNTER },
+          ProjectionExpression: 'order_key, seq, event_id, message, head_seen_at, woken_at, woken_attempt',
+          Limit: Math.min(1_000, limit - read),
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      read += page.ScannedCount ?? 0;
+      for (const item of (page.Items ?? []) as PlaceItem[]) {
+        const known = lowest.get(item.order_key);
+        if (!known || item.seq < known.seq) lowest.set(item.order_key, item);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start && read < limit);
+    const heads = [...lowest.values()].map((item): OrderHead => {
+      // `<endpoint_id>#<key>`: endpoint ids (`ep_` ULIDs) hold no `#`, keys may.
+      const split = item.order_key.indexOf('#');
+      return {
+        endpointId: item.order_key.slice(0, split),
+        place: { key: item.order_key.slice(split + 1), seq: item.seq },
+        eventId: item.event_id,
+        message: deliveryMessageSchema.parse(JSON.parse(item.message)),
+        ...(item.head_seen_at ? { headSeenAt: item.head_seen_at } : {}),
+        ...(item.woken_at && item.woken_attempt !== undefined
+          ? { woken: { at: item.woken_at, attempt: item.woken_attempt } }
+          : {}),
+      };
+    });
+    return { heads, complete: start === undefined };
+  }
+
+  async markHeadSeen(endpointId: string, place: OrderPlace, eventId: string, at: string): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { order_key: `${endpointId}#${place.key}`, seq: place.seq },
+          UpdateExpression: 'SET head_seen_at = :at',
+          // Only the delivery's own open item, and only its first sighting.
+          ConditionExpression: 'event_id = :event AND attribute_not_exists(head_seen_at)',
+          ExpressionAttributeValues: { ':at': at, ':event': eventId },
+        }),
+      );
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
+  }
+
+  async markHeadWoken(
+    endpointId: string,
+    place: OrderPlace,
+    eventId: string,
+    wake: { readonly at: string; readonly attempt: number },
+  ): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { order_key: `${endpointId}#${place.key}`, seq: place.seq },
+          UpdateExpression: 'SET woken_at = :at, woken_attempt = :attempt',
+          ConditionExpression: 'event_id = :event',
+          ExpressionAttributeValues: { ':at': wake.at, ':attempt': wake.attempt, ':event': eventId },
+        }),
+      );
+    } catch (error) {
+      if (conditionalFailure(error) !== 'condition') throw error;
+    }
   }
 
   /** The key's next number: its counter, or (the counter expired) one past its last open item, or 1. */

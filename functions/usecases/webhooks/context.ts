@@ -100,6 +100,8 @@ export type WebhookSignal =
   | 'endpoint_disabled'
   | 'delivery_stopped'
   | 'fanout_swept'
+  | 'order_head_woken'
+  | 'order_turn_handed_on'
   | 'slot_release_failed'
   | 'stats_not_recorded';
 

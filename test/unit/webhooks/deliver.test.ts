@@ -29,6 +29,7 @@ import { NO_VERSIONS, outboxItemOf } from '../../../functions/usecases/webhooks/
 import { fanOutEvent } from '../../../functions/usecases/webhooks/fanout';
 import { expungeEvent } from '../../../functions/usecases/webhooks/history';
 import { operationalSignals } from '../../../functions/usecases/webhooks/operational-events';
+import { watchOrderedKeys } from '../../../functions/usecases/webhooks/order-watchdog';
 import { replayDeliveries } from '../../../functions/usecases/webhooks/replay';
 
 interface World {
@@ -51,7 +52,18 @@ interface World {
   eventReads: number;
   /** The ordered endpoints' open places by `<endpoint>#<key>`, their counters, and closes to fail (a crash). */
   orders: {
-    open: Map<string, Map<number, { eventId: string; message: DeliveryMessage }>>;
+    open: Map<
+      string,
+      Map<
+        number,
+        {
+          eventId: string;
+          message: DeliveryMessage;
+          headSeenAt?: string;
+          woken?: { at: string; attempt: number };
+        }
+      >
+    >;
     counters: Map<string, number>;
     failClose: number;
     failEnqueue: number;
@@ -206,6 +218,32 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
           .sort(([a], [b]) => a - b)[0];
         return next?.[1].message;
       },
+      heads: async () => ({
+        heads: [...w.orders.open.entries()].flatMap(([partition, places]) => {
+          const [seq, place] = [...places.entries()].sort(([a], [b]) => a - b)[0] ?? [];
+          if (seq === undefined || !place) return [];
+          const [endpointId, orderKey] = partition.split(/#(.*)/s) as [string, string];
+          return [
+            {
+              endpointId,
+              place: { key: orderKey, seq },
+              eventId: place.eventId,
+              message: place.message,
+              ...(place.headSeenAt ? { headSeenAt: place.headSeenAt } : {}),
+              ...(place.woken ? { woken: place.woken } : {}),
+            },
+          ];
+        }),
+        complete: true,
+      }),
+      markHeadSeen: async (endpointId, place, eventId, at) => {
+        const own = w.orders.open.get(`${endpointId}#${place.key}`)?.get(place.seq);
+        if (own?.eventId === eventId) own.headSeenAt ??= at;
+      },
+      markHeadWoken: async (endpointId, place, eventId, wake) => {
+        const own = w.orders.open.get(`${endpointId}#${place.key}`)?.get(place.seq);
+        if (own?.eventId === eventId) own.woken = { ...wake };
+      },
     },
     limiter: {
       admit: async (endpointId, request) => {
@@ -265,12 +303,13 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         w.log.push(`record ${attempt.attempt} ${next.status}`);
         const d = w.deliveries.get(key(eventId, endpointId));
         if (!d || d.completed_attempt >= attempt.attempt) return;
-        const { lease_until: _lease, ...rest } = d;
+        const { lease_until: _lease, next_attempt_at: _next, ...rest } = d;
         w.deliveries.set(key(eventId, endpointId), {
           ...rest,
           completed_attempt: attempt.attempt,
           attempts: [...d.attempts, attempt],
           status: next.status,
+          ...(next.next_attempt_at ? { next_attempt_at: next.next_attempt_at } : {}),
           ...(next.stop_reason ? { stop_reason: next.stop_reason } : {}),
         });
       },
@@ -963,6 +1002,63 @@ describe('deliverAttempt: ordered endpoints (C31 ordering)', () => {
     // The failed one is numbered when it is fanned out again (the stream's retry, the sweeper).
     await fanOutEvent(w.ctx, failing, [...w.endpoints.values()]);
     expect(w.sent.at(-1)?.body).toMatchObject({ event_id: failing.event_id, order: { seq: 2 } });
+  });
+
+  /** The watchdog's run now, then again with the clock moved on by `minutes`. */
+  const watchdogAfter = async (minutes: number) => {
+    w.now.value = new Date(w.now.value.getTime() + minutes * 60_000);
+    return watchOrderedKeys(w.ctx);
+  };
+
+  it('watchdog: a hand-over message that was lost is sent again once the head has waited past the grace', async () => {
+    const { messages } = await ordered(3);
+    const [head, second, third] = messages as [DeliveryMessage, DeliveryMessage, DeliveryMessage];
+    expect(await deliverAttempt(w.ctx, head)).toMatchObject({ decision: { kind: 'delivered' } });
+    expect(w.sent.pop()?.body).toEqual(second); // lost on its way
+    expect(await watchdogAfter(0)).toEqual({ heads: 1, woken: 0, handed_on: 0, complete: true });
+    // Within the grace the head may simply be on its way.
+    expect(await watchdogAfter(4)).toMatchObject({ woken: 0 });
+    expect(w.sent).toHaveLength(0);
+    expect(await watchdogAfter(1)).toMatchObject({ woken: 1, handed_on: 0 });
+    expect(w.sent.pop()?.body).toEqual(second);
+    // Woken once for that attempt: the next runs wait for it (it may be deferred) for an hour.
+    expect(await watchdogAfter(10)).toMatchObject({ woken: 0 });
+    expect(await deliverAttempt(w.ctx, second)).toMatchObject({ decision: { kind: 'delivered' } });
+    expect(w.sent.pop()?.body).toEqual(third);
+    expect(await deliverAttempt(w.ctx, third)).toMatchObject({ decision: { kind: 'delivered' } });
+    expect(await watchdogAfter(10)).toEqual({ heads: 0, woken: 0, handed_on: 0, complete: true });
+    expect(w.posts).toHaveLength(3);
+  });
+
+  it('watchdog: a delivery that ended without closing its place (its message lost after the crash) hands the turn on', async () => {
+    const { messages } = await ordered(2);
+    const [head, next] = messages as [DeliveryMessage, DeliveryMessage];
+    w.orders.failClose = 1;
+    await expect(deliverAttempt(w.ctx, head)).rejects.toThrow(/died before closing/);
+    // The message that would have closed it on redelivery never comes back (dead-lettered, lost).
+    await watchdogAfter(0);
+    expect(await watchdogAfter(5)).toMatchObject({ woken: 0, handed_on: 1 });
+    expect(w.sent.pop()?.body).toEqual(next);
+    expect(await deliverAttempt(w.ctx, next)).toMatchObject({ decision: { kind: 'delivered' } });
+    expect(w.posts).toHaveLength(2);
+  });
+
+  it('watchdog: a retrying head is left alone until its next attempt is overdue, then that attempt is woken', async () => {
+    const { messages } = await ordered(2);
+    const [head] = messages as [DeliveryMessage, DeliveryMessage];
+    w.answers.push(response(500));
+    expect(await deliverAttempt(w.ctx, head)).toMatchObject({ decision: { kind: 'retry' } });
+    w.sent.length = 0; // the retry's message is lost
+    await watchdogAfter(0);
+    // Its next attempt is due within the first backoff (5 s): not overdue by the grace yet at 5 min.
+    expect(await watchdogAfter(5)).toMatchObject({ woken: 0 });
+    expect(await watchdogAfter(1)).toMatchObject({ woken: 1 });
+    const woken = w.sent.pop()?.body as DeliveryMessage;
+    expect(woken).toMatchObject({ event_id: head.event_id, attempt: 2, order: head.order });
+    expect(await deliverAttempt(w.ctx, woken)).toMatchObject({ decision: { kind: 'delivered' } });
+    // A duplicate wake-up (the original message turning up after all) is dropped by the claim.
+    expect(await deliverAttempt(w.ctx, woken)).toEqual({ kind: 'skipped', reason: 'duplicate' });
+    expect(w.posts).toHaveLength(2);
   });
 
   it('a test event is not ordered', async () => {
