@@ -157,7 +157,14 @@ export interface StreamMappingDefinition {
   readonly maxRetryAttempts: number;
   readonly onFailureQueue: QueueId;
   readonly reportBatchItemFailures: boolean;
+  /**
+   * Only records of these kinds reach the function (Lambda event filtering on `eventName`): the others are never
+   * handed over, cost no invocation, and the mapping's position moves past them. All kinds when absent.
+   */
+  readonly eventNames?: readonly StreamEventName[];
 }
+
+export type StreamEventName = 'INSERT' | 'MODIFY' | 'REMOVE';
 
 export interface QueueMappingDefinition {
   readonly kind: 'sqs';
@@ -195,6 +202,9 @@ export const EVENT_SOURCE_MAPPINGS = {
     maxRetryAttempts: 5,
     onFailureQueue: 'eventsStreamFailures',
     reportBatchItemFailures: true,
+    // The fan-out acts on new events only; the updates it and others make (fan-out recorded, expunged) would
+    // otherwise come back to it as MODIFY records, one invocation's worth of work each for nothing.
+    eventNames: ['INSERT'],
   },
   receiptsToExporter: {
     kind: 'dynamodb-stream',

@@ -56,6 +56,13 @@ export class StreamToFunction extends Construct {
         retryAttempts: mapping.maxRetryAttempts,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
         onFailure: new QueueDestination(onFailure.queue.queueArn),
+        ...(mapping.eventNames
+          ? {
+              filters: [
+                lambda.FilterCriteria.filter({ eventName: lambda.FilterRule.or(...mapping.eventNames) }),
+              ],
+            }
+          : {}),
       },
     );
     target.grantStreamRead(table, props.tableKey);

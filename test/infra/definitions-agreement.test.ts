@@ -4,6 +4,7 @@ import {
   EVENT_SOURCE_MAPPINGS,
   type KeyAttribute,
   type QueueDefinition,
+  type StreamMappingDefinition,
   TABLES,
   type TableDefinition,
 } from '../../functions/definitions';
@@ -146,5 +147,23 @@ describe('event source mappings agree with their definitions', () => {
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
     }
+  });
+
+  it('stream mappings filter on the record kinds their definition names (Lambda event filtering), others on none', () => {
+    const streamMappings: StreamMappingDefinition[] = Object.values(EVENT_SOURCE_MAPPINGS).filter(
+      (mapping) => mapping.kind === 'dynamodb-stream',
+    );
+    const filtered = streamMappings.filter((mapping) => mapping.eventNames);
+    expect(filtered.map((mapping) => mapping.id)).toEqual(['events-to-fanout']);
+    const deployed = Object.values(service.findResources('AWS::Lambda::EventSourceMapping')).filter(
+      (resource) => resource.Properties.StartingPosition !== undefined,
+    );
+    expect(deployed).toHaveLength(streamMappings.length);
+    const patterns = deployed.map((resource) =>
+      resource.Properties.FilterCriteria?.Filters?.map((filter: { Pattern: string }) => filter.Pattern),
+    );
+    expect(patterns.filter((pattern) => pattern !== undefined)).toEqual([
+      [JSON.stringify({ eventName: ['INSERT'] })],
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DescribeStreamCommand, type DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -65,7 +66,7 @@ const putEvents = async (keys: string[]) => {
     await clients.documents.send(
       new PutCommand({
         TableName: resources.tableNames.events,
-        Item: { event_id: key, n: keys.indexOf(key) },
+        Item: { event_id: key, n: keys.indexOf(key), rev: randomUUID() },
       }),
     );
   }
@@ -196,5 +197,40 @@ describe('local DynamoDB Streams event source mapping', () => {
     await putEvents(['e1']);
     await eventually(async () => (seen.length >= 2 ? true : undefined));
     expect(seen).toEqual(['e0', 'e1']);
+  });
+
+  it('hands over only the kinds of record the mapping filters for, and moves its position past the others', async () => {
+    await putEvents(['f0', 'f1']);
+    // Updates of both (MODIFY records), then a new one.
+    await putEvents(['f0', 'f1']);
+    await putEvents(['f2']);
+    const seen: string[] = [];
+    const names: string[] = [];
+    const poller = startPoller(
+      async (event) => {
+        seen.push(...event.Records.map(keyOf));
+        names.push(...event.Records.map((record) => record.eventName ?? ''));
+        return { batchItemFailures: [] };
+      },
+      { eventNames: ['INSERT'] },
+    );
+    await eventually(async () => (seen.length >= 3 ? true : undefined));
+    await poller.stop();
+    expect(seen).toEqual(['f0', 'f1', 'f2']);
+    expect(new Set(names)).toEqual(new Set(['INSERT']));
+    // Only modifications after the checkpoint: a restarted poller hands nothing over and moves past them.
+    await putEvents(['f2']);
+    const again: string[] = [];
+    startPoller(
+      async (event) => {
+        again.push(...event.Records.map(keyOf));
+        return { batchItemFailures: [] };
+      },
+      { eventNames: ['INSERT'] },
+    );
+    await putEvents(['f3']);
+    await eventually(async () => (again.length >= 1 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(again).toEqual(['f3']);
   });
 });

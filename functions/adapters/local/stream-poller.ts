@@ -291,9 +291,23 @@ export class StreamPoller {
         }
         return handled;
       }
-      const completed = await this.handleBatch(shardId, records, (done) => {
+      // Records the mapping's filter drops are never handed over; the position moves past them (as Lambda's does).
+      const passing = records.filter((record) => this.passes(record));
+      if (passing.length === 0) {
+        const last = sequenceOf(records.at(-1) as StreamRecord);
+        await this.writeCheckpoint(shardId, last);
+        sequence = last;
+        handled = true;
+        continue;
+      }
+      const completed = await this.handleBatch(shardId, passing, (done) => {
         sequence = done;
       });
+      if (completed && passing.at(-1) !== records.at(-1)) {
+        const last = sequenceOf(records.at(-1) as StreamRecord);
+        await this.writeCheckpoint(shardId, last);
+        sequence = last;
+      }
       handled = true;
       if (!completed) return handled;
     }
@@ -346,6 +360,12 @@ export class StreamPoller {
       await sleep(retryDelay(batch.retries), this.signal);
     }
     return true;
+  }
+
+  /** Whether a record passes the mapping's event filter (`eventNames`), as Lambda's event filtering decides. */
+  private passes(record: StreamRecord): boolean {
+    const names = this.options.mapping.eventNames;
+    return !names || names.includes(record.eventName as (typeof names)[number]);
   }
 
   private async invoke(records: StreamRecord[]): Promise<{ failedIndex?: number; functionError: boolean }> {
