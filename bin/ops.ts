@@ -19,6 +19,7 @@ import {
 } from '../functions/domain/webhooks/envelope';
 import type { EventFilter } from '../functions/domain/webhooks/filter';
 import type { EndpointOrdering } from '../functions/domain/webhooks/ordering';
+import { SIGNATURE_SCHEMES } from '../functions/domain/webhooks/standard-webhooks';
 import type { EndpointRateLimit } from '../functions/domain/webhooks/throttle';
 import {
   type CreateEndpointRequest,
@@ -130,10 +131,11 @@ endpoints (/webhooks/endpoints):
   endpoints list [--limit n] [--all]
   endpoints show ep_…
   endpoints create --url <url> [--topics a,b] [--event-types a.b,c.d] [--filter '<json>'] [--rate-limit per_second=n,max_in_flight=n]
-                   [--ordering endpoint|tenant|data.<field>] [--description text] [--tenant t] [--version ${ENVELOPE_VERSIONS.join('|')}]
+                   [--ordering endpoint|tenant|data.<field>] [--signature-scheme native|standard-webhooks]
+                   [--description text] [--tenant t] [--version ${ENVELOPE_VERSIONS.join('|')}]
       prints the signing secret, once
   endpoints update ep_… [--url u] [--topics a,b] [--event-types a.b] [--filter '<json>'|none] [--rate-limit …|none]
-                   [--ordering …|none] [--description text] [--version v] [--enable|--disable]
+                   [--ordering …|none] [--signature-scheme …] [--description text] [--version v] [--enable|--disable]
   endpoints delete ep_…
   endpoints rotate-secret ep_…
       prints the new secret, once; the previous one is still sent beside it for a while
@@ -326,6 +328,7 @@ const ENDPOINT_OPTIONS = {
   filter: { type: 'string' },
   'rate-limit': { type: 'string' },
   ordering: { type: 'string' },
+  'signature-scheme': { type: 'string' },
   description: { type: 'string' },
   version: { type: 'string' },
 } as const satisfies CliOptions;
@@ -385,6 +388,7 @@ const endpointFields = (values: OptionValues<typeof ENDPOINT_OPTIONS>) => {
   const rateLimit = rateLimitOf(values['rate-limit']);
   const ordering = orderingOf(values.ordering);
   const version = oneOf(values.version, ENVELOPE_VERSIONS, '--version');
+  const signatureScheme = oneOf(values['signature-scheme'], SIGNATURE_SCHEMES, '--signature-scheme');
   return {
     ...(url === undefined ? {} : { url }),
     ...(topics === undefined ? {} : { topics }),
@@ -392,6 +396,7 @@ const endpointFields = (values: OptionValues<typeof ENDPOINT_OPTIONS>) => {
     ...(filter === undefined ? {} : { filter }),
     ...(rateLimit === undefined ? {} : { rate_limit: rateLimit }),
     ...(ordering === undefined ? {} : { ordering }),
+    ...(signatureScheme === undefined ? {} : { signature_scheme: signatureScheme }),
     ...(values.description === undefined ? {} : { description: values.description }),
     ...(version === undefined ? {} : { version }),
   };

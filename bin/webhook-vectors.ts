@@ -10,6 +10,11 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { generateSecret, secretBytes } from '../functions/domain/webhooks/secret';
 import { canonicalString, SIGNATURE_SCHEME, signatureHeader } from '../functions/domain/webhooks/signature';
+import {
+  standardSignatureHeader,
+  standardSignedContent,
+  unixSeconds,
+} from '../functions/domain/webhooks/standard-webhooks';
 import { type CliIo, runMain } from './cli';
 import { runGenerator } from './generated-file';
 
@@ -29,11 +34,27 @@ export interface SignatureVector {
   readonly expected_signature: string;
 }
 
+/** A Standard Webhooks vector (C33): the three headers a delivery in that mode carries. */
+export interface StandardWebhooksVector {
+  readonly name: string;
+  readonly secret?: string;
+  readonly secrets?: readonly string[];
+  readonly webhook_id: string;
+  readonly webhook_timestamp: string;
+  readonly body: string;
+  readonly signed_content: string;
+  readonly expected_signature: string;
+}
+
 export interface SignatureVectors {
   readonly description: string;
   readonly scheme: string;
   readonly canonical_string: string;
   readonly vectors: readonly SignatureVector[];
+  readonly standard_webhooks: {
+    readonly description: string;
+    readonly vectors: readonly StandardWebhooksVector[];
+  };
 }
 
 /** A fixed secret: the 32 bytes are SHA-256 of a label, so anyone can see there is nothing hidden in them. */
@@ -173,6 +194,28 @@ const vectorOf = (input: VectorInput): SignatureVector => {
   };
 };
 
+/** Standard Webhooks vectors: the same bodies and secrets, signed as an endpoint in that mode is. */
+const standardVectorOf = (input: VectorInput): StandardWebhooksVector => {
+  const id = 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C';
+  const timestamp = unixSeconds(new Date(input.timestamp));
+  const body = new TextEncoder().encode(input.body);
+  const keyed = input.secrets.length === 1 ? { secret: input.secrets[0] } : { secrets: input.secrets };
+  return {
+    name: input.name,
+    ...keyed,
+    webhook_id: id,
+    webhook_timestamp: timestamp,
+    body: input.body,
+    signed_content: standardSignedContent({ id, timestamp, body }).toString('utf8'),
+    expected_signature: standardSignatureHeader({
+      secrets: input.secrets.map(secretBytes),
+      id,
+      timestamp,
+      body,
+    }),
+  };
+};
+
 /** The vectors document. */
 export const buildVectors = (): SignatureVectors => ({
   description:
@@ -189,6 +232,16 @@ export const buildVectors = (): SignatureVectors => ({
     'bytes; no trailing line feed. X-Signature is "v1=" followed by the standard padded base64 of ' +
     'HMAC-SHA-256 over the UTF-8 bytes of that string.',
   vectors: INPUTS.map(vectorOf),
+  standard_webhooks: {
+    description:
+      'Endpoints with signature_scheme "standard-webhooks" (C33) are signed as the Standard Webhooks ' +
+      'specification says: webhook-signature is "v1," followed by the standard padded base64 of HMAC-SHA-256 over ' +
+      'the bytes of "<webhook-id>.<webhook-timestamp>.<raw body>" (signed_content), keyed with the decoded secret; ' +
+      'one signature per secret during a rotation, space-separated. webhook-timestamp is Unix seconds. The ' +
+      "standardwebhooks libraries verify these (with their clock set to the vector's timestamp).",
+    // The path is not signed in this scheme: the vector about a path's query string has no counterpart here.
+    vectors: INPUTS.filter((input) => !input.path.includes('?')).map(standardVectorOf),
+  },
 });
 
 /** The file's exact content. */

@@ -3,6 +3,7 @@ import type { AttemptTally } from '../domain/webhooks/endpoint-stats';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { EventFilter } from '../domain/webhooks/filter';
 import type { EndpointOrdering } from '../domain/webhooks/ordering';
+import type { SignatureScheme } from '../domain/webhooks/standard-webhooks';
 import type { EffectiveLimits, EndpointRateLimit } from '../domain/webhooks/throttle';
 import type { DeliveryMessage, OutboxItem } from '../schemas/envelope';
 import type { RequestCompletion } from './idempotency';
@@ -116,6 +117,8 @@ export interface EndpointRecord {
   readonly disable_after_days?: number;
   /** Bodies of the events it receives are kept at most this many days (the shortest of their endpoints wins). */
   readonly retention_days?: number;
+  /** How deliveries are signed (C33): this service's headers (absent, the default) or Standard Webhooks'. */
+  readonly signature_scheme?: SignatureScheme;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -140,6 +143,7 @@ export type EndpointChanges = Partial<
     | 'ordering'
     | 'disable_after_days'
     | 'retention_days'
+    | 'signature_scheme'
     | 'consecutive_timeouts'
     | 'paused_until'
     | 'failing_since'

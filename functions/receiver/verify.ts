@@ -24,6 +24,7 @@
  */
 import { secretBytes } from '../domain/webhooks/secret';
 import { SIGNATURE_SCHEME, verifySignatureHeader } from '../domain/webhooks/signature';
+import { verifyStandardSignature } from '../domain/webhooks/standard-webhooks';
 
 /** The signature time window (spec "Limits"): |now − X-Timestamp| may be at most this, in either direction. */
 export const TIMESTAMP_TOLERANCE_SECONDS = 300;
@@ -137,6 +138,8 @@ export const parseTimestamp = (value: string): number | undefined => {
  */
 const CANONICAL_SIGNATURE = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 const SCHEME_PREFIX = `${SIGNATURE_SCHEME}=`;
+/** Standard Webhooks' HMAC entries: `v1,<base64>`. */
+const STANDARD_PREFIX = 'v1,';
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -185,18 +188,38 @@ type HeaderValue = string | readonly string[] | undefined;
 const valuesOf = (value: HeaderValue): readonly string[] =>
   value === undefined ? [] : typeof value === 'string' ? [value] : value;
 
-/** The three headers verification reads, each as the list of its values (names matched in any case). */
-const readHeaders = (headers: VerifyWebhookInput['headers']) => {
+/** Header names of each scheme (lower case): this service's (C13) and Standard Webhooks' (C33). */
+const SCHEME_HEADERS = {
+  native: { signature: 'x-signature', timestamp: 'x-timestamp', eventId: 'x-event-id' },
+  standard: { signature: 'webhook-signature', timestamp: 'webhook-timestamp', eventId: 'webhook-id' },
+} as const;
+
+/** The three headers of a scheme, each as the list of its values (names matched in any case). */
+const readHeaders = (headers: VerifyWebhookInput['headers'], scheme: keyof typeof SCHEME_HEADERS) => {
+  const names = SCHEME_HEADERS[scheme];
   const signature: string[] = [];
   const timestamp: string[] = [];
   const eventId: string[] = [];
   for (const name of Object.keys(headers)) {
     const lower = name.toLowerCase();
-    if (lower === 'x-signature') signature.push(...valuesOf(headers[name]));
-    else if (lower === 'x-timestamp') timestamp.push(...valuesOf(headers[name]));
-    else if (lower === 'x-event-id') eventId.push(...valuesOf(headers[name]));
+    if (lower === names.signature) signature.push(...valuesOf(headers[name]));
+    else if (lower === names.timestamp) timestamp.push(...valuesOf(headers[name]));
+    else if (lower === names.eventId) eventId.push(...valuesOf(headers[name]));
   }
   return { signature, timestamp, eventId };
+};
+
+/**
+ * The scheme a request is signed with: Standard Webhooks' when it carries a `webhook-signature` and no
+ * `X-Signature`, this service's otherwise (so a request with neither fails as this service's, `missing_header`).
+ */
+const schemeOf = (headers: VerifyWebhookInput['headers']): keyof typeof SCHEME_HEADERS => {
+  const present = new Set(
+    Object.keys(headers)
+      .filter((name) => valuesOf(headers[name]).some((value) => value.length > 0))
+      .map((name) => name.toLowerCase()),
+  );
+  return present.has('webhook-signature') && !present.has('x-signature') ? 'standard' : 'native';
 };
 
 /** The single value of a header: undefined when absent or empty, `null` when it holds different values. */
@@ -207,18 +230,21 @@ const single = (values: readonly string[]): string | undefined | null => {
   return present.every((value) => value === first) ? first : null;
 };
 
-/** The X-Signature header reduced to its canonical `v1=` entries (possibly none). */
-const canonicalSignatures = (values: readonly string[]): string => {
+/** A signature header reduced to its canonical entries of `prefix` (`v1=`, or `v1,` in Standard Webhooks), if any. */
+const canonicalSignatures = (values: readonly string[], prefix = SCHEME_PREFIX): string => {
   const kept: string[] = [];
   for (const value of values) {
     for (const entry of value.split(/[ \t]+/)) {
-      if (entry.startsWith(SCHEME_PREFIX) && CANONICAL_SIGNATURE.test(entry.slice(SCHEME_PREFIX.length))) {
+      if (entry.startsWith(prefix) && CANONICAL_SIGNATURE.test(entry.slice(prefix.length))) {
         kept.push(entry);
       }
     }
   }
   return kept.join(' ');
 };
+
+/** Standard Webhooks' `webhook-timestamp`: Unix seconds, digits only. */
+const UNIX_SECONDS = /^[0-9]{1,12}$/;
 
 /**
  * Decoded secret keys, by secret text. Secrets are few and immutable strings, so decoding each once saves the
@@ -268,9 +294,14 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   }
   if (input.secrets.length === 0) throw new RangeError('at least one secret is required');
   const keys = input.secrets.map(keyOf);
+  const body = typeof input.body === 'string' ? utf8.encode(input.body) : input.body;
+  if (schemeOf(input.headers) === 'standard') {
+    verifyStandardHeaders(input, keys, body, toleranceSeconds);
+    return envelopeOf(input.body, body, single(readHeaders(input.headers, 'standard').eventId) as string);
+  }
 
   // 1. Headers.
-  const headers = readHeaders(input.headers);
+  const headers = readHeaders(input.headers, 'native');
   const timestamp = single(headers.timestamp);
   const eventId = single(headers.eventId);
   const signatureValues = headers.signature.filter((value) => value.length > 0);
@@ -288,7 +319,6 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   }
 
   // 3. Signature over the raw bytes, constant time, every signature against every secret.
-  const body = typeof input.body === 'string' ? utf8.encode(input.body) : input.body;
   const authentic = verifySignatureHeader({
     header: signatures,
     secrets: keys,
@@ -300,11 +330,16 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   if (!authentic) fail('signature_mismatch');
 
   // 4. The envelope, and that it is the event the headers name.
-  // A string body must be what was hashed: its UTF-8 encoding is lossy only for lone surrogates.
-  if (typeof input.body === 'string' && !input.body.isWellFormed()) fail('malformed_body');
+  return envelopeOf(input.body, body, eventId);
+};
+
+/** Step 4 of either scheme: the body is an envelope of the event the signed headers name. */
+const envelopeOf = (given: Uint8Array | string, body: Uint8Array, eventId: string): ReceivedEnvelope => {
+  // A string body must be what was signed: its UTF-8 encoding is lossy only for lone surrogates.
+  if (typeof given === 'string' && !given.isWellFormed()) fail('malformed_body');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(typeof input.body === 'string' ? input.body : strictUtf8.decode(body));
+    parsed = JSON.parse(typeof given === 'string' ? given : strictUtf8.decode(body));
   } catch (error) {
     fail('malformed_body', error);
   }
@@ -312,4 +347,32 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   if (envelope === undefined) fail('malformed_body');
   if (envelope.event_id !== eventId) fail('event_id_mismatch');
   return envelope;
+};
+
+/**
+ * Steps 1–3 for a Standard Webhooks request (C33): `webhook-id`, `webhook-timestamp` (Unix seconds) and
+ * `webhook-signature` present and well-formed, the timestamp within the window, and a canonical `v1,` signature
+ * over `<id>.<timestamp>.<raw body>` by one of the secrets. The failure codes are the same as this service's
+ * scheme's, so a receiver's handling does not depend on which one an endpoint uses.
+ */
+const verifyStandardHeaders = (
+  input: VerifyWebhookInput,
+  keys: readonly Uint8Array[],
+  body: Uint8Array,
+  toleranceSeconds: number,
+): void => {
+  const headers = readHeaders(input.headers, 'standard');
+  const timestamp = single(headers.timestamp);
+  const eventId = single(headers.eventId);
+  const signatureValues = headers.signature.filter((value) => value.length > 0);
+  if (timestamp === undefined || eventId === undefined || signatureValues.length === 0)
+    fail('missing_header');
+  if (timestamp === null || eventId === null || !isEventId(eventId) || !UNIX_SECONDS.test(timestamp))
+    fail('malformed_header');
+  const signatures = canonicalSignatures(signatureValues, STANDARD_PREFIX);
+  if (signatures.length === 0) fail('malformed_header');
+  if (Math.abs(input.now.getTime() - Number(timestamp) * 1000) > toleranceSeconds * 1000)
+    fail('timestamp_out_of_window');
+  if (!verifyStandardSignature({ header: signatures, secrets: keys, id: eventId, timestamp, body }))
+    fail('signature_mismatch');
 };

@@ -18,6 +18,7 @@ export const CHANGELOG = {
         '2026-11-26 (delivery): a 429 or 503 with Retry-After pauses every delivery to the endpoint until then (at most an hour); an endpoint may have a rate_limit (per_second, max_in_flight); an endpoint that keeps timing out gets at most 2 attempts at once.',
         '2026-11-26 (delivery): an endpoint failing continuously for disable_after_days (default 5) is disabled after warnings at 50/75/90 %; events for a disabled endpoint are recorded skipped and re-delivered by recover, with their original event_id.',
         '2026-11-26 (delivery): an endpoint may have an ordering (key endpoint, tenant or data.<field>): deliveries with the same key start one after another, each after the one before was answered 2xx or given up (dead, stopped); replays join the end of their key.',
+        '2026-11-26 (signing): an endpoint may ask for signature_scheme standard-webhooks: instead of X-Timestamp and X-Signature it gets webhook-id (the event_id), webhook-timestamp (Unix seconds) and webhook-signature (v1, HMAC-SHA-256 over id.timestamp.body, one per secret during a rotation), verifiable with the standardwebhooks libraries. The envelope is the same.',
       ],
     },
   ],

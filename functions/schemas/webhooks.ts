@@ -5,6 +5,7 @@ import { STATS_WINDOWS, type StatsWindow } from '../domain/webhooks/endpoint-sta
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
 import { isOrderingKeySpec, type OrderingKeySpec } from '../domain/webhooks/ordering';
+import { SIGNATURE_SCHEMES } from '../domain/webhooks/standard-webhooks';
 import { type EndpointRateLimit, RATE_LIMIT_BOUNDS } from '../domain/webhooks/throttle';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
 import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
@@ -177,6 +178,14 @@ const retentionDaysSchema = z
       'endpoints keeps the shortest); replays and resyncs end with them. Default 30.',
   );
 
+/** How deliveries are signed (C33). */
+const signatureSchemeSchema = z
+  .enum(SIGNATURE_SCHEMES)
+  .describe(
+    '"native" (default): X-Timestamp and X-Signature (v1=, C13). "standard-webhooks": webhook-id, ' +
+      'webhook-timestamp and webhook-signature (v1,) over id.timestamp.body, verifiable with the standardwebhooks libraries.',
+  );
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
@@ -191,6 +200,7 @@ export const createEndpointSchema = z.strictObject({
   ordering: endpointOrderingSchema.optional(),
   disable_after_days: disableAfterDaysSchema.optional(),
   retention_days: retentionDaysSchema.optional(),
+  signature_scheme: signatureSchemeSchema.optional(),
   description: z.string().max(500).optional(),
   tenant: identifier.optional(),
   version: z.enum(ENVELOPE_VERSIONS).optional(),
@@ -235,6 +245,7 @@ export const updateEndpointSchema = z
       .nullable()
       .optional()
       .describe('Applies to events produced from then on; null: the default, 30 days.'),
+    signature_scheme: signatureSchemeSchema.optional(),
     description: z.string().max(500).optional(),
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
@@ -337,6 +348,7 @@ export const endpointResponseSchema = z.object({
   ordering: z.object({ key: z.string() }).optional(),
   disable_after_days: z.number().optional(),
   retention_days: z.number().int().optional(),
+  signature_scheme: z.enum(SIGNATURE_SCHEMES).optional(),
   failing_since: isoTimestamp
     .optional()
     .describe('Every attempt since then failed; a success ends the run, re-enabling starts afresh.'),

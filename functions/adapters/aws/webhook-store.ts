@@ -271,6 +271,7 @@ const ENDPOINT_FIELDS = [
   'ordering',
   'disable_after_days',
   'retention_days',
+  'signature_scheme',
   'consecutive_timeouts',
   'paused_until',
   'failing_since',

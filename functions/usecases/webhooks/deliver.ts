@@ -16,6 +16,7 @@ import {
 } from '../../domain/webhooks/retry-policy';
 import { secretBytes } from '../../domain/webhooks/secret';
 import { signatureHeader } from '../../domain/webhooks/signature';
+import { standardWebhookHeaders } from '../../domain/webhooks/standard-webhooks';
 import {
   attemptTimeoutFor,
   delaySecondsUntil,
@@ -521,20 +522,28 @@ const attempt = async (
   const body = new TextEncoder().encode(JSON.stringify(renderEnvelope(item, version, message.attempt)));
   const url = targetUrl(endpoint.url, item.type);
   const parsed = new URL(url);
-  const timestamp = ctx.clock.now().toISOString();
+  const signedAt = ctx.clock.now();
   const secrets = (await signingSecrets(ctx, endpoint, started)).map(secretBytes);
+  // The endpoint's scheme (C33): this service's X-Timestamp and X-Signature, or Standard Webhooks' three headers
+  // (the event id as `webhook-id`, so a receiver deduplicates retries and replays by it).
+  const signature: Record<string, string> =
+    endpoint.signature_scheme === 'standard-webhooks'
+      ? standardWebhookHeaders({ secrets, id: item.event_id, at: signedAt, body })
+      : {
+          'X-Timestamp': signedAt.toISOString(),
+          'X-Signature': signatureHeader({
+            secrets,
+            timestamp: signedAt.toISOString(),
+            method: 'POST',
+            path: `${parsed.pathname}${parsed.search}`,
+            body,
+          }),
+        };
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     'User-Agent': ctx.settings.userAgent,
     'X-Event-Id': item.event_id,
-    'X-Timestamp': timestamp,
-    'X-Signature': signatureHeader({
-      secrets,
-      timestamp,
-      method: 'POST',
-      path: `${parsed.pathname}${parsed.search}`,
-      body,
-    }),
+    ...signature,
     'X-Webhook-Producer': item.producer ?? 'pricing-service',
     'X-Attempt': String(message.attempt),
   };

@@ -47,6 +47,7 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.ordering !== undefined ? { ordering: record.ordering } : {}),
   ...(record.disable_after_days !== undefined ? { disable_after_days: record.disable_after_days } : {}),
   ...(record.retention_days !== undefined ? { retention_days: record.retention_days } : {}),
+  ...(record.signature_scheme !== undefined ? { signature_scheme: record.signature_scheme } : {}),
   ...(record.description !== undefined ? { description: record.description } : {}),
   ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
   version: record.version,
@@ -151,6 +152,9 @@ export const createEndpoint = async (
     ...(request.ordering !== undefined ? { ordering: request.ordering } : {}),
     ...(request.disable_after_days !== undefined ? { disable_after_days: request.disable_after_days } : {}),
     ...(request.retention_days !== undefined ? { retention_days: request.retention_days } : {}),
+    ...(request.signature_scheme !== undefined && request.signature_scheme !== 'native'
+      ? { signature_scheme: request.signature_scheme }
+      : {}),
     ...(request.description !== undefined ? { description: request.description } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
     version: request.version ?? LATEST_ENVELOPE_VERSION,
@@ -230,6 +234,12 @@ export const updateEndpoint = async (
         ? { retention_days: undefined }
         : request.retention_days !== undefined
           ? { retention_days: request.retention_days }
+          : {}),
+      // "native" is the default: stored as no scheme at all.
+      ...(request.signature_scheme === 'native'
+        ? { signature_scheme: undefined }
+        : request.signature_scheme !== undefined
+          ? { signature_scheme: request.signature_scheme }
           : {}),
       ...(request.description !== undefined ? { description: request.description } : {}),
       ...(request.version !== undefined ? { version: request.version } : {}),

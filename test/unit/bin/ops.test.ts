@@ -218,6 +218,30 @@ describe('ops arguments: subscriptions and limits (C31)', () => {
     });
   });
 
+  it('sets an endpoint’s signature scheme (C33) on create and update, refusing any other name', () => {
+    expect(
+      parseArgs([
+        'endpoints',
+        'create',
+        '--url',
+        'https://p.example/h',
+        '--signature-scheme',
+        'standard-webhooks',
+      ]),
+    ).toEqual({
+      kind: 'endpoints-create',
+      body: { url: 'https://p.example/h', signature_scheme: 'standard-webhooks' },
+    });
+    expect(parseArgs(['endpoints', 'update', EP, '--signature-scheme', 'native'])).toEqual({
+      kind: 'endpoints-update',
+      endpointId: EP,
+      body: { signature_scheme: 'native' },
+    });
+    expect(() => parseArgs(['endpoints', 'update', EP, '--signature-scheme', 'svix'])).toThrow(
+      /--signature-scheme/,
+    );
+  });
+
   it('refuses a bad filter, rate limit or removal on create with a usage error naming the option', () => {
     expect(() => parseArgs(['endpoints', 'create', '--url', 'https://p.example/h', '--filter', '{'])).toThrow(
       /--filter: not JSON/,

@@ -1,9 +1,14 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it, vi } from 'vitest';
 import { InvalidSecretError, secretBytes } from '../../../functions/domain/webhooks/secret';
 import { signatureHeader } from '../../../functions/domain/webhooks/signature';
+import {
+  standardWebhookHeaders,
+  verifyStandardSignature,
+} from '../../../functions/domain/webhooks/standard-webhooks';
 import {
   MAX_EVENT_ID_LENGTH,
   parseReceivedEnvelope,
@@ -326,6 +331,159 @@ describe('verifyWebhook: one test per failure code', () => {
       expect((error as Error).name).toBe('WebhookVerificationError');
     }
   });
+});
+
+describe('verifyWebhook: Standard Webhooks requests (C33), signed by the standardwebhooks library', () => {
+  const body = JSON.stringify(envelope);
+  const seconds = Math.floor(NOW.getTime() / 1000);
+  /** Headers as the published library signs them (an implementation independent of the service's). */
+  const standard = (
+    secrets: readonly string[] = [NEW_SECRET],
+    options: { id?: string; at?: Date; signed?: string } = {},
+  ): Record<string, string> => {
+    const id = options.id ?? EVENT_ID;
+    const at = options.at ?? NOW;
+    return {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': secrets
+        .map((secret) => new Webhook(secret).sign(id, at, options.signed ?? body))
+        .join(' '),
+    };
+  };
+  const input = (headers: Record<string, string>, overrides: Partial<VerifyWebhookInput> = {}) =>
+    ({ body, method: 'POST', path: PATH, headers, secrets: [NEW_SECRET], now: NOW, ...overrides }) as const;
+
+  it('accepts them, and during a rotation by either secret alone', () => {
+    expect(verifyWebhook(input(standard()))).toEqual(envelope);
+    const rotating = standard([NEW_SECRET, WRONG_SECRET]);
+    expect(verifyWebhook(input(rotating)).event_id).toBe(EVENT_ID);
+    expect(verifyWebhook(input(rotating, { secrets: [WRONG_SECRET] })).event_id).toBe(EVENT_ID);
+  });
+
+  it('agrees with the service’s own signer, which the library verifies', () => {
+    const headers = standardWebhookHeaders({
+      secrets: [secretBytes(NEW_SECRET)],
+      id: EVENT_ID,
+      at: NOW,
+      body: utf8(body),
+    });
+    expect(headers['webhook-signature']).toBe(standard()['webhook-signature']);
+    // The library checks the timestamp against its own clock: signed now, it verifies.
+    const now = standardWebhookHeaders({
+      secrets: [secretBytes(NEW_SECRET)],
+      id: EVENT_ID,
+      at: new Date(),
+      body: utf8(body),
+    });
+    expect(new Webhook(NEW_SECRET).verify(body, { ...now })).toEqual(envelope);
+  });
+
+  it('refuses them with the same codes as the native scheme', () => {
+    expectFailure(input(standard(), { secrets: [WRONG_SECRET] }), 'signature_mismatch');
+    expectFailure(
+      input(standard(), { body: body.replace('"attempt":2', '"attempt":3') }),
+      'signature_mismatch',
+    );
+    expectFailure(
+      input(standard([NEW_SECRET], { at: new Date(NOW.getTime() - 301_000) })),
+      'timestamp_out_of_window',
+    );
+    expectFailure(
+      input(standard([NEW_SECRET], { at: new Date(NOW.getTime() + 301_000) })),
+      'timestamp_out_of_window',
+    );
+    expectFailure(input({ ...standard(), 'webhook-timestamp': `${seconds}.5` }), 'malformed_header');
+    expectFailure(input({ ...standard(), 'webhook-signature': 'v1a,AAAA' }), 'malformed_header');
+    const { 'webhook-id': _id, ...withoutId } = standard();
+    expectFailure(input(withoutId), 'missing_header');
+    // Signed for another event id than the envelope's.
+    expectFailure(
+      input(standard([NEW_SECRET], { id: 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7D' })),
+      'event_id_mismatch',
+    );
+    expectFailure(
+      input(standard([NEW_SECRET], { signed: 'not json' }), { body: 'not json' }),
+      'malformed_body',
+    );
+  });
+
+  it('takes a request carrying both schemes as a native one', () => {
+    const native = sign();
+    const both = {
+      ...standard(),
+      'x-signature': native.signature,
+      'x-timestamp': native.timestamp,
+      'x-event-id': EVENT_ID,
+    };
+    expect(verifyWebhook(input(both, { body: native.body })).event_id).toBe(EVENT_ID);
+    expectFailure(input({ ...both, 'x-signature': 'v1=AAAA' }, { body: native.body }), 'malformed_header');
+  });
+});
+
+describe('Standard Webhooks vectors (docs/webhook-signature-vectors.json)', () => {
+  const document = JSON.parse(
+    readFileSync(new URL('../../../docs/webhook-signature-vectors.json', import.meta.url), 'utf8'),
+  ) as {
+    standard_webhooks: {
+      vectors: {
+        name: string;
+        secret?: string;
+        secrets?: string[];
+        webhook_id: string;
+        webhook_timestamp: string;
+        body: string;
+        signed_content: string;
+        expected_signature: string;
+      }[];
+    };
+  };
+  const standardVectors = document.standard_webhooks.vectors;
+
+  it('cover every body of the native vectors but the path one, a rotation included', () => {
+    expect(standardVectors.length).toBe(vectors.length - 1);
+    expect(standardVectors.some((vector) => (vector.secrets ?? []).length === 2)).toBe(true);
+  });
+
+  it.each(standardVectors.map((vector) => [vector.name, vector] as const))(
+    '%s: HMAC-SHA-256 over id.timestamp.body, computed here from the specification, matches',
+    (_name, vector) => {
+      const secrets = vector.secrets ?? [vector.secret as string];
+      expect(vector.signed_content).toBe(`${vector.webhook_id}.${vector.webhook_timestamp}.${vector.body}`);
+      const expected = secrets
+        .map((secret) => {
+          const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+          return `v1,${createHmac('sha256', key).update(vector.signed_content, 'utf8').digest('base64')}`;
+        })
+        .join(' ');
+      expect(vector.expected_signature).toBe(expected);
+      // The published library and the kit's check accept it at its own time, by each secret alone.
+      const headers = {
+        'webhook-id': vector.webhook_id,
+        'webhook-timestamp': vector.webhook_timestamp,
+        'webhook-signature': vector.expected_signature,
+      };
+      vi.useFakeTimers({ now: new Date(Number(vector.webhook_timestamp) * 1000), toFake: ['Date'] });
+      try {
+        for (const secret of secrets) {
+          // The library refuses an empty payload before it looks at the signature.
+          if (vector.body.length > 0) expect(new Webhook(secret).verify(vector.body, headers)).toBeTruthy();
+          expect(
+            verifyStandardSignature({
+              header: vector.expected_signature,
+              secrets: [secretBytes(secret)],
+              id: vector.webhook_id,
+              timestamp: vector.webhook_timestamp,
+              body: utf8(vector.body),
+            }),
+          ).toBe(true);
+        }
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
 });
 
 describe('verifyWebhook: configuration errors are not verification failures', () => {
