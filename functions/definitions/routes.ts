@@ -507,6 +507,22 @@ export const ROUTES = [
     auth: 'none',
     summary: 'Machine-readable changelog of the envelope versions and event types.',
   },
+  {
+    method: 'GET',
+    path: '/webhooks/event-types',
+    function: 'api',
+    operation: 'getEventTypes',
+    auth: 'none',
+    summary: 'The event-type catalog: each type with the JSON Schema of its data, an example and its dates.',
+  },
+  {
+    method: 'GET',
+    path: '/asyncapi.json',
+    function: 'api',
+    operation: 'getAsyncApi',
+    auth: 'none',
+    summary: 'The AsyncAPI 3.0 document of the webhooks (channels, messages, headers, security).',
+  },
 ] as const satisfies readonly RouteDefinition[];
 
 export type OperationId = (typeof ROUTES)[number]['operation'];

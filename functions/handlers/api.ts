@@ -5,7 +5,7 @@ import { createHttpApi, type HttpHandler } from './middleware/http';
 import { keysOperation } from './operations/checkout';
 import { healthOperation, livenessOperation } from './operations/health';
 import { openApiOperation } from './operations/openapi';
-import { changelogOperation } from './operations/webhooks';
+import { asyncApiOperation, changelogOperation, eventTypesOperation } from './operations/webhooks';
 
 /** The `api` function: system routes. Route groups added later get functions of their own. */
 export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
@@ -20,6 +20,8 @@ export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
       getKeys: keysOperation(deps.receiptSigner, deps.retiredReceiptKeys),
       getOpenApi: openApiOperation(),
       getChangelog: changelogOperation(),
+      getEventTypes: eventTypesOperation(),
+      getAsyncApi: asyncApiOperation(),
     },
   });
 

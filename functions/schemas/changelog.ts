@@ -2,6 +2,8 @@
  * The machine-readable changelog of the webhook envelope and its event types (C24), served at `GET /changelog`
  * and published as `docs/changelog.json` (a test keeps the two equal).
  */
+import { EVENT_TYPES } from './event-types';
+
 export const CHANGELOG = {
   description:
     'Machine-readable changelog of the webhook envelope and its event types (C24). New fields are optional; removing or retyping a field needs a new envelope version, announced with Deprecation and Sunset (at least 180 days).',
@@ -22,107 +24,11 @@ export const CHANGELOG = {
       ],
     },
   ],
-  event_types: [
-    {
-      type: 'catalog.PriceListUpdated',
-      since: '2026-11-01',
-      description: 'A price list changed (a new pricelist_version is in force from effective_from).',
-      data: [
-        'version',
-        'effective_from',
-        'revision',
-        'trace_id',
-        'pricelist_version',
-        'fx_version',
-        'tax_rule_version',
-      ],
-    },
-    {
-      type: 'catalog.FXRatePublished',
-      since: '2026-11-01',
-      description: 'Exchange rates were published (a new fx_version).',
-      data: [
-        'version',
-        'effective_from',
-        'revision',
-        'trace_id',
-        'pricelist_version',
-        'fx_version',
-        'tax_rule_version',
-      ],
-    },
-    {
-      type: 'catalog.TaxRuleChanged',
-      since: '2026-11-01',
-      description: 'Tax rules changed (a new tax_rule_version).',
-      data: [
-        'version',
-        'effective_from',
-        'revision',
-        'trace_id',
-        'pricelist_version',
-        'fx_version',
-        'tax_rule_version',
-      ],
-    },
-    {
-      type: 'catalog.PromoChanged',
-      since: '2026-11-01',
-      description: 'Promotions changed (part of a new pricelist_version).',
-      data: [
-        'version',
-        'effective_from',
-        'revision',
-        'trace_id',
-        'pricelist_version',
-        'fx_version',
-        'tax_rule_version',
-      ],
-    },
-    {
-      type: 'payout.processed',
-      since: '2026-11-01',
-      description: 'A payout was processed by the payments producer.',
-      data: ['payout_id', 'status', 'amount_minor', 'currency', 'seq'],
-    },
-    {
-      type: 'operations.endpoint_failing',
-      since: '2026-11-26',
-      description:
-        'Topic operations (C32): an endpoint has been failing continuously; sent at 50 %, 75 % and 90 % of the time after which it is disabled.',
-      data: ['endpoint_id', 'failing_since', 'disable_after_days', 'share'],
-    },
-    {
-      type: 'operations.endpoint_disabled',
-      since: '2026-11-26',
-      description: 'Topic operations: an endpoint was disabled (410 Gone, or failing past its limit).',
-      data: ['endpoint_id', 'reason', 'event_id'],
-    },
-    {
-      type: 'operations.delivery_dead',
-      since: '2026-11-26',
-      description:
-        'Topic operations: a delivery exhausted its retries and was dead-lettered (never raised about the delivery of another operations event).',
-      data: ['event_id', 'endpoint_id', 'event_type', 'attempts', 'reason'],
-    },
-    {
-      type: 'operations.replay_completed',
-      since: '2026-11-26',
-      description: 'Topic operations: every delivery a replay restarted has ended; the counts by outcome.',
-      data: ['replay_id', 'enqueued', 'delivered', 'dead', 'stopped'],
-    },
-    {
-      type: 'operations.fx_breaker_opened',
-      since: '2026-11-26',
-      description:
-        "Topic operations: an FX pair's circuit breaker opened (its rate is held until a probe succeeds).",
-      data: ['pair', 'at', 'reason', 'journal_entry_id'],
-    },
-    {
-      type: 'operations.change_request_pending',
-      since: '2026-11-26',
-      description: 'Topic operations: a change request waits for review (four eyes).',
-      data: ['cr_id', 'kind', 'guardrail_findings', 'effective_from'],
-    },
-  ],
+  // From the event-type catalog (`event-types.ts`): each type, since when, what it means, its data's fields.
+  event_types: EVENT_TYPES.map((definition) => ({
+    type: definition.type,
+    since: definition.since,
+    description: definition.description,
+    data: Object.keys(definition.data.shape),
+  })),
 } as const;

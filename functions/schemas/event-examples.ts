@@ -1,4 +1,5 @@
-import { CATALOG_EVENT_TYPES, type CatalogEventType, PAYOUT_PROCESSED } from '../domain/webhooks/envelope';
+import { CATALOG_EVENT_TYPES, PAYOUT_PROCESSED } from '../domain/webhooks/envelope';
+import { EVENT_TYPES } from './event-types';
 
 /** An example of one event type: who produces it and its `data`, as a real event of that type carries it. */
 export interface EventExample {
@@ -6,34 +7,24 @@ export interface EventExample {
   readonly data: Readonly<Record<string, unknown>>;
 }
 
-const catalogExample = (version: number | string): EventExample => ({
-  producer: 'catalog',
-  data: {
-    version,
-    effective_from: '2026-11-01T00:00:00.000Z',
-    revision: 7,
-    trace_id: 'trc_example',
-    pricelist_version: 42,
-    fx_version: 'fx-318',
-    tax_rule_version: 5,
-  },
-});
-
-/**
- * The example of every event type with a payload schema (what `POST /webhooks/endpoints/{id}/test` sends, marked
- * `test: true`). A unit test checks each against the type's schema (`payoutProcessedSchema`, the catalog events'
- * data as `catalogEvents` writes it).
- */
-export const EVENT_EXAMPLES: Readonly<Record<CatalogEventType | typeof PAYOUT_PROCESSED, EventExample>> = {
-  'catalog.PriceListUpdated': catalogExample(42),
-  'catalog.FXRatePublished': catalogExample('fx-318'),
-  'catalog.TaxRuleChanged': catalogExample(5),
-  'catalog.PromoChanged': catalogExample(42),
-  [PAYOUT_PROCESSED]: {
-    producer: 'payments',
-    data: { payout_id: 'po_example', status: 'paid', amount_minor: 125_000, currency: 'EUR' },
-  },
-};
-
 export const EXAMPLE_EVENT_TYPES = [...CATALOG_EVENT_TYPES, PAYOUT_PROCESSED] as const;
 export type ExampleEventType = (typeof EXAMPLE_EVENT_TYPES)[number];
+
+/**
+ * The example of every event type a test event may be sent as (what `POST /webhooks/endpoints/{id}/test` sends,
+ * marked `test: true`): the catalog's examples (`event-types.ts`) of the catalog and payout types. Operational
+ * events are the service's own signals and are not sent as tests.
+ */
+const exampleOf = (type: ExampleEventType): EventExample => {
+  const definition = EVENT_TYPES.find((entry) => entry.type === type);
+  if (!definition) throw new Error(`no catalog entry for ${type}`);
+  return definition.example;
+};
+
+export const EVENT_EXAMPLES: Readonly<Record<ExampleEventType, EventExample>> = {
+  'catalog.PriceListUpdated': exampleOf('catalog.PriceListUpdated'),
+  'catalog.FXRatePublished': exampleOf('catalog.FXRatePublished'),
+  'catalog.TaxRuleChanged': exampleOf('catalog.TaxRuleChanged'),
+  'catalog.PromoChanged': exampleOf('catalog.PromoChanged'),
+  [PAYOUT_PROCESSED]: exampleOf(PAYOUT_PROCESSED),
+};

@@ -53,6 +53,7 @@ import {
   receiptPathSchema,
   refundRequestSchema,
 } from './checkout';
+import { asyncApiDocumentSchema, eventTypesResponseSchema } from './event-types';
 import {
   cacheInvalidateResponseSchema,
   cacheWarmResponseSchema,
@@ -828,6 +829,19 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   getChangelog: {
     summary: 'Envelope versions and event types (C24).',
     response: { status: 200, schema: changelogResponseSchema, description: 'The changelog.' },
+    errors: [],
+    cacheable: true,
+  },
+  getEventTypes: {
+    summary:
+      'The event-type catalog (C33): every type the service sends, with its data schema and an example.',
+    response: { status: 200, schema: eventTypesResponseSchema, description: 'The catalog.' },
+    errors: [],
+    cacheable: true,
+  },
+  getAsyncApi: {
+    summary: 'The AsyncAPI 3.0 document of the webhooks (C33).',
+    response: { status: 200, schema: asyncApiDocumentSchema, description: 'The AsyncAPI document.' },
     errors: [],
     cacheable: true,
   },

@@ -1,4 +1,3 @@
-import currencyCodes from 'currency-codes';
 import * as z from 'zod';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { STATS_WINDOWS, type StatsWindow } from '../domain/webhooks/endpoint-stats';
@@ -258,17 +257,7 @@ export const updateEndpointSchema = z
   .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' });
 export type UpdateEndpointRequest = z.infer<typeof updateEndpointSchema>;
 
-/** A `payout.processed` payload (spec: identifiers only). */
-export const payoutProcessedSchema = z.strictObject({
-  payout_id: identifier,
-  status: z.string().regex(/^[a-z_]{1,32}$/, 'a status code'),
-  amount_minor: z.number().int().safe(),
-  currency: z
-    .string()
-    .regex(/^[A-Z]{3}$/, 'an ISO 4217 code')
-    .refine((code) => currencyCodes.code(code) !== undefined, 'an ISO 4217 currency code'),
-  seq: z.number().int().nonnegative().optional(),
-});
+export { payoutProcessedSchema } from './event-types';
 
 /** `POST /webhooks/events` (other producers). */
 export const publishEventSchema = z.strictObject({

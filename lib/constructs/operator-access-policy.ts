@@ -11,7 +11,7 @@ import { OPERATOR_ROLES, type OperatorRole } from '../../functions/domain/access
  * - Each `admin` route is allowed to the operator roles holding one of its `roles`, and denied to every other
  *   principal (an IAM identity policy of the same account cannot open it either): one allow of every admin route
  *   to every operator role, and per set of roles an explicit deny to every principal holding none of them.
- * - Sessions of the human roles are denied every `admin` route unless their session name is their source
+ * - Sessions of the human roles are denied every route unless their session name is their source
  *   identity (`aws:userid` = `<role id>:<session name>` ends with `:${aws:SourceIdentity}`) — the session name
  *   is then a person the identity provider named, which is what four-eyes counts — and when they carry no
  *   source identity at all.
@@ -98,8 +98,15 @@ export const routeGlobs = (
     const group = groupOf(route);
     if (group === undefined) continue;
     const segments = segmentsOf(route.path).map((segment) => (isParameter(segment) ? '*' : segment));
-    const prefixes = segments.slice(0, -1).map((_, index) => `${segments.slice(0, index + 1).join('/')}/*`);
-    const candidates = [...prefixes, segments.join('/')].flatMap((path) => [
+    // From the second segment on, `<prefix>*` (the prefix itself and everything under it) before `<prefix>/*`:
+    // one glob then covers a collection and its members (`webhooks/endpoints*`), where its parent holds routes
+    // of another group.
+    const prefixes = segments.slice(0, -1).flatMap((_, index) => {
+      const prefix = segments.slice(0, index + 1).join('/');
+      return index === 0 ? [`${prefix}/*`] : [`${prefix}*`, `${prefix}/*`];
+    });
+    const whole = segments.join('/');
+    const candidates = [...prefixes, ...(whole.endsWith('*') ? [] : [`${whole}*`]), whole].flatMap((path) => [
       `*/${path}`,
       `${route.method}/${path}`,
     ]);
@@ -215,9 +222,11 @@ export const operatorAccessStatements = (props: OperatorAccessPolicyProps): iam.
   }
   if (props.human.length > 0 && admin.length > 0)
     statements.push(
+      // Every route, not only the admin ones: a human role's session is a named person or nothing, wherever it
+      // signs a request (open routes need no signature at all), and one resource keeps the policy small.
       ...sourceIdentityDenies(
         props.human.map((principal) => principal.roleArn),
-        resourcesOf(props.stageName, admin),
+        resourcesOf(props.stageName, ['*']),
       ),
     );
   return statements;

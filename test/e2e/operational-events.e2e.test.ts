@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RetryPolicy } from '../../functions/domain/webhooks/retry-policy';
 import type { CatalogDocument } from '../../functions/schemas/catalog-document';
+import { eventTypeDefinition } from '../../functions/schemas/event-types';
 import {
   endpointWithSecretResponseSchema,
   eventHistoryResponseSchema,
@@ -41,8 +42,8 @@ const register = async (path: string, topics: string[]) => {
 };
 
 /** The first `operations.*` request of `type` whose data matches, as the operations endpoint received it. */
-const signal = (type: string, match: Record<string, unknown>): Promise<ReceivedRequest> =>
-  eventually(
+const signal = async (type: string, match: Record<string, unknown>): Promise<ReceivedRequest> => {
+  const request = await eventually(
     async () =>
       world.receiver.requests.find(
         (request) =>
@@ -54,6 +55,13 @@ const signal = (type: string, match: Record<string, unknown>): Promise<ReceivedR
       ),
     PATIENCE,
   );
+  // What was sent is what the event-type catalog (GET /webhooks/event-types, the AsyncAPI document) says.
+  const definition = eventTypeDefinition(type);
+  expect(definition, `${type} is in the event-type catalog`).toBeDefined();
+  const checked = definition?.data.safeParse(request.envelope.data);
+  expect(checked?.success, JSON.stringify(checked?.error?.issues)).toBe(true);
+  return request;
+};
 
 beforeAll(() => {
   world.receiver.react = (request) => {

@@ -62,6 +62,8 @@ export const deliveryWorld = (options: {
   return {
     admin,
     receiver,
+    /** The stack's base URL. */
+    url: (): string => stack().url,
     register: async (path: string, topic: string, extra: Record<string, unknown> = {}) => {
       const created = await admin('POST', '/webhooks/endpoints', {
         url: `${receiver().baseUrl}/${path}`,

@@ -2,7 +2,9 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { dpopChallenge, dpopRefusalDescription } from '../../domain/webhooks/dpop';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { DpopProofVerifier, DpopReplayCache, EndpointRecord } from '../../ports/webhooks';
+import { buildAsyncApi } from '../../schemas/asyncapi';
 import { CHANGELOG } from '../../schemas/changelog';
+import { eventTypesCatalog } from '../../schemas/event-types';
 import {
   catalogSnapshotQuerySchema,
   confirmEventSchema,
@@ -407,6 +409,24 @@ export const confirmEventOperation = (ctx: WebhookContext, deps: ConfirmEventDep
 };
 
 /** `GET /changelog` (C24). */
+/** `GET /webhooks/event-types` (C33): built once per instance from the catalog. */
+export const eventTypesOperation = (): Operation => {
+  let catalog: ReturnType<typeof eventTypesCatalog> | undefined;
+  return async () => {
+    catalog ??= eventTypesCatalog();
+    return { statusCode: 200, headers: { 'Cache-Control': 'public, max-age=300' }, body: catalog };
+  };
+};
+
+/** `GET /asyncapi.json` (C33): the document `docs/asyncapi.json` holds, built once per instance. */
+export const asyncApiOperation = (): Operation => {
+  let document: ReturnType<typeof buildAsyncApi> | undefined;
+  return async () => {
+    document ??= buildAsyncApi();
+    return { statusCode: 200, headers: { 'Cache-Control': 'public, max-age=300' }, body: document };
+  };
+};
+
 export const changelogOperation = (): Operation => async () => ({
   statusCode: 200,
   headers: { 'Cache-Control': 'public, max-age=300' },

@@ -3,6 +3,7 @@
  * options anywhere, commands by their words, `--help`, and the exit codes 0 (done), 1 (failed), 2 (usage).
  */
 import { describe, expect, it } from 'vitest';
+import * as asyncapi from '../../../bin/asyncapi';
 import * as catalog from '../../../bin/catalog';
 import {
   atMost,
@@ -255,6 +256,7 @@ const TOOLS: readonly (readonly [string, Run, readonly string[], string])[] = [
   ['verify-journal', verifyJournal.run, ['export.json'], ''],
   ['webhook-vectors', webhookVectors.run, ['--check'], ''],
   ['openapi', openapi.run, ['--check'], ''],
+  ['asyncapi', asyncapi.run, ['--check'], ''],
   ['security-matrix', securityMatrix.run, ['--check'], ''],
 ];
 

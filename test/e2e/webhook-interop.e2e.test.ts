@@ -1,12 +1,16 @@
 /**
- * Standard Webhooks mode (C33; issue "webhook interoperability", item 2) on the local stack, over HTTP: an endpoint
- * that asks for `signature_scheme: "standard-webhooks"` gets `webhook-id`, `webhook-timestamp` and
- * `webhook-signature`, and every delivery verifies with the published `standardwebhooks` library — before a secret
- * rotation, during its overlap (by the new and by the previous secret alone) — while a tampered body or a secret
- * of another endpoint does not. `PATCH` switches an endpoint between the schemes.
+ * Webhook interoperability (C33; issue "webhook interoperability") on the local stack, over HTTP.
+ * - Standard Webhooks mode (item 2): an endpoint that asks for `signature_scheme: "standard-webhooks"` gets
+ *   `webhook-id`, `webhook-timestamp` and `webhook-signature`, and every delivery verifies with the published
+ *   `standardwebhooks` library — before a secret rotation, during its overlap (by the new and by the previous
+ *   secret alone) — while a tampered body or another endpoint's secret does not; `PATCH` switches the scheme.
+ * - The event-type catalog and the AsyncAPI document (item 1) are served without credentials, equal to the
+ *   catalog and to `docs/asyncapi.json`.
  */
+import { readFileSync } from 'node:fs';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { eventTypesCatalog } from '../../functions/schemas/event-types';
 import { endpointResponseSchema } from '../../functions/schemas/webhooks';
 import { deliveryWorld } from '../support/delivery-world';
 import { eventually } from '../support/engines';
@@ -101,5 +105,19 @@ describe('Standard Webhooks mode (C33)', () => {
     expect(JSON.stringify(refused.body)).toContain('signature_scheme');
     const listed = await world.admin('GET', '/webhooks/endpoints');
     expect(JSON.stringify(listed.body)).not.toContain('/bad');
+  });
+});
+
+describe('the event-type catalog and the AsyncAPI document over HTTP (C33)', () => {
+  it('are served without credentials, equal to the catalog and to docs/asyncapi.json', async () => {
+    const types = await fetch(`${world.url()}/webhooks/event-types`);
+    expect(types.status).toBe(200);
+    expect(types.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(await types.json()).toEqual(JSON.parse(JSON.stringify(eventTypesCatalog())));
+    const asyncapi = await fetch(`${world.url()}/asyncapi.json`);
+    expect(asyncapi.status).toBe(200);
+    expect(await asyncapi.json()).toEqual(
+      JSON.parse(readFileSync(new URL('../../docs/asyncapi.json', import.meta.url), 'utf8')),
+    );
   });
 });
