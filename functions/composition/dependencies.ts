@@ -32,6 +32,7 @@ import type {
   EndpointStatsStore,
   EventStore,
   ReplayRepository,
+  SenderKeyStore,
 } from '../ports/webhooks';
 import type { Journal } from '../usecases/audit/journal';
 import type { PriceCacheStore } from '../usecases/catalog/price-cache';
@@ -115,6 +116,8 @@ export interface WebhookDependencies {
   /** Per-endpoint limits shared by every deliver instance. */
   readonly limiter: EndpointLimiter;
   readonly sequencer: DeliverySequencer;
+  /** The service's Ed25519 webhook signing keys (C33). */
+  readonly senderKeys: SenderKeyStore;
   /** Endpoints' attempts in 5-minute slots (stats). */
   readonly stats: EndpointStatsStore;
   /** DPoP proofs' `jti`s already seen (partner callbacks). */

@@ -24,6 +24,7 @@ import { DynamoJournalStore, S3JournalMirror } from '../adapters/aws/journal-sto
 import { S3ObjectStore } from '../adapters/aws/object-store';
 import { DynamoPriceCacheStore } from '../adapters/aws/price-cache-store';
 import { DynamoRateStateStore } from '../adapters/aws/rate-state-store';
+import { DynamoSenderKeyStore } from '../adapters/aws/sender-key-store';
 import { SqsMessageQueue } from '../adapters/aws/sqs-queue';
 import {
   DynamoDeliveryRepository,
@@ -220,6 +221,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         sequencer: () =>
           new DynamoDeliverySequencer(documents(), reach.table('deliveryOrder'), reach.table('deliveries')),
         stats: () => new DynamoEndpointStatsStore(documents(), reach.table('endpointStats')),
+        senderKeys: () => new DynamoSenderKeyStore(documents(), reach.table('senderKeys')),
         // DPoP proofs' `jti`s are remembered in the idempotency table (items `dpop-jti#…`).
         dpopReplays: () => new DynamoDpopReplayCache(documents(), reach.table('idempotency')),
         dpopVerifier: () => createDpopVerifier(),

@@ -8,6 +8,7 @@ import type { ResponseSealer } from '../handlers/middleware/idempotency';
 import type { DataCipher } from '../ports/signing';
 import type { WebhookContext, WebhookSettings, WebhookSignal } from '../usecases/webhooks/context';
 import { operationalSignals } from '../usecases/webhooks/operational-events';
+import { senderKeySigner } from '../usecases/webhooks/sender-keys';
 import type { ServiceDependencies } from './dependencies';
 import type { Environment } from './environment';
 import { lazyObject } from './lazy';
@@ -152,6 +153,12 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
     replays: () => deps.webhooks.replays,
     limiter: () => deps.webhooks.limiter,
     sequencer: () => deps.webhooks.sequencer,
+    senderKeys: () => deps.webhooks.senderKeys,
+    senderSigner: () =>
+      senderKeySigner(
+        { clock: deps.clock, senderKeys: deps.webhooks.senderKeys, cipher: deps.secretsCipher },
+        deps.webhooks.settings.senderKeyCacheSeconds,
+      ),
     stats: () => deps.webhooks.stats,
     queue: () => deps.queue,
     scheduler: () => deps.scheduler,

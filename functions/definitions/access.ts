@@ -150,6 +150,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     // GET /keys publishes the receipt key's public half; GET /admin/health runs the probes. Nothing else: the
     // system routes read and write no table, send no message and sign nothing.
     keys: { receiptSigning: ['publicKey'] },
+    // GET /webhooks/jwks.json lists the webhook signing keys' public halves (their private halves are encrypted
+    // with the secrets key, which this function cannot use).
+    tables: { senderKeys: { actions: ['Query'] } },
     probesHealth: true,
     publishesReceiptKeys: true,
   },
@@ -229,6 +232,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       idempotency: { actions: IDEMPOTENCY },
       // The versions in force for published events; partners' catalog snapshots.
       catalog: { actions: CATALOG_READ },
+      // An endpoint asking for Ed25519 makes sure a signing key exists; a rotation adds the next one.
+      senderKeys: { actions: ['Query', 'PutItem'] },
     },
     // Replays restart deliveries.
     sendsTo: ['delivery'],
@@ -267,6 +272,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       // An ordered delivery looks for an open one before it in its key, and on ending closes its own and reads
       // the next (whose message it sends).
       deliveryOrder: { actions: ['Query', 'DeleteItem'] },
+      // Ed25519 endpoints' deliveries are signed with the active webhook signing key (decrypted once per instance).
+      senderKeys: { actions: ['Query'] },
     },
     sendsTo: ['delivery', 'deliveryDlq'],
     // Decrypts endpoint signing secrets and client-certificate keys.

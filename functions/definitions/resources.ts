@@ -168,6 +168,15 @@ export const TABLES = {
     sortKey: { name: 'seq', type: 'N' },
     timeToLiveAttribute: 'expires_at',
   },
+  senderKeys: {
+    id: 'sender-keys',
+    description:
+      "The service's Ed25519 webhook signing keys (C33): each key's public JWK, its activation, and its private key encrypted with the secrets key.",
+    scope: 'service',
+    envVar: 'SENDER_KEYS_TABLE_NAME',
+    partitionKey: { name: 'key_set', type: 'S' },
+    sortKey: { name: 'generation', type: 'N' },
+  },
   endpointStats: {
     id: 'endpoint-stats',
     description:

@@ -517,6 +517,23 @@ export const ROUTES = [
   },
   {
     method: 'GET',
+    path: '/webhooks/jwks.json',
+    function: 'api',
+    operation: 'getWebhookJwks',
+    auth: 'none',
+    summary: 'Public keys (JWKS) of the Ed25519 webhook signatures, by kid (X-Signature-Key-Id).',
+  },
+  {
+    method: 'POST',
+    path: '/webhooks/signing-keys/rotate',
+    function: 'webhooks',
+    operation: 'rotateSigningKey',
+    auth: 'admin',
+    roles: ['endpoint_admin'],
+    summary: 'Add the next Ed25519 webhook signing key: published at once, signing from its activation.',
+  },
+  {
+    method: 'GET',
     path: '/asyncapi.json',
     function: 'api',
     operation: 'getAsyncApi',

@@ -5,7 +5,12 @@ import { createHttpApi, type HttpHandler } from './middleware/http';
 import { keysOperation } from './operations/checkout';
 import { healthOperation, livenessOperation } from './operations/health';
 import { openApiOperation } from './operations/openapi';
-import { asyncApiOperation, changelogOperation, eventTypesOperation } from './operations/webhooks';
+import {
+  asyncApiOperation,
+  changelogOperation,
+  eventTypesOperation,
+  webhookJwksOperation,
+} from './operations/webhooks';
 
 /** The `api` function: system routes. Route groups added later get functions of their own. */
 export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
@@ -21,6 +26,7 @@ export const createApiHandler = (deps: ServiceDependencies): HttpHandler =>
       getOpenApi: openApiOperation(),
       getChangelog: changelogOperation(),
       getEventTypes: eventTypesOperation(),
+      getWebhookJwks: webhookJwksOperation({ clock: deps.clock, senderKeys: deps.webhooks.senderKeys }),
       getAsyncApi: asyncApiOperation(),
     },
   });

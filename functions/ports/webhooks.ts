@@ -3,7 +3,8 @@ import type { AttemptTally } from '../domain/webhooks/endpoint-stats';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { EventFilter } from '../domain/webhooks/filter';
 import type { EndpointOrdering } from '../domain/webhooks/ordering';
-import type { SignatureScheme } from '../domain/webhooks/standard-webhooks';
+import type { SenderKey } from '../domain/webhooks/sender-keys';
+import type { SignatureScheme, SigningAlgorithm } from '../domain/webhooks/standard-webhooks';
 import type { EffectiveLimits, EndpointRateLimit } from '../domain/webhooks/throttle';
 import type { DeliveryMessage, OutboxItem } from '../schemas/envelope';
 import type { RequestCompletion } from './idempotency';
@@ -119,6 +120,8 @@ export interface EndpointRecord {
   readonly retention_days?: number;
   /** How deliveries are signed (C33): this service's headers (absent, the default) or Standard Webhooks'. */
   readonly signature_scheme?: SignatureScheme;
+  /** Ed25519 with the service's keys (absent: HMAC-SHA-256 with the endpoint's secret, the default). */
+  readonly signing_algorithm?: SigningAlgorithm;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -144,6 +147,7 @@ export type EndpointChanges = Partial<
     | 'disable_after_days'
     | 'retention_days'
     | 'signature_scheme'
+    | 'signing_algorithm'
     | 'consecutive_timeouts'
     | 'paused_until'
     | 'failing_since'
@@ -499,4 +503,22 @@ export interface DpopReplayCache {
    * already (a replayed proof). One conditional write: of concurrent calls with one `jti`, one gets true.
    */
   remember(keyThumbprint: string, jti: string, expiresAt: number, now: Date): Promise<boolean>;
+}
+
+/** A webhook signing key as stored (C33): its public part and its private key encrypted with the secrets key. */
+export interface StoredSenderKey extends SenderKey {
+  /** Rising from 1: the order of rotations, and what makes two concurrent rotations one. */
+  readonly generation: number;
+  readonly private_key_ciphertext: string;
+}
+
+/** The service's Ed25519 webhook signing keys (few: one per rotation). */
+export interface SenderKeyStore {
+  /** Every key, oldest generation first (a consistent read). */
+  list(): Promise<StoredSenderKey[]>;
+  /**
+   * Adds a key at its generation unless that generation exists (false: another writer took it), with the
+   * request's completion in the same write when given.
+   */
+  add(key: StoredSenderKey, completion?: RequestCompletion): Promise<boolean>;
 }

@@ -98,10 +98,13 @@ import {
   replayPathSchema,
   replayProgressResponseSchema,
   replayRequestSchema,
+  rotatedSigningKeyResponseSchema,
+  rotateSigningKeySchema,
   rotationSchema,
   testEventRequestSchema,
   testEventResponseSchema,
   updateEndpointSchema,
+  webhookJwksResponseSchema,
 } from './webhooks';
 
 /** The cache bodies are defined beside their handlers; re-exported so every operation's schemas are here. */
@@ -831,6 +834,28 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     response: { status: 200, schema: changelogResponseSchema, description: 'The changelog.' },
     errors: [],
     cacheable: true,
+  },
+  getWebhookJwks: {
+    summary: 'The Ed25519 webhook signing keys (C33), as a JWKS.',
+    description:
+      'Deliveries of endpoints with signing_algorithm "ed25519" carry a v1a signature and the signing key\'s id in ' +
+      'X-Signature-Key-Id. A key is listed from its rotation (a day before it signs) until 7 days after the next ' +
+      'one took over. Fetch again when a delivery names a kid you do not have.',
+    response: { status: 200, schema: webhookJwksResponseSchema, description: 'The keys.' },
+    errors: [],
+    cacheable: true,
+  },
+  rotateSigningKey: {
+    summary: 'Rotate the Ed25519 webhook signing key (C33).',
+    description:
+      'Adds the next key: in the JWKS at once, signing from activate_in_seconds from now (default a day). The ' +
+      'key it supersedes stays in the JWKS for 7 days after that. Private keys never leave the service: they are ' +
+      'stored encrypted with the secrets key.',
+    body: rotateSigningKeySchema,
+    response: { status: 201, schema: rotatedSigningKeyResponseSchema, description: 'The new key.' },
+    errors: [400, 409, 413],
+    idempotent: true,
+    example: { activate_in_seconds: 86_400 },
   },
   getEventTypes: {
     summary:

@@ -4,7 +4,7 @@ import { STATS_WINDOWS, type StatsWindow } from '../domain/webhooks/endpoint-sta
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
 import { isOrderingKeySpec, type OrderingKeySpec } from '../domain/webhooks/ordering';
-import { SIGNATURE_SCHEMES } from '../domain/webhooks/standard-webhooks';
+import { SIGNATURE_SCHEMES, SIGNING_ALGORITHMS } from '../domain/webhooks/standard-webhooks';
 import { type EndpointRateLimit, RATE_LIMIT_BOUNDS } from '../domain/webhooks/throttle';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
 import { EVENT_ID_PATTERN, eventType, isoTimestamp } from './envelope';
@@ -185,6 +185,14 @@ const signatureSchemeSchema = z
       'webhook-timestamp and webhook-signature (v1,) over id.timestamp.body, verifiable with the standardwebhooks libraries.',
   );
 
+/** What deliveries are signed with (C33). */
+const signingAlgorithmSchema = z
+  .enum(SIGNING_ALGORITHMS)
+  .describe(
+    '"hmac-sha256" (default): with the endpoint secret. "ed25519": with the service\'s key, published at ' +
+      'GET /webhooks/jwks.json (v1a signatures, key id in X-Signature-Key-Id).',
+  );
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
@@ -200,6 +208,7 @@ export const createEndpointSchema = z.strictObject({
   disable_after_days: disableAfterDaysSchema.optional(),
   retention_days: retentionDaysSchema.optional(),
   signature_scheme: signatureSchemeSchema.optional(),
+  signing_algorithm: signingAlgorithmSchema.optional(),
   description: z.string().max(500).optional(),
   tenant: identifier.optional(),
   version: z.enum(ENVELOPE_VERSIONS).optional(),
@@ -245,6 +254,7 @@ export const updateEndpointSchema = z
       .optional()
       .describe('Applies to events produced from then on; null: the default, 30 days.'),
     signature_scheme: signatureSchemeSchema.optional(),
+    signing_algorithm: signingAlgorithmSchema.optional(),
     description: z.string().max(500).optional(),
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
@@ -338,6 +348,7 @@ export const endpointResponseSchema = z.object({
   disable_after_days: z.number().optional(),
   retention_days: z.number().int().optional(),
   signature_scheme: z.enum(SIGNATURE_SCHEMES).optional(),
+  signing_algorithm: z.enum(SIGNING_ALGORITHMS).optional(),
   failing_since: isoTimestamp
     .optional()
     .describe('Every attempt since then failed; a success ends the run, re-enabling starts afresh.'),
@@ -655,4 +666,41 @@ export const changelogResponseSchema = z.object({
   event_types: z.array(
     z.object({ type: z.string(), since: z.string(), description: z.string(), data: z.array(z.string()) }),
   ),
+});
+
+/** `GET /webhooks/jwks.json` (C33): the Ed25519 webhook signing keys' public halves (RFC 7517, RFC 8037). */
+export const webhookJwksResponseSchema = z.object({
+  keys: z.array(
+    z.object({
+      kty: z.literal('OKP'),
+      crv: z.literal('Ed25519'),
+      x: z.string().describe('The public key, base64url.'),
+      kid: z.string().describe('The key id a delivery names in X-Signature-Key-Id.'),
+      alg: z.literal('EdDSA'),
+      use: z.literal('sig'),
+    }),
+  ),
+});
+
+/** `POST /webhooks/signing-keys/rotate`. */
+export const rotateSigningKeySchema = z.strictObject({
+  activate_in_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400)
+    .optional()
+    .describe(
+      'When the new key starts signing (default 86400: a day after it is published, so receivers have it). ' +
+        '0 for an emergency: it signs at once.',
+    ),
+});
+
+export const rotatedSigningKeyResponseSchema = z.object({
+  kid: z.string(),
+  activates_at: isoTimestamp,
+  previous_kid: z.string().optional(),
+  previous_published_until: isoTimestamp
+    .optional()
+    .describe('Until when the key it supersedes stays in the JWKS.'),
 });

@@ -6,7 +6,13 @@
  *   secret alone) — while a tampered body or another endpoint's secret does not; `PATCH` switches the scheme.
  * - The event-type catalog and the AsyncAPI document (item 1) are served without credentials, equal to the
  *   catalog and to `docs/asyncapi.json`.
+ * - Ed25519 signatures with key discovery (item 3): deliveries of an endpoint with `signing_algorithm: "ed25519"`
+ *   verify, in both schemes, against `GET /webhooks/jwks.json` by the key id they name — in a verifier written here
+ *   from the specifications alone (C13's canonical string, Standard Webhooks' signed content, RFC 8032 and the JWK
+ *   of RFC 8037 through `node:crypto`) — before a rotation, between its publication and its activation (the old key
+ *   signs, both are listed) and after it (the new key signs, the old one is still listed for the overlap).
  */
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -20,6 +26,8 @@ const world = deliveryWorld({
   apiKey: 'key_sw_e2e_0123456789abcdef0123',
   adminToken: 'adm_sw_e2e_0123456789abcdef0123',
   react: () => ({ kind: 'respond', status: 204 }),
+  // A rotation's key takes over within a second here (a minute in production).
+  settings: { senderKeyCacheSeconds: 1 },
 });
 
 /** The request's headers as the library takes them (a plain record of strings). */
@@ -119,5 +127,112 @@ describe('the event-type catalog and the AsyncAPI document over HTTP (C33)', () 
     expect(await asyncapi.json()).toEqual(
       JSON.parse(readFileSync(new URL('../../docs/asyncapi.json', import.meta.url), 'utf8')),
     );
+  });
+});
+
+interface Jwk {
+  kty: string;
+  crv: string;
+  x: string;
+  kid: string;
+  alg: string;
+  use: string;
+}
+
+/** The service's JWKS, fetched without credentials. */
+const jwks = async (): Promise<Jwk[]> => {
+  const answer = await fetch(`${world.url()}/webhooks/jwks.json`);
+  expect(answer.status).toBe(200);
+  return ((await answer.json()) as { keys: Jwk[] }).keys;
+};
+
+/**
+ * A receiver's check of an Ed25519 delivery, from the specifications: the key named by X-Signature-Key-Id in the
+ * JWKS; native: `v1a=` over `X-Timestamp\nPOST\n<path>\n<hex SHA-256 of the body>`; Standard Webhooks: `v1a,`
+ * over `<webhook-id>.<webhook-timestamp>.<body>`.
+ */
+const verifiedBy = (request: ReceivedRequest, keys: readonly Jwk[]): string | undefined => {
+  const kid = String(request.headers['x-signature-key-id']);
+  const jwk = keys.find((key) => key.kid === kid);
+  if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519' || jwk.alg !== 'EdDSA') return undefined;
+  const key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: 'jwk' });
+  const standard = request.headers['webhook-signature'] !== undefined;
+  const content = standard
+    ? Buffer.concat([
+        Buffer.from(`${request.headers['webhook-id']}.${request.headers['webhook-timestamp']}.`),
+        request.body,
+      ])
+    : Buffer.from(
+        [
+          request.headers['x-timestamp'],
+          'POST',
+          request.path,
+          createHash('sha256').update(request.body).digest('hex'),
+        ].join('\n'),
+      );
+  const header = String(standard ? request.headers['webhook-signature'] : request.headers['x-signature']);
+  const prefix = standard ? 'v1a,' : 'v1a=';
+  const valid = header
+    .split(' ')
+    .filter((entry) => entry.startsWith(prefix))
+    .some((entry) => verify(null, content, key, Buffer.from(entry.slice(prefix.length), 'base64')));
+  return valid ? kid : undefined;
+};
+
+describe('Ed25519 signatures with key discovery (C33)', () => {
+  it('verify against the JWKS by kid in both schemes, before, during and after a key rotation', async () => {
+    const native = await world.register('ed', 'ed', { signing_algorithm: 'ed25519' });
+    expect(native.signing_algorithm).toBe('ed25519');
+    const standard = await world.register('edsw', 'edsw', {
+      signing_algorithm: 'ed25519',
+      signature_scheme: 'standard-webhooks',
+    });
+    const before = await jwks();
+    expect(before).toHaveLength(1);
+    const [first] = before as [Jwk];
+    expect(first).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
+
+    const nativeDelivery = await deliveryOf('ed', (await world.publish('ed', 1)).eventId);
+    expect(String(nativeDelivery.headers['x-signature'])).toMatch(/^v1a=/);
+    expect(verifiedBy(nativeDelivery, before)).toBe(first.kid);
+    const standardDelivery = await deliveryOf('edsw', (await world.publish('edsw', 1)).eventId);
+    expect(String(standardDelivery.headers['webhook-signature'])).toMatch(/^v1a,/);
+    expect(verifiedBy(standardDelivery, before)).toBe(first.kid);
+    // A changed body does not verify.
+    expect(
+      verifiedBy({ ...nativeDelivery, body: Buffer.from(`${nativeDelivery.body} `) }, before),
+    ).toBeUndefined();
+
+    // Rotated: published at once, signing from its activation (here 3 s); the old key signs until then.
+    const rotated = await world.admin('POST', '/webhooks/signing-keys/rotate', { activate_in_seconds: 3 });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(201);
+    expect(rotated.body.previous_kid).toBe(first.kid);
+    const during = await jwks();
+    expect(during.map((key) => key.kid)).toEqual([first.kid, rotated.body.kid]);
+    const pending = await deliveryOf('ed', (await world.publish('ed', 2)).eventId);
+    expect(verifiedBy(pending, during)).toBe(first.kid);
+
+    await eventually(
+      async () => {
+        const after = await deliveryOf('ed', (await world.publish('ed', 3)).eventId);
+        return verifiedBy(after, await jwks()) === rotated.body.kid ? true : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 500 },
+    );
+    const afterStandard = await deliveryOf('edsw', (await world.publish('edsw', 2)).eventId);
+    const after = await jwks();
+    expect(verifiedBy(afterStandard, after)).toBe(rotated.body.kid);
+    // The superseded key stays published for the overlap, so deliveries signed with it still verify.
+    expect(after.map((key) => key.kid)).toEqual([first.kid, rotated.body.kid]);
+    expect(verifiedBy(nativeDelivery, after)).toBe(first.kid);
+    expect(standard).toMatchObject({ signing_algorithm: 'ed25519', signature_scheme: 'standard-webhooks' });
+  });
+
+  it('lets only an endpoint administrator rotate, and refuses a bad activation with a 400', async () => {
+    const bad = await world.admin('POST', '/webhooks/signing-keys/rotate', { activate_in_seconds: -1 });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('activate_in_seconds');
+    const anonymous = await fetch(`${world.url()}/webhooks/signing-keys/rotate`, { method: 'POST' });
+    expect(anonymous.status).toBe(401);
   });
 });

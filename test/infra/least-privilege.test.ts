@@ -193,9 +193,11 @@ const merge = (...tables: Record<string, string[]>[]): Record<string, string[]> 
 
 const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
   authorizer: merge(BASE('authorizer'), TABLE_KEY_READ, { 'dynamodb:GetItem': ['table:apiKeys'] }),
-  api: merge(BASE('api'), {
+  api: merge(BASE('api'), TABLE_KEY_READ, {
     // GET /admin/health: the three probes. GET /keys: the receipt key's public half, never kms:Sign.
     'dynamodb:DescribeTable': ['table:events'],
+    // GET /webhooks/jwks.json: the webhook signing keys' public halves (their private halves it cannot decrypt).
+    'dynamodb:Query': ['table:senderKeys'],
     'kms:GetPublicKey': ['key:receiptSigning'],
     's3:ListBucket': ['bucket:receipts'],
     'sqs:GetQueueAttributes': ['queue:delivery'],
@@ -277,7 +279,13 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
       'table:idempotency',
       'table:replays',
     ],
-    'dynamodb:PutItem': ['table:deliveryOrder', 'table:endpoints', 'table:events', 'table:idempotency'],
+    'dynamodb:PutItem': [
+      'table:deliveryOrder',
+      'table:endpoints',
+      'table:events',
+      'table:idempotency',
+      'table:senderKeys',
+    ],
     'dynamodb:Query': [
       'table:catalog',
       'table:deliveries',
@@ -289,6 +297,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
       'table:endpoints/index/by-previous-partner-key',
       'table:events/index/by-day',
       'table:replays',
+      'table:senderKeys',
     ],
     'dynamodb:Scan': ['table:endpoints'],
     'dynamodb:UpdateItem': [
@@ -322,7 +331,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'dynamodb:DeleteItem': ['table:deliveryOrder'],
     'dynamodb:GetItem': ['table:deliveries', 'table:endpoints', 'table:events', 'table:replays'],
     'dynamodb:PutItem': ['table:events'],
-    'dynamodb:Query': ['table:deliveryOrder'],
+    'dynamodb:Query': ['table:deliveryOrder', 'table:senderKeys'],
     'dynamodb:UpdateItem': [
       'table:deliveries',
       'table:endpointLimits',

@@ -396,7 +396,7 @@ describe('webhook grants', () => {
   it.each([
     {
       functionId: 'webhooks',
-      writes: ['deliveries', 'deliveryOrder', 'endpoints', 'events', 'idempotency', 'replays'],
+      writes: ['deliveries', 'deliveryOrder', 'endpoints', 'events', 'idempotency', 'replays', 'senderKeys'],
     },
     { functionId: 'fanout', writes: ['deliveries', 'deliveryOrder', 'events'] },
     {
@@ -426,12 +426,14 @@ describe('webhook grants', () => {
         'events',
         'idempotency',
         'replays',
+        'senderKeys',
       ],
     },
     { functionId: 'fanout', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events'] },
     {
       functionId: 'deliver',
-      reads: DELIVER_TABLES,
+      // …and the webhook signing keys, read only (Ed25519 endpoints).
+      reads: [...DELIVER_TABLES, 'senderKeys'],
     },
     { functionId: 'sweeper', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events'] },
     { functionId: 'replay', reads: ['deliveries', 'deliveryOrder', 'endpoints', 'events', 'replays'] },
@@ -447,11 +449,12 @@ describe('webhook grants', () => {
     ).toEqual(['dynamodb:Scan']);
   });
 
-  it('the api function reads and writes no table item: DescribeTable on the events table (health) only', () => {
+  it('the api function writes no table item and reads only the webhook signing keys (JWKS); DescribeTable on the events table (health)', () => {
     expect({
+      writes: tablesWith('api', WRITES),
       items: tablesWith('api', ITEM_ACTIONS),
       describe: tablesWith('api', ['dynamodb:DescribeTable']),
-    }).toEqual({ items: [], describe: ['table:events'] });
+    }).toEqual({ writes: [], items: ['table:senderKeys'], describe: ['table:events'] });
   });
 
   it.each([

@@ -272,6 +272,7 @@ const ENDPOINT_FIELDS = [
   'disable_after_days',
   'retention_days',
   'signature_scheme',
+  'signing_algorithm',
   'consecutive_timeouts',
   'paused_until',
   'failing_since',

@@ -12,6 +12,10 @@ import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 export const SIGNATURE_SCHEMES = ['native', 'standard-webhooks'] as const;
 export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 
+/** How an endpoint's deliveries are signed: HMAC with its secret, or Ed25519 with the service's key (JWKS). */
+export const SIGNING_ALGORITHMS = ['hmac-sha256', 'ed25519'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+
 export const STANDARD_WEBHOOKS_HEADERS = {
   id: 'webhook-id',
   timestamp: 'webhook-timestamp',

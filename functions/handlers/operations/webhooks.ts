@@ -19,6 +19,7 @@ import {
   recoverRequestSchema,
   replayPathSchema,
   replayRequestSchema,
+  rotateSigningKeySchema,
   rotationSchema,
   testEventRequestSchema,
   updateEndpointSchema,
@@ -63,6 +64,7 @@ import {
   replayDeliveries,
   replayProgress,
 } from '../../usecases/webhooks/replay';
+import { type RotatedKey, rotateSenderKey, senderJwks } from '../../usecases/webhooks/sender-keys';
 import { endpointStatsOf } from '../../usecases/webhooks/stats';
 import { errorBody, HttpError } from '../middleware/errors';
 import type { HttpResult, Operation } from '../middleware/http';
@@ -409,6 +411,33 @@ export const confirmEventOperation = (ctx: WebhookContext, deps: ConfirmEventDep
 };
 
 /** `GET /changelog` (C24). */
+const keyRotated = (key: RotatedKey): HttpResult => ({ statusCode: 201, body: key });
+
+/** `POST /webhooks/signing-keys/rotate` (C33): the next Ed25519 signing key. */
+export const rotateSigningKeyOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event } = request;
+    const body = parseJsonBody(rotateSigningKeySchema, event.body || '{}', event.isBase64Encoded);
+    return keyRotated(
+      await rotateSenderKey(
+        ctx,
+        body.activate_in_seconds !== undefined ? { activateInSeconds: body.activate_in_seconds } : {},
+        exactlyOnce(request, keyRotated),
+      ),
+    );
+  };
+
+/** `GET /webhooks/jwks.json` (C33): the webhook signing keys' public halves, read per request (a small query). */
+export const webhookJwksOperation =
+  (ctx: Pick<WebhookContext, 'clock' | 'senderKeys'>): Operation =>
+  async () => ({
+    statusCode: 200,
+    // Short: a rotation publishes the next key a day before it signs, and receivers refetch on an unknown kid.
+    headers: { 'Cache-Control': 'public, max-age=300' },
+    body: await senderJwks(ctx),
+  });
+
 /** `GET /webhooks/event-types` (C33): built once per instance from the catalog. */
 export const eventTypesOperation = (): Operation => {
   let catalog: ReturnType<typeof eventTypesCatalog> | undefined;

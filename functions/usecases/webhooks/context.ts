@@ -15,8 +15,10 @@ import type {
   EventStore,
   OrderPlace,
   ReplayRepository,
+  SenderKeyStore,
 } from '../../ports/webhooks';
 import type { OperationalSignals } from './operational-events';
+import type { SenderKeySigner } from './sender-keys';
 
 /** Lifetimes and horizons of the delivery pipeline; the defaults are the production values. */
 export interface WebhookSettings {
@@ -41,6 +43,11 @@ export interface WebhookSettings {
    * tenant keeps its body at most this long, whatever its endpoints allow (C32 retention).
    */
   readonly tenantRetentionDays: Readonly<Record<string, number>>;
+  /**
+   * How long an instance reuses the list of webhook signing keys (C33): a rotation's key is published a day before
+   * it signs, so only an emergency rotation (active at once) waits up to this long to take over.
+   */
+  readonly senderKeyCacheSeconds: number;
 }
 
 /** Days an event's body is kept when it is written: the service's retention, or its tenant's when shorter. */
@@ -65,6 +72,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   dpopProofWindowSeconds: DEFAULT_DPOP_WINDOW_SECONDS,
   disableAfterDays: DEFAULT_DISABLE_AFTER_DAYS,
   tenantRetentionDays: {},
+  senderKeyCacheSeconds: 60,
 };
 
 /** What the webhook use cases need: stores, queue and scheduler, the data cipher, the HTTP client, time. */
@@ -77,6 +85,9 @@ export interface WebhookContext {
   readonly limiter: EndpointLimiter;
   /** The per-key queues of ordered endpoints (C31 `ordering`). */
   readonly sequencer: DeliverySequencer;
+  /** The service's Ed25519 signing keys (C33), and the signer an instance keeps (the active key, decrypted once). */
+  readonly senderKeys: SenderKeyStore;
+  readonly senderSigner: SenderKeySigner;
   readonly stats: EndpointStatsStore;
   readonly queue: MessageQueue;
   readonly scheduler: OneTimeScheduler;

@@ -15,8 +15,13 @@ import {
   type RetryDecision,
 } from '../../domain/webhooks/retry-policy';
 import { secretBytes } from '../../domain/webhooks/secret';
-import { signatureHeader } from '../../domain/webhooks/signature';
-import { standardWebhookHeaders } from '../../domain/webhooks/standard-webhooks';
+import { nativeAsymmetricSignature, standardAsymmetricSignature } from '../../domain/webhooks/sender-keys';
+import { canonicalString, signatureHeader } from '../../domain/webhooks/signature';
+import {
+  standardSignedContent,
+  standardWebhookHeaders,
+  unixSeconds,
+} from '../../domain/webhooks/standard-webhooks';
 import {
   attemptTimeoutFor,
   delaySecondsUntil,
@@ -475,6 +480,56 @@ const wholeSecondsBefore = (atMs: number, nowMs: number): number =>
   Math.max(1, Math.floor((atMs - nowMs) / 1000));
 
 /** The claimed attempt: stop it, or sign and POST it and enqueue what comes next. */
+/**
+ * The signature headers of an attempt (C13, C33), by the endpoint's scheme and algorithm: this service's
+ * `X-Timestamp` and `X-Signature` or Standard Webhooks' three headers (the event id as `webhook-id`, so receivers
+ * deduplicate retries and replays by it); HMAC with the endpoint's secrets (both during a rotation) or Ed25519 with
+ * the service's active key (`v1a`), whose id goes in `X-Signature-Key-Id` for the JWKS lookup.
+ */
+const signatureHeaders = async (
+  ctx: WebhookContext,
+  endpoint: EndpointRecord,
+  request: { eventId: string; body: Uint8Array; path: string; at: Date; started: Date },
+): Promise<Record<string, string>> => {
+  const standard = endpoint.signature_scheme === 'standard-webhooks';
+  if (endpoint.signing_algorithm === 'ed25519') {
+    const key = await ctx.senderSigner.current();
+    // Registering an Ed25519 endpoint makes a key; none here is a fault of the deployment, retried like one.
+    if (!key) throw new Error('no webhook signing key is active');
+    if (standard) {
+      const timestamp = unixSeconds(request.at);
+      const content = standardSignedContent({ id: request.eventId, timestamp, body: request.body });
+      return {
+        'webhook-id': request.eventId,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': standardAsymmetricSignature(key.privateKey, content),
+        'X-Signature-Key-Id': key.kid,
+      };
+    }
+    const timestamp = request.at.toISOString();
+    const canonical = canonicalString({ timestamp, method: 'POST', path: request.path, body: request.body });
+    return {
+      'X-Timestamp': timestamp,
+      'X-Signature': nativeAsymmetricSignature(key.privateKey, canonical),
+      'X-Signature-Key-Id': key.kid,
+    };
+  }
+  const secrets = (await signingSecrets(ctx, endpoint, request.started)).map(secretBytes);
+  if (standard)
+    return standardWebhookHeaders({ secrets, id: request.eventId, at: request.at, body: request.body });
+  const timestamp = request.at.toISOString();
+  return {
+    'X-Timestamp': timestamp,
+    'X-Signature': signatureHeader({
+      secrets,
+      timestamp,
+      method: 'POST',
+      path: request.path,
+      body: request.body,
+    }),
+  };
+};
+
 const attempt = async (
   ctx: WebhookContext,
   message: DeliveryMessage,
@@ -522,23 +577,13 @@ const attempt = async (
   const body = new TextEncoder().encode(JSON.stringify(renderEnvelope(item, version, message.attempt)));
   const url = targetUrl(endpoint.url, item.type);
   const parsed = new URL(url);
-  const signedAt = ctx.clock.now();
-  const secrets = (await signingSecrets(ctx, endpoint, started)).map(secretBytes);
-  // The endpoint's scheme (C33): this service's X-Timestamp and X-Signature, or Standard Webhooks' three headers
-  // (the event id as `webhook-id`, so a receiver deduplicates retries and replays by it).
-  const signature: Record<string, string> =
-    endpoint.signature_scheme === 'standard-webhooks'
-      ? standardWebhookHeaders({ secrets, id: item.event_id, at: signedAt, body })
-      : {
-          'X-Timestamp': signedAt.toISOString(),
-          'X-Signature': signatureHeader({
-            secrets,
-            timestamp: signedAt.toISOString(),
-            method: 'POST',
-            path: `${parsed.pathname}${parsed.search}`,
-            body,
-          }),
-        };
+  const signature = await signatureHeaders(ctx, endpoint, {
+    eventId: item.event_id,
+    body,
+    path: `${parsed.pathname}${parsed.search}`,
+    at: ctx.clock.now(),
+    started,
+  });
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     'User-Agent': ctx.settings.userAgent,

@@ -17,6 +17,7 @@ import { LruMap } from '../../shared/lru';
 import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import type { WebhookContext } from './context';
 import { type MtlsSummary, mtlsSummary, storedMtls, validateClientCertificate } from './mtls';
+import { ensureSenderKey } from './sender-keys';
 
 export class EndpointNotFoundError extends ServiceError {
   constructor(endpointId: string) {
@@ -48,6 +49,7 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.disable_after_days !== undefined ? { disable_after_days: record.disable_after_days } : {}),
   ...(record.retention_days !== undefined ? { retention_days: record.retention_days } : {}),
   ...(record.signature_scheme !== undefined ? { signature_scheme: record.signature_scheme } : {}),
+  ...(record.signing_algorithm !== undefined ? { signing_algorithm: record.signing_algorithm } : {}),
   ...(record.description !== undefined ? { description: record.description } : {}),
   ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
   version: record.version,
@@ -132,7 +134,7 @@ export const signingSecrets = async (
 export type CreatedEndpoint = EndpointView & { readonly secret: string; readonly partner_key: string };
 
 export const createEndpoint = async (
-  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes'>,
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'senderKeys'>,
   request: CreateEndpointRequest,
   once?: ExactlyOnce<CreatedEndpoint>,
 ): Promise<CreatedEndpoint> => {
@@ -140,6 +142,8 @@ export const createEndpoint = async (
   const endpointId = newId('ep', now);
   // Checked first: a refused certificate costs no encryption.
   const mtls = request.mtls !== undefined ? validateClientCertificate(request.mtls, now) : undefined;
+  // An endpoint signed with Ed25519 needs the service's key to exist before its first delivery.
+  if (request.signing_algorithm === 'ed25519') await ensureSenderKey(ctx);
   const secret = generateSecret(ctx.randomBytes);
   const partnerKey = `pk_${Buffer.from(ctx.randomBytes(32)).toString('base64url')}`;
   const record: EndpointRecord = {
@@ -155,6 +159,7 @@ export const createEndpoint = async (
     ...(request.signature_scheme !== undefined && request.signature_scheme !== 'native'
       ? { signature_scheme: request.signature_scheme }
       : {}),
+    ...(request.signing_algorithm === 'ed25519' ? { signing_algorithm: request.signing_algorithm } : {}),
     ...(request.description !== undefined ? { description: request.description } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
     version: request.version ?? LATEST_ENVELOPE_VERSION,
@@ -193,12 +198,14 @@ export const listEndpoints = async (
  * `mtls` replaces (or, `null`, removes) the client certificate.
  */
 export const updateEndpoint = async (
-  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher'>,
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'senderKeys' | 'randomBytes'>,
   endpointId: string,
   request: UpdateEndpointRequest,
 ): Promise<EndpointView> => {
   const now = ctx.clock.now();
   const mtls = request.mtls ? validateClientCertificate(request.mtls, now) : request.mtls;
+  // An endpoint signed with Ed25519 needs the service's key to exist before its first delivery.
+  if (request.signing_algorithm === 'ed25519') await ensureSenderKey(ctx);
   const updated = await ctx.endpoints.update(
     endpointId,
     {
@@ -234,6 +241,12 @@ export const updateEndpoint = async (
         ? { retention_days: undefined }
         : request.retention_days !== undefined
           ? { retention_days: request.retention_days }
+          : {}),
+      // "hmac-sha256" is the default: stored as no algorithm at all.
+      ...(request.signing_algorithm === 'hmac-sha256'
+        ? { signing_algorithm: undefined }
+        : request.signing_algorithm !== undefined
+          ? { signing_algorithm: request.signing_algorithm }
           : {}),
       // "native" is the default: stored as no scheme at all.
       ...(request.signature_scheme === 'native'

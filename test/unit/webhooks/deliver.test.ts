@@ -16,7 +16,12 @@ import {
 } from '../../../functions/domain/webhooks/throttle';
 import type { OneTimeSchedule } from '../../../functions/ports/scheduler';
 import type { WebhookRequest, WebhookResponse } from '../../../functions/ports/webhook-http';
-import type { AttemptRecord, DeliveryRecord, EndpointRecord } from '../../../functions/ports/webhooks';
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  EndpointRecord,
+  StoredSenderKey,
+} from '../../../functions/ports/webhooks';
 import type { DeliveryMessage, OutboxItem } from '../../../functions/schemas/envelope';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookContext } from '../../../functions/usecases/webhooks/context';
 import {
@@ -31,6 +36,7 @@ import { expungeEvent } from '../../../functions/usecases/webhooks/history';
 import { operationalSignals } from '../../../functions/usecases/webhooks/operational-events';
 import { watchOrderedKeys } from '../../../functions/usecases/webhooks/order-watchdog';
 import { replayDeliveries } from '../../../functions/usecases/webhooks/replay';
+import { type SenderKeySigner, senderKeySigner } from '../../../functions/usecases/webhooks/sender-keys';
 
 interface World {
   ctx: WebhookContext;
@@ -50,6 +56,9 @@ interface World {
   log: string[];
   /** Reads of a stored event. */
   eventReads: number;
+  /** The service's Ed25519 signing keys, and the signer the context keeps. */
+  senderKeys: StoredSenderKey[];
+  signer?: SenderKeySigner;
   /** The ordered endpoints' open places by `<endpoint>#<key>`, their counters, and closes to fail (a crash). */
   orders: {
     open: Map<
@@ -92,6 +101,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     slept: [],
     log: [],
     eventReads: 0,
+    senderKeys: [],
     orders: { open: new Map(), counters: new Map(), failClose: 0, failEnqueue: 0 },
   } as unknown as World;
   const key = (eventId: string, endpointId: string) => `${eventId}|${endpointId}`;
@@ -368,6 +378,19 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         events: w.ctx.events,
         settings: DEFAULT_WEBHOOK_SETTINGS,
       });
+    },
+    // The service's Ed25519 keys in memory (the DynamoDB store: test/integration/sender-keys.test.ts).
+    senderKeys: {
+      list: async () => [...w.senderKeys].sort((a, b) => a.generation - b.generation),
+      add: async (key) => {
+        if (w.senderKeys.some((stored) => stored.generation === key.generation)) return false;
+        w.senderKeys.push(key);
+        return true;
+      },
+    },
+    get senderSigner() {
+      w.signer ??= senderKeySigner(w.ctx);
+      return w.signer;
     },
   };
   return w;
