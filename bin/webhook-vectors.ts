@@ -9,6 +9,12 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { generateSecret, secretBytes } from '../functions/domain/webhooks/secret';
+import {
+  ed25519KeyOfSeed,
+  jwkOf,
+  nativeAsymmetricSignature,
+  standardAsymmetricSignature,
+} from '../functions/domain/webhooks/sender-keys';
 import { canonicalString, SIGNATURE_SCHEME, signatureHeader } from '../functions/domain/webhooks/signature';
 import {
   standardSignatureHeader,
@@ -46,6 +52,17 @@ export interface StandardWebhooksVector {
   readonly expected_signature: string;
 }
 
+/** An Ed25519 vector (C33): the key's public JWK, the signed content and the expected `v1a` signature. */
+export interface Ed25519Vector {
+  readonly name: string;
+  readonly scheme: 'native' | 'standard-webhooks';
+  readonly kid: string;
+  readonly body: string;
+  /** Native: the canonical string; Standard Webhooks: `<webhook-id>.<webhook-timestamp>.<body>`. */
+  readonly signed_content: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 export interface SignatureVectors {
   readonly description: string;
   readonly scheme: string;
@@ -54,6 +71,12 @@ export interface SignatureVectors {
   readonly standard_webhooks: {
     readonly description: string;
     readonly vectors: readonly StandardWebhooksVector[];
+  };
+  readonly ed25519: {
+    readonly description: string;
+    /** The JWKS the vectors verify against (a fixed key: its seed is SHA-256 of a label). */
+    readonly jwks: { readonly keys: readonly Record<string, string>[] };
+    readonly vectors: readonly Ed25519Vector[];
   };
 }
 
@@ -216,6 +239,52 @@ const standardVectorOf = (input: VectorInput): StandardWebhooksVector => {
   };
 };
 
+/** The Ed25519 vectors' key: the seed is SHA-256 of a label, so anyone can see nothing is hidden in it. */
+const ED25519_KEY = {
+  kid: 'whk_1_vectors',
+  ...ed25519KeyOfSeed(createHash('sha256').update('webhook-signature-vectors/ed25519').digest()),
+};
+
+const ed25519VectorsOf = (input: VectorInput): Ed25519Vector[] => {
+  const body = new TextEncoder().encode(input.body);
+  const canonical = canonicalString({
+    timestamp: input.timestamp,
+    method: input.method,
+    path: input.path,
+    body,
+  });
+  const id = 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C';
+  const timestamp = unixSeconds(new Date(input.timestamp));
+  const content = standardSignedContent({ id, timestamp, body });
+  return [
+    {
+      name: `${input.name} (native)`,
+      scheme: 'native',
+      kid: ED25519_KEY.kid,
+      body: input.body,
+      signed_content: canonical,
+      headers: {
+        'X-Timestamp': input.timestamp,
+        'X-Signature': nativeAsymmetricSignature(ED25519_KEY.privateKey, canonical),
+        'X-Signature-Key-Id': ED25519_KEY.kid,
+      },
+    },
+    {
+      name: `${input.name} (Standard Webhooks)`,
+      scheme: 'standard-webhooks',
+      kid: ED25519_KEY.kid,
+      body: input.body,
+      signed_content: content.toString('utf8'),
+      headers: {
+        'webhook-id': id,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': standardAsymmetricSignature(ED25519_KEY.privateKey, content),
+        'X-Signature-Key-Id': ED25519_KEY.kid,
+      },
+    },
+  ];
+};
+
 /** The vectors document. */
 export const buildVectors = (): SignatureVectors => ({
   description:
@@ -241,6 +310,26 @@ export const buildVectors = (): SignatureVectors => ({
       "standardwebhooks libraries verify these (with their clock set to the vector's timestamp).",
     // The path is not signed in this scheme: the vector about a path's query string has no counterpart here.
     vectors: INPUTS.filter((input) => !input.path.includes('?')).map(standardVectorOf),
+  },
+  ed25519: {
+    description:
+      'Endpoints with signing_algorithm "ed25519" (C33) carry a v1a signature by the service key named in ' +
+      'X-Signature-Key-Id: "v1a=" + base64 Ed25519 (RFC 8032, pure) over the canonical string in the native scheme, ' +
+      '"v1a," + base64 Ed25519 over "<webhook-id>.<webhook-timestamp>.<raw body>" in Standard Webhooks mode. ' +
+      'Verify with the key of that kid in GET /webhooks/jwks.json; these vectors verify with the jwks below.',
+    jwks: {
+      keys: [
+        {
+          ...jwkOf({
+            kid: ED25519_KEY.kid,
+            public_jwk: ED25519_KEY.publicJwk,
+            created_at: '',
+            activates_at: '',
+          }),
+        },
+      ],
+    },
+    vectors: INPUTS.slice(0, 3).flatMap(ed25519VectorsOf),
   },
 });
 

@@ -13,6 +13,7 @@
  * The table the store needs has the shape {@link RECEIVER_TABLE}. See README.md in this folder.
  */
 export { InvalidSecretError } from '../domain/webhooks/secret';
+export { JwksCache, type JwksCacheOptions, type PublicJwk } from './jwks';
 export { isNewer, type OrderingField, type StoredOrdering } from './ordering';
 export {
   CLOCK_SKEW_ALLOWANCE_SECONDS,
@@ -40,6 +41,7 @@ export {
 } from './resync';
 export { RECEIVER_TABLE } from './table';
 export {
+  kidOf,
   MAX_EVENT_ID_LENGTH,
   parseReceivedEnvelope,
   parseTimestamp,

@@ -22,9 +22,12 @@
  * parsing or re-encoding, and the path exactly as it arrived (with its query string, not decoded or normalised).
  * Behind a proxy that rewrites the path, give the path the sender used (the one registered as endpoint URL).
  */
+import { createHash } from 'node:crypto';
 import { secretBytes } from '../domain/webhooks/secret';
+import { ed25519Verify } from '../domain/webhooks/sender-keys';
 import { SIGNATURE_SCHEME, verifySignatureHeader } from '../domain/webhooks/signature';
-import { verifyStandardSignature } from '../domain/webhooks/standard-webhooks';
+import { standardSignedContent, verifyStandardSignature } from '../domain/webhooks/standard-webhooks';
+import type { PublicJwk } from './jwks';
 
 /** The signature time window (spec "Limits"): |now − X-Timestamp| may be at most this, in either direction. */
 export const TIMESTAMP_TOLERANCE_SECONDS = 300;
@@ -80,10 +83,17 @@ export interface VerifyWebhookInput {
    */
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
   /**
-   * The endpoint's signing secrets (`whsec_…`), at least one. During a rotation configure both the new and the
-   * old secret (the sender signs with both for 24 h); remove the old one once the rotation is over.
+   * The endpoint's signing secrets (`whsec_…`). During a rotation configure both the new and the old secret (the
+   * sender signs with both for 24 h); remove the old one once the rotation is over. May be empty for an endpoint
+   * signed with Ed25519 (`publicKeys`); at least one secret or one public key is required.
    */
   readonly secrets: readonly string[];
+  /**
+   * The sender's public keys (`GET /webhooks/jwks.json`, C33), for endpoints with `signing_algorithm: "ed25519"`:
+   * a `v1a` signature is checked with the key whose `kid` is the request's `X-Signature-Key-Id`. A
+   * {@link JwksCache} gives the current ones (`await cache.keysFor(kidOf(headers))`).
+   */
+  readonly publicKeys?: readonly PublicJwk[];
   /** The receiver's current time (inject a clock; tests pass a fixed date). */
   readonly now: Date;
   /** The window, in seconds, between 1 and {@link TIMESTAMP_TOLERANCE_SECONDS} (the default and maximum). */
@@ -243,6 +253,39 @@ const canonicalSignatures = (values: readonly string[], prefix = SCHEME_PREFIX):
   return kept.join(' ');
 };
 
+/** A canonical Ed25519 signature in base64: 64 bytes are 86 characters and `==`. */
+const CANONICAL_ED25519 = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
+
+/** The canonical `v1a` entries of a signature header (`v1a=` native, `v1a,` Standard Webhooks), without the prefix. */
+const asymmetricEntries = (values: readonly string[], prefix: 'v1a=' | 'v1a,'): string[] =>
+  values
+    .flatMap((value) => value.split(/[ \t]+/))
+    .filter((entry) => entry.startsWith(prefix) && CANONICAL_ED25519.test(entry.slice(prefix.length)))
+    .map((entry) => entry.slice(prefix.length));
+
+/** The key id a request names (`X-Signature-Key-Id`), to look its key up in the JWKS. */
+export const kidOf = (headers: VerifyWebhookInput['headers']): string | undefined => {
+  for (const name of Object.keys(headers))
+    if (name.toLowerCase() === 'x-signature-key-id') return single(valuesOf(headers[name])) ?? undefined;
+  return undefined;
+};
+
+/** Whether a `v1a` signature of the content verifies with the public key the request names. */
+const verifiedByPublicKey = (
+  input: VerifyWebhookInput,
+  signatures: readonly string[],
+  content: () => Uint8Array,
+): boolean => {
+  if (signatures.length === 0 || !input.publicKeys || input.publicKeys.length === 0) return false;
+  const kid = kidOf(input.headers);
+  const jwk = input.publicKeys.find((key) => key.kid === kid);
+  if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519') return false;
+  const bytes = content();
+  return signatures.some((signature) =>
+    ed25519Verify({ kty: 'OKP', crv: 'Ed25519', x: jwk.x }, bytes, signature),
+  );
+};
+
 /** Standard Webhooks' `webhook-timestamp`: Unix seconds, digits only. */
 const UNIX_SECONDS = /^[0-9]{1,12}$/;
 
@@ -292,7 +335,8 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   if (!(toleranceSeconds >= 1 && toleranceSeconds <= TIMESTAMP_TOLERANCE_SECONDS)) {
     throw new RangeError(`toleranceSeconds must be within 1..${TIMESTAMP_TOLERANCE_SECONDS}`);
   }
-  if (input.secrets.length === 0) throw new RangeError('at least one secret is required');
+  if (input.secrets.length === 0 && (input.publicKeys ?? []).length === 0)
+    throw new RangeError('at least one secret or public key is required');
   const keys = input.secrets.map(keyOf);
   const body = typeof input.body === 'string' ? utf8.encode(input.body) : input.body;
   if (schemeOf(input.headers) === 'standard') {
@@ -311,22 +355,33 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   const signedAt = parseTimestamp(timestamp);
   if (signedAt === undefined) fail('malformed_header');
   const signatures = canonicalSignatures(signatureValues);
-  if (signatures.length === 0) fail('malformed_header');
+  const asymmetric = asymmetricEntries(signatureValues, 'v1a=');
+  if (signatures.length === 0 && asymmetric.length === 0) fail('malformed_header');
 
   // 2. Time window, both directions.
   if (Math.abs(input.now.getTime() - signedAt) > toleranceSeconds * 1000) {
     fail('timestamp_out_of_window');
   }
 
-  // 3. Signature over the raw bytes, constant time, every signature against every secret.
-  const authentic = verifySignatureHeader({
-    header: signatures,
-    secrets: keys,
-    timestamp,
-    method: input.method,
-    path: input.path,
-    body,
-  });
+  // 3. Signature over the raw bytes, constant time, every signature against every secret; an Ed25519 one against
+  // the public key the request names.
+  const authentic =
+    (signatures.length > 0 &&
+      keys.length > 0 &&
+      verifySignatureHeader({
+        header: signatures,
+        secrets: keys,
+        timestamp,
+        method: input.method,
+        path: input.path,
+        body,
+      })) ||
+    verifiedByPublicKey(input, asymmetric, () =>
+      Buffer.from(
+        `${timestamp}\n${input.method}\n${input.path}\n${createHash('sha256').update(body).digest('hex')}`,
+        'utf8',
+      ),
+    );
   if (!authentic) fail('signature_mismatch');
 
   // 4. The envelope, and that it is the event the headers name.
@@ -370,9 +425,14 @@ const verifyStandardHeaders = (
   if (timestamp === null || eventId === null || !isEventId(eventId) || !UNIX_SECONDS.test(timestamp))
     fail('malformed_header');
   const signatures = canonicalSignatures(signatureValues, STANDARD_PREFIX);
-  if (signatures.length === 0) fail('malformed_header');
+  const asymmetric = asymmetricEntries(signatureValues, 'v1a,');
+  if (signatures.length === 0 && asymmetric.length === 0) fail('malformed_header');
   if (Math.abs(input.now.getTime() - Number(timestamp) * 1000) > toleranceSeconds * 1000)
     fail('timestamp_out_of_window');
-  if (!verifyStandardSignature({ header: signatures, secrets: keys, id: eventId, timestamp, body }))
-    fail('signature_mismatch');
+  const authentic =
+    (signatures.length > 0 &&
+      keys.length > 0 &&
+      verifyStandardSignature({ header: signatures, secrets: keys, id: eventId, timestamp, body })) ||
+    verifiedByPublicKey(input, asymmetric, () => standardSignedContent({ id: eventId, timestamp, body }));
+  if (!authentic) fail('signature_mismatch');
 };

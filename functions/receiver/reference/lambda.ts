@@ -9,13 +9,15 @@
  *     — what the construct sets: secrets stay out of the environment;
  *   - `WEBHOOK_SECRETS`: the secrets themselves, comma-separated (local runs and tests only);
  * - `HANDLER_VERSION` (default `reference-1`): recorded with each processed event;
- * - `DEDUP_DAYS` (default 7, whole days ≥ 1): dedup memory, and the age past which an event is `event_too_old`.
+ * - `DEDUP_DAYS` (default 7, whole days ≥ 1): dedup memory, and the age past which an event is `event_too_old`;
+ * - `WEBHOOK_JWKS_URL` (optional): the sender's `<API>/webhooks/jwks.json`, for endpoints signed with Ed25519.
  *
  * The configuration is read on the first invocation (a broken one fails that invocation, which API Gateway
  * answers 5xx and the sender retries) and kept for the life of the instance.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { JwksCache } from '../jwks';
 import { IdempotencyStore } from '../process-once';
 import { countingEffect } from './effect';
 import { jsonConsoleLogger, type ReceiverLogger } from './http';
@@ -51,6 +53,8 @@ export interface ReceiverConfig {
   readonly handlerVersion: string;
   readonly dedupDays: number;
   readonly region: string | undefined;
+  /** The sender's JWKS URL, for endpoints signed with Ed25519 (`WEBHOOK_JWKS_URL`, https). */
+  readonly jwksUrl?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -100,7 +104,24 @@ export const readReceiverConfig = (env: Env): ReceiverConfig => {
     handlerVersion: nonEmpty(env, 'HANDLER_VERSION') ?? DEFAULT_HANDLER_VERSION,
     dedupDays: wholeNumber(env, 'DEDUP_DAYS', DEFAULT_DEDUP_DAYS, 1),
     region: nonEmpty(env, 'AWS_REGION') ?? nonEmpty(env, 'AWS_DEFAULT_REGION'),
+    ...jwksUrlOf(env),
   };
+};
+
+/** `WEBHOOK_JWKS_URL`: an absolute http(s) URL (http only for loopback, as in local runs and tests). */
+const jwksUrlOf = (env: Env): { jwksUrl?: string } => {
+  const value = nonEmpty(env, 'WEBHOOK_JWKS_URL');
+  if (value === undefined) return {};
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ReceiverConfigurationError('WEBHOOK_JWKS_URL is not a URL');
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw new ReceiverConfigurationError('WEBHOOK_JWKS_URL must be https (http only on loopback)');
+  return { jwksUrl: url.toString() };
 };
 
 export interface ReceiverDependencies {
@@ -168,6 +189,7 @@ export const createReceiverFromConfig = (
     clock,
     ...(dependencies.logger ? { logger: dependencies.logger } : {}),
     ...(dependencies.signedPath ? { signedPath: dependencies.signedPath } : {}),
+    ...(config.jwksUrl ? { jwks: new JwksCache({ url: config.jwksUrl }) } : {}),
   });
 };
 

@@ -18,15 +18,17 @@
  * or a 2xx; only the receiver's own failures (its store unreachable, its configuration broken) give 5xx, which
  * the sender retries.
  */
+
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import type { JwksCache } from '../jwks';
 import {
   EventInProgressError,
   EventTooOldError,
   type IdempotencyStore,
   type ReceiverStatus,
 } from '../process-once';
-import { type ReceivedEnvelope, verifyWebhook, WebhookVerificationError } from '../verify';
+import { kidOf, type ReceivedEnvelope, verifyWebhook, WebhookVerificationError } from '../verify';
 import { countingEffect, type EffectHandler, EffectRejectedError } from './effect';
 import {
   causeOf,
@@ -77,6 +79,11 @@ export interface ReferenceReceiverOptions {
   readonly signedPath?: (event: APIGatewayProxyEvent) => string;
   /** @default 256 KiB */
   readonly maxBodyBytes?: number;
+  /**
+   * The sender's JWKS (`<API>/webhooks/jwks.json`), for endpoints signed with Ed25519 (C33): the public keys are
+   * fetched and cached by a {@link JwksCache} and a `v1a` signature is checked with the key it names.
+   */
+  readonly jwks?: JwksCache;
 }
 
 export type ReferenceReceiver = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -244,12 +251,15 @@ export const createReferenceReceiver = (options: ReferenceReceiverOptions): Refe
     // 1. Verify. Nothing is read from the body before this passes.
     let envelope: ReceivedEnvelope;
     try {
+      const headers = headersOf(event);
+      const publicKeys = options.jwks ? await options.jwks.keysFor(kidOf(headers)) : undefined;
       envelope = verifyWebhook({
         body: body.bytes,
         method: event.httpMethod,
         path: signedPath(event),
-        headers: headersOf(event),
+        headers,
         secrets,
+        ...(publicKeys ? { publicKeys } : {}),
         now: clock(),
         ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
       });

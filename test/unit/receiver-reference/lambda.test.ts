@@ -30,6 +30,21 @@ describe('readReceiverConfig', () => {
     });
   });
 
+  it('reads the sender JWKS URL for Ed25519 endpoints: https, or http on loopback only', () => {
+    const base = { RECEIVER_TABLE_NAME: 'receiver', WEBHOOK_SECRETS: SECRET };
+    expect(
+      readReceiverConfig({ ...base, WEBHOOK_JWKS_URL: 'https://api.example.com/v1/webhooks/jwks.json' })
+        .jwksUrl,
+    ).toBe('https://api.example.com/v1/webhooks/jwks.json');
+    expect(
+      readReceiverConfig({ ...base, WEBHOOK_JWKS_URL: 'http://127.0.0.1:3000/webhooks/jwks.json' }).jwksUrl,
+    ).toBe('http://127.0.0.1:3000/webhooks/jwks.json');
+    expect(() =>
+      readReceiverConfig({ ...base, WEBHOOK_JWKS_URL: 'http://api.example.com/jwks.json' }),
+    ).toThrow(/must be https/);
+    expect(() => readReceiverConfig({ ...base, WEBHOOK_JWKS_URL: 'not a url' })).toThrow(/not a URL/);
+  });
+
   it('reads an SSM parameter name with its cache period, the handler version and the dedup days', () => {
     expect(
       readReceiverConfig({

@@ -2,6 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { secretBytes } from '../../../functions/domain/webhooks/secret';
+import {
+  ed25519KeyOfSeed,
+  nativeAsymmetricSignature,
+  standardAsymmetricSignature,
+} from '../../../functions/domain/webhooks/sender-keys';
+import { canonicalString } from '../../../functions/domain/webhooks/signature';
+import {
+  standardSignedContent,
+  standardWebhookHeaders,
+  unixSeconds,
+} from '../../../functions/domain/webhooks/standard-webhooks';
 import {
   EventInProgressError,
   EventTooOldError,
@@ -9,6 +21,7 @@ import {
   type ReceiverStatus,
   type TransactItem,
 } from '../../../functions/receiver';
+import { JwksCache } from '../../../functions/receiver/jwks';
 import { EffectRejectedError } from '../../../functions/receiver/reference/effect';
 import {
   ackRequestSchema,
@@ -106,6 +119,80 @@ const expectC6 = (result: APIGatewayProxyResult, status: number, error: string) 
   expect(result.headers?.['X-Trace-Id']).toBe(body.trace_id);
   expect(result.headers?.['Content-Type']).toBe('application/json');
 };
+
+describe('POST /webhooks/v1/{topic}: every signing scheme the service sends (C13, C33)', () => {
+  const seed = new Uint8Array(32).fill(9);
+  const { privateKey, publicJwk } = ed25519KeyOfSeed(seed);
+  const kid = 'whk_1_reference';
+  const jwks = new JwksCache({
+    url: 'https://sender.example/webhooks/jwks.json',
+    fetch: async () => ({
+      ok: true,
+      status: 200,
+      json: async () => ({ keys: [{ ...publicJwk, kid, alg: 'EdDSA', use: 'sig' }] }),
+    }),
+  });
+  const deliveryWith = (headers: Record<string, string>, body: Buffer) =>
+    proxyEvent({
+      method: 'POST',
+      path: '/webhooks/v1/catalog',
+      resource: ROUTE_TEMPLATES.deliver,
+      pathParameters: { topic: 'catalog' },
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+    });
+
+  it('accepts Standard Webhooks HMAC, Ed25519 native and Ed25519 Standard Webhooks deliveries', async () => {
+    const { receive, applied } = receiverWith({ jwks });
+    const bodyOf = () => {
+      const envelope = envelopeOf({ ts: NOW.toISOString() });
+      return { id: String(envelope.event_id), body: Buffer.from(JSON.stringify(envelope)) };
+    };
+    const hmac = bodyOf();
+    const standardHeaders = standardWebhookHeaders({
+      secrets: [secretBytes(SECRET)],
+      id: hmac.id,
+      at: NOW,
+      body: hmac.body,
+    });
+    expect((await receive(deliveryWith(standardHeaders, hmac.body))).statusCode).toBe(200);
+
+    const native = bodyOf();
+    const timestamp = NOW.toISOString();
+    const canonical = canonicalString({
+      timestamp,
+      method: 'POST',
+      path: '/webhooks/v1/catalog',
+      body: native.body,
+    });
+    const nativeHeaders = {
+      'X-Event-Id': native.id,
+      'X-Timestamp': timestamp,
+      'X-Signature': nativeAsymmetricSignature(privateKey, canonical),
+      'X-Signature-Key-Id': kid,
+    };
+    expect((await receive(deliveryWith(nativeHeaders, native.body))).statusCode).toBe(200);
+
+    const standard = bodyOf();
+    const seconds = unixSeconds(NOW);
+    const edHeaders = {
+      'webhook-id': standard.id,
+      'webhook-timestamp': seconds,
+      'webhook-signature': standardAsymmetricSignature(
+        privateKey,
+        standardSignedContent({ id: standard.id, timestamp: seconds, body: standard.body }),
+      ),
+      'X-Signature-Key-Id': kid,
+    };
+    expect((await receive(deliveryWith(edHeaders, standard.body))).statusCode).toBe(200);
+    expect(applied).toHaveLength(3);
+
+    // A key id the JWKS does not hold is refused like any bad signature.
+    const other = bodyOf();
+    const forged = { ...nativeHeaders, 'X-Event-Id': other.id, 'X-Signature-Key-Id': 'whk_9_unknown' };
+    expect((await receive(deliveryWith(forged, other.body))).statusCode).toBe(401);
+  });
+});
 
 describe('POST /webhooks/v1/{topic}', () => {
   it('answers 200 processed and runs the counting effect on the path topic', async () => {
