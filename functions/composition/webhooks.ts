@@ -8,6 +8,7 @@ import type { ResponseSealer } from '../handlers/middleware/idempotency';
 import type { DataCipher } from '../ports/signing';
 import type { WebhookContext, WebhookSettings, WebhookSignal } from '../usecases/webhooks/context';
 import { operationalSignals } from '../usecases/webhooks/operational-events';
+import { OAuthTokenCache } from '../usecases/webhooks/outbound-auth';
 import { senderKeySigner } from '../usecases/webhooks/sender-keys';
 import type { ServiceDependencies } from './dependencies';
 import type { Environment } from './environment';
@@ -159,6 +160,7 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
         { clock: deps.clock, senderKeys: deps.webhooks.senderKeys, cipher: deps.secretsCipher },
         deps.webhooks.settings.senderKeyCacheSeconds,
       ),
+    tokens: () => new OAuthTokenCache(),
     stats: () => deps.webhooks.stats,
     queue: () => deps.queue,
     scheduler: () => deps.scheduler,

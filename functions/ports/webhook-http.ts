@@ -12,6 +12,11 @@ export interface WebhookRequest {
   readonly timeoutMs: number;
   /** A client certificate (PEM chain, leaf first) and its private key (PEM) presented in the TLS handshake (mTLS). */
   readonly clientCertificate?: ClientCertificate;
+  /**
+   * Read up to this many bytes of the body and return them as `body` (an OAuth token response); by default only
+   * the excerpt's first KiB is read.
+   */
+  readonly responseBodyBytes?: number;
 }
 
 /** PEM texts; the key is a secret: never logged, never in an error message. */
@@ -37,6 +42,8 @@ export type WebhookResponse =
       /** First ≤ 256 characters of the body as UTF-8, control characters replaced. */
       readonly excerpt: string;
       readonly durationMs: number;
+      /** With `responseBodyBytes`: the body as UTF-8, and whether it was read to its end within the limit. */
+      readonly body?: { readonly text: string; readonly complete: boolean };
     }
   | {
       readonly kind: 'network_error';

@@ -3,6 +3,7 @@ import type { AttemptTally } from '../domain/webhooks/endpoint-stats';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
 import type { EventFilter } from '../domain/webhooks/filter';
 import type { EndpointOrdering } from '../domain/webhooks/ordering';
+import type { OutboundAuthSummary } from '../domain/webhooks/outbound-auth';
 import type { SenderKey } from '../domain/webhooks/sender-keys';
 import type { SignatureScheme, SigningAlgorithm } from '../domain/webhooks/standard-webhooks';
 import type { EffectiveLimits, EndpointRateLimit } from '../domain/webhooks/throttle';
@@ -122,6 +123,9 @@ export interface EndpointRecord {
   readonly signature_scheme?: SignatureScheme;
   /** Ed25519 with the service's keys (absent: HMAC-SHA-256 with the endpoint's secret, the default). */
   readonly signing_algorithm?: SigningAlgorithm;
+  /** Outbound authentication (C34): encrypted with the secrets key, and what the API shows of it. */
+  readonly auth_ciphertext?: string;
+  readonly auth?: OutboundAuthSummary;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -148,6 +152,8 @@ export type EndpointChanges = Partial<
     | 'retention_days'
     | 'signature_scheme'
     | 'signing_algorithm'
+    | 'auth_ciphertext'
+    | 'auth'
     | 'consecutive_timeouts'
     | 'paused_until'
     | 'failing_since'

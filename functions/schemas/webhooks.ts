@@ -4,6 +4,7 @@ import { STATS_WINDOWS, type StatsWindow } from '../domain/webhooks/endpoint-sta
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
 import { type EventFilter, filterProblems } from '../domain/webhooks/filter';
 import { isOrderingKeySpec, type OrderingKeySpec } from '../domain/webhooks/ordering';
+import { HEADER_VALUE, headerNameProblem } from '../domain/webhooks/outbound-auth';
 import { SIGNATURE_SCHEMES, SIGNING_ALGORITHMS } from '../domain/webhooks/standard-webhooks';
 import { type EndpointRateLimit, RATE_LIMIT_BOUNDS } from '../domain/webhooks/throttle';
 import { availabilitySchema, catalogDocumentSchema, identifier, settingsSchema } from './catalog-document';
@@ -193,6 +194,50 @@ const signingAlgorithmSchema = z
       'GET /webhooks/jwks.json (v1a signatures, key id in X-Signature-Key-Id).',
   );
 
+/** Outbound authentication (C34): static headers, or OAuth 2.0 client credentials. Secrets are write-only. */
+const endpointAuthSchema = z
+  .union([
+    z.strictObject({
+      headers: z
+        .record(
+          z.string(),
+          z.string().regex(HEADER_VALUE, 'visible ASCII, no line breaks, at most 1 024 characters'),
+        )
+        .superRefine((headers, refinement) => {
+          const names = Object.keys(headers);
+          if (names.length === 0 || names.length > 10)
+            refinement.addIssue({ code: 'custom', message: 'give 1 to 10 headers' });
+          const lower = names.map((name) => name.toLowerCase());
+          if (new Set(lower).size !== lower.length)
+            refinement.addIssue({ code: 'custom', message: 'a header is named twice' });
+          for (const name of names) {
+            const problem = headerNameProblem(name);
+            if (problem) refinement.addIssue({ code: 'custom', message: problem, path: [name] });
+          }
+        }),
+    }),
+    z.strictObject({
+      oauth2: z.strictObject({
+        token_url: endpointUrl.describe(
+          "The partner's token endpoint (reached through the same egress guard).",
+        ),
+        client_id: z.string().min(1).max(256),
+        client_secret: z.string().min(1).max(512),
+        scope: z
+          .string()
+          .regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'space-separated scope tokens')
+          .max(1024)
+          .optional(),
+      }),
+    }),
+  ])
+  .describe(
+    'What deliveries present besides the signature: {"headers": {name: value}} (static headers, e.g. an API key ' +
+      'for the partner\'s gateway) or {"oauth2": {token_url, client_id, client_secret, scope?}} (a Bearer token of the ' +
+      'client-credentials grant, cached until it expires, fetched again once on a 401). Values and the client ' +
+      'secret are stored encrypted and never shown again.',
+  );
+
 /** `POST /webhooks/endpoints` (C12, C24). */
 export const createEndpointSchema = z.strictObject({
   url: endpointUrl,
@@ -209,6 +254,7 @@ export const createEndpointSchema = z.strictObject({
   retention_days: retentionDaysSchema.optional(),
   signature_scheme: signatureSchemeSchema.optional(),
   signing_algorithm: signingAlgorithmSchema.optional(),
+  auth: endpointAuthSchema.optional(),
   description: z.string().max(500).optional(),
   tenant: identifier.optional(),
   version: z.enum(ENVELOPE_VERSIONS).optional(),
@@ -255,6 +301,10 @@ export const updateEndpointSchema = z
       .describe('Applies to events produced from then on; null: the default, 30 days.'),
     signature_scheme: signatureSchemeSchema.optional(),
     signing_algorithm: signingAlgorithmSchema.optional(),
+    auth: endpointAuthSchema
+      .nullable()
+      .optional()
+      .describe('Replaces the outbound authentication; null removes it.'),
     description: z.string().max(500).optional(),
     version: z.enum(ENVELOPE_VERSIONS).optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
@@ -349,6 +399,17 @@ export const endpointResponseSchema = z.object({
   retention_days: z.number().int().optional(),
   signature_scheme: z.enum(SIGNATURE_SCHEMES).optional(),
   signing_algorithm: z.enum(SIGNING_ALGORITHMS).optional(),
+  auth: z
+    .union([
+      z.object({ headers: z.array(z.string()) }),
+      z.object({
+        oauth2: z.object({ token_url: z.string(), client_id: z.string(), scope: z.string().optional() }),
+      }),
+    ])
+    .optional()
+    .describe(
+      'The outbound authentication, without its secrets: header names, or the OAuth client and token URL.',
+    ),
   failing_since: isoTimestamp
     .optional()
     .describe('Every attempt since then failed; a success ends the run, re-enabling starts afresh.'),

@@ -14,6 +14,8 @@
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { eventTypesCatalog } from '../../functions/schemas/event-types';
@@ -234,5 +236,119 @@ describe('Ed25519 signatures with key discovery (C33)', () => {
     expect(JSON.stringify(bad.body)).toContain('activate_in_seconds');
     const anonymous = await fetch(`${world.url()}/webhooks/signing-keys/rotate`, { method: 'POST' });
     expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('outbound authentication (C34)', () => {
+  it('sends an endpoint’s static headers, shows only their names, and refuses a header the service sets', async () => {
+    const endpoint = await world.register('static', 'static', {
+      auth: { headers: { 'X-Api-Key': 'partner-gateway-key-0123456789' } },
+    });
+    expect(endpoint.auth).toEqual({ headers: ['X-Api-Key'] });
+    const shown = await world.admin('GET', `/webhooks/endpoints/${endpoint.endpoint_id}`);
+    expect(JSON.stringify(shown.body)).not.toContain('partner-gateway-key');
+    const delivered = await deliveryOf('static', (await world.publish('static', 1)).eventId);
+    expect(delivered.headers['x-api-key']).toBe('partner-gateway-key-0123456789');
+    expect(signedBy(delivered, endpoint.secret)).toBe(true);
+
+    const refused = await world.admin('POST', '/webhooks/endpoints', {
+      url: `${world.receiver().baseUrl}/reserved`,
+      topics: ['reserved'],
+      auth: { headers: { 'X-Signature': 'v1=forged' } },
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('auth');
+    // Removed with null: the next delivery carries no such header.
+    const removed = await world.admin('PATCH', `/webhooks/endpoints/${endpoint.endpoint_id}`, { auth: null });
+    expect(removed.body.auth).toBeUndefined();
+    const bare = await deliveryOf('static', (await world.publish('static', 2)).eventId);
+    expect(bare.headers['x-api-key']).toBeUndefined();
+  });
+
+  it('presents an OAuth 2.0 client-credentials token, cached, fetched again once when the endpoint answers 401', async () => {
+    // The partner's token endpoint on loopback: Basic client authentication, a new token per request.
+    const issued: string[] = [];
+    const accepted = new Set<string>();
+    const tokenRequests: { authorization?: string; body: string }[] = [];
+    const tokenServer = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        tokenRequests.push({
+          authorization: request.headers.authorization,
+          body: Buffer.concat(chunks).toString(),
+        });
+        const token = `tok_${issued.length + 1}_${Math.random().toString(36).slice(2)}`;
+        issued.push(token);
+        accepted.add(`Bearer ${token}`);
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600 }));
+      });
+    });
+    await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve));
+    const { port } = tokenServer.address() as AddressInfo;
+    try {
+      // The receiver accepts the tokens the token endpoint issued and the partner has not revoked.
+      world.receiver().react = (request) =>
+        request.path.startsWith('/webhooks/v1/oauth/') && !accepted.has(String(request.headers.authorization))
+          ? { kind: 'respond', status: 401 }
+          : { kind: 'respond', status: 204 };
+      const endpoint = await world.register('oauth', 'oauth', {
+        auth: {
+          oauth2: {
+            token_url: `http://127.0.0.1:${port}/oauth/token`,
+            client_id: 'pricing-service',
+            client_secret: 'client-secret-value-0123456789',
+            scope: 'webhooks:write',
+          },
+        },
+      });
+      expect(endpoint.auth).toEqual({
+        oauth2: {
+          token_url: `http://127.0.0.1:${port}/oauth/token`,
+          client_id: 'pricing-service',
+          scope: 'webhooks:write',
+        },
+      });
+      expect(JSON.stringify(endpoint)).not.toContain('client-secret-value');
+      for (const seq of [1, 2, 3]) {
+        const delivered = await deliveryOf('oauth', (await world.publish('oauth', seq)).eventId);
+        expect(delivered.headers.authorization).toBe(`Bearer ${issued[0]}`);
+      }
+      // One token for the three deliveries, asked for as RFC 6749 says.
+      expect(tokenRequests).toHaveLength(1);
+      expect(tokenRequests[0]?.authorization).toBe(
+        `Basic ${Buffer.from('pricing-service:client-secret-value-0123456789').toString('base64')}`,
+      );
+      expect(new URLSearchParams(tokenRequests[0]?.body)).toEqual(
+        new URLSearchParams({ grant_type: 'client_credentials', scope: 'webhooks:write' }),
+      );
+      // The partner revokes the token: the next attempt gets a 401, then a new token, delivered in that attempt.
+      accepted.delete(`Bearer ${issued[0]}`);
+      const { eventId } = await world.publish('oauth', 4);
+      const sent = await eventually(
+        async () => {
+          const requests = world
+            .requestsTo('oauth')
+            .filter((request) => request.envelope.event_id === eventId);
+          return requests.length >= 2 ? requests : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 50 },
+      );
+      expect(sent.map((request) => request.headers.authorization)).toEqual([
+        `Bearer ${issued[0]}`,
+        `Bearer ${issued[1]}`,
+      ]);
+      expect(sent.map((request) => request.envelope.attempt)).toEqual([1, 1]);
+      expect(tokenRequests).toHaveLength(2);
+      const history = await eventually(async () => {
+        const answer = await world.admin('GET', `/webhooks/events/${eventId}`);
+        const [delivery] = (answer.body.deliveries ?? []) as { status: string; attempts: unknown[] }[];
+        return delivery?.status === 'delivered' ? delivery : undefined;
+      });
+      expect(history.attempts).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => tokenServer.close(resolve));
+    }
   });
 });

@@ -273,6 +273,8 @@ const ENDPOINT_FIELDS = [
   'retention_days',
   'signature_scheme',
   'signing_algorithm',
+  'auth_ciphertext',
+  'auth',
   'consecutive_timeouts',
   'paused_until',
   'failing_since',

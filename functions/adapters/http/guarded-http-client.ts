@@ -368,19 +368,29 @@ const runAttempt = (
       const headers = firstHeaderValues(incoming.rawHeaders);
       const chunks: Buffer[] = [];
       let receivedBytes = 0;
-      const complete = (bodyEnded: boolean): void =>
+      const limit = request.responseBodyBytes ?? RESPONSE_BODY_READ_MAX_BYTES;
+      const complete = (bodyEnded: boolean): void => {
+        const bytes = Buffer.concat(chunks);
         settle({
           kind: 'response',
           status,
           headers,
-          excerpt: excerptOf(Buffer.concat(chunks), bodyEnded),
+          excerpt: excerptOf(bytes, bodyEnded),
           durationMs: elapsedMs(),
+          ...(request.responseBodyBytes === undefined
+            ? {}
+            : { body: { text: bytes.toString('utf8'), complete: bodyEnded } }),
         });
+      };
       incoming.on('data', (chunk: Buffer) => {
-        const taken = chunk.subarray(0, RESPONSE_BODY_READ_MAX_BYTES - receivedBytes);
+        // One byte past the limit tells a body of exactly `limit` bytes from a longer one.
+        const taken = chunk.subarray(0, limit + 1 - receivedBytes);
         chunks.push(taken);
         receivedBytes += taken.byteLength;
-        if (receivedBytes >= RESPONSE_BODY_READ_MAX_BYTES) complete(false);
+        if (receivedBytes > limit) {
+          chunks.splice(0, chunks.length, Buffer.concat(chunks).subarray(0, limit));
+          complete(false);
+        }
       });
       incoming.on('end', () => complete(true));
       incoming.on('error', failWith);

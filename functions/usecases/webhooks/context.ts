@@ -18,6 +18,7 @@ import type {
   SenderKeyStore,
 } from '../../ports/webhooks';
 import type { OperationalSignals } from './operational-events';
+import type { OAuthTokenCache } from './outbound-auth';
 import type { SenderKeySigner } from './sender-keys';
 
 /** Lifetimes and horizons of the delivery pipeline; the defaults are the production values. */
@@ -88,6 +89,8 @@ export interface WebhookContext {
   /** The service's Ed25519 signing keys (C33), and the signer an instance keeps (the active key, decrypted once). */
   readonly senderKeys: SenderKeyStore;
   readonly senderSigner: SenderKeySigner;
+  /** OAuth 2.0 access tokens of endpoints with client credentials (C34), kept by this instance. */
+  readonly tokens: OAuthTokenCache;
   readonly stats: EndpointStatsStore;
   readonly queue: MessageQueue;
   readonly scheduler: OneTimeScheduler;

@@ -40,6 +40,7 @@ import type { DeliveryMessage, OutboxItem } from '../../schemas/envelope';
 import { handTurnOn, type WebhookContext } from './context';
 import { signingSecrets } from './endpoints';
 import { clientCertificateOf } from './mtls';
+import { sendWithAuth } from './outbound-auth';
 import { announceIfCompleted } from './replay';
 
 /** Raised when a message must come back later (another consumer holds the attempt): SQS redelivers it. */
@@ -601,15 +602,20 @@ const attempt = async (
   const slowTimer = setTimeout(() => {
     slowNoted = ctx.endpoints.noteTimeout(endpoint.endpoint_id).catch(() => undefined);
   }, slowAttemptMs(timeoutMs));
-  const response = await ctx.http
-    .post({
-      url,
-      headers,
-      body,
-      timeoutMs,
-      ...(clientCertificate ? { clientCertificate } : {}),
-    })
-    .finally(() => clearTimeout(slowTimer));
+  // The endpoint's outbound authentication (C34) goes first, so no header of it can replace the service's own.
+  const response = await sendWithAuth(
+    ctx,
+    endpoint,
+    (authHeaders) =>
+      ctx.http.post({
+        url,
+        headers: { ...authHeaders, ...headers },
+        body,
+        timeoutMs,
+        ...(clientCertificate ? { clientCertificate } : {}),
+      }),
+    timeoutMs,
+  ).finally(() => clearTimeout(slowTimer));
   await Promise.all([slowNoted, settled()]);
   const finished = ctx.clock.now();
   await noteEndpointHealth(ctx, endpoint, response, finished, slowNoted !== undefined);

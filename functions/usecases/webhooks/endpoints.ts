@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ServiceError } from '../../domain/errors';
 import { jwkThumbprint, publicDpopJwk } from '../../domain/webhooks/dpop';
 import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
+import { summaryOf } from '../../domain/webhooks/outbound-auth';
 import { generateSecret } from '../../domain/webhooks/secret';
 import type { ExactlyOnce } from '../../ports/idempotency';
 import type {
@@ -17,6 +18,7 @@ import { LruMap } from '../../shared/lru';
 import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import type { WebhookContext } from './context';
 import { type MtlsSummary, mtlsSummary, storedMtls, validateClientCertificate } from './mtls';
+import { sealAuth } from './outbound-auth';
 import { ensureSenderKey } from './sender-keys';
 
 export class EndpointNotFoundError extends ServiceError {
@@ -50,6 +52,7 @@ export const endpointView = (record: EndpointRecord): EndpointView => ({
   ...(record.retention_days !== undefined ? { retention_days: record.retention_days } : {}),
   ...(record.signature_scheme !== undefined ? { signature_scheme: record.signature_scheme } : {}),
   ...(record.signing_algorithm !== undefined ? { signing_algorithm: record.signing_algorithm } : {}),
+  ...(record.auth !== undefined ? { auth: record.auth } : {}),
   ...(record.description !== undefined ? { description: record.description } : {}),
   ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
   version: record.version,
@@ -160,6 +163,9 @@ export const createEndpoint = async (
       ? { signature_scheme: request.signature_scheme }
       : {}),
     ...(request.signing_algorithm === 'ed25519' ? { signing_algorithm: request.signing_algorithm } : {}),
+    ...(request.auth !== undefined
+      ? { auth_ciphertext: await sealAuth(ctx, endpointId, request.auth), auth: summaryOf(request.auth) }
+      : {}),
     ...(request.description !== undefined ? { description: request.description } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
     version: request.version ?? LATEST_ENVELOPE_VERSION,
@@ -241,6 +247,11 @@ export const updateEndpoint = async (
         ? { retention_days: undefined }
         : request.retention_days !== undefined
           ? { retention_days: request.retention_days }
+          : {}),
+      ...(request.auth === null
+        ? { auth_ciphertext: undefined, auth: undefined }
+        : request.auth !== undefined
+          ? { auth_ciphertext: await sealAuth(ctx, endpointId, request.auth), auth: summaryOf(request.auth) }
           : {}),
       // "hmac-sha256" is the default: stored as no algorithm at all.
       ...(request.signing_algorithm === 'hmac-sha256'

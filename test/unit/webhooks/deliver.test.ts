@@ -35,6 +35,7 @@ import { fanOutEvent } from '../../../functions/usecases/webhooks/fanout';
 import { expungeEvent } from '../../../functions/usecases/webhooks/history';
 import { operationalSignals } from '../../../functions/usecases/webhooks/operational-events';
 import { watchOrderedKeys } from '../../../functions/usecases/webhooks/order-watchdog';
+import { OAuthTokenCache } from '../../../functions/usecases/webhooks/outbound-auth';
 import { replayDeliveries } from '../../../functions/usecases/webhooks/replay';
 import { type SenderKeySigner, senderKeySigner } from '../../../functions/usecases/webhooks/sender-keys';
 
@@ -388,6 +389,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         return true;
       },
     },
+    tokens: new OAuthTokenCache(),
     get senderSigner() {
       w.signer ??= senderKeySigner(w.ctx);
       return w.signer;

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import {
+  type OAuth2ClientCredentials,
+  type OutboundAuth,
+  readTokenResponse,
+  TOKEN_EXPIRY_MARGIN_SECONDS,
+  TOKEN_RESPONSE_MAX_BYTES,
+  tokenRequestOf,
+} from '../../domain/webhooks/outbound-auth';
+import type { WebhookResponse } from '../../ports/webhook-http';
+import type { EndpointRecord } from '../../ports/webhooks';
+import { LruMap } from '../../shared/lru';
+import type { WebhookContext } from './context';
+
+const authContext = (endpointId: string) => ({ purpose: 'endpoint-auth', endpoint_id: endpointId });
+
+/** The endpoint's outbound authentication, encrypted with the secrets key (never stored or shown in clear). */
+export const sealAuth = async (
+  ctx: Pick<WebhookContext, 'cipher'>,
+  endpointId: string,
+  auth: OutboundAuth,
+): Promise<string> =>
+  ctx.cipher.encrypt(new TextEncoder().encode(JSON.stringify(auth)), authContext(endpointId));
+
+/** Decrypted once per ciphertext (a change makes a new one). Bounded. */
+const opened = new LruMap<OutboundAuth>(500);
+
+const authOf = async (
+  ctx: Pick<WebhookContext, 'cipher'>,
+  endpoint: EndpointRecord,
+): Promise<OutboundAuth | undefined> => {
+  const ciphertext = endpoint.auth_ciphertext;
+  if (ciphertext === undefined) return undefined;
+  const cached = opened.get(ciphertext);
+  if (cached) return cached;
+  const plain = await ctx.cipher.decrypt(ciphertext, authContext(endpoint.endpoint_id));
+  const auth = JSON.parse(new TextDecoder().decode(plain)) as OutboundAuth;
+  opened.set(ciphertext, auth);
+  return auth;
+};
+
+/**
+ * Access tokens per endpoint and credentials, kept until shortly before they expire (one instance's memory: a
+ * new instance fetches its own). A token refused with 401 is dropped and fetched again once.
+ */
+export class OAuthTokenCache {
+  private readonly tokens = new Map<string, { readonly token: string; readonly expiresAtMs: number }>();
+  private readonly inFlight = new Map<string, Promise<string>>();
+
+  get(key: string, nowMs: number): string | undefined {
+    const held = this.tokens.get(key);
+    if (held && held.expiresAtMs > nowMs) return held.token;
+    this.tokens.delete(key);
+    return undefined;
+  }
+
+  set(key: string, token: string, expiresAtMs: number): void {
+    this.tokens.set(key, { token, expiresAtMs });
+  }
+
+  drop(key: string): void {
+    this.tokens.delete(key);
+  }
+
+  /** One fetch per key at a time: concurrent deliveries of an endpoint share it. */
+  shared(key: string, fetchToken: () => Promise<string>): Promise<string> {
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = fetchToken().finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    return pending;
+  }
+}
+
+/** A token request that failed: the attempt fails as a network error (retried), naming only the reason. */
+export class TokenRequestError extends Error {
+  constructor(readonly reason: string) {
+    super(`oauth token request failed: ${reason}`);
+    this.name = 'TokenRequestError';
+  }
+}
+
+const keyOf = (endpointId: string, credentials: OAuth2ClientCredentials): string =>
+  `${endpointId}|${createHash('sha256')
+    .update(
+      JSON.stringify([
+        credentials.token_url,
+        credentials.client_id,
+        credentials.client_secret,
+        credentials.scope,
+      ]),
+    )
+    .digest('hex')}`;
+
+/** A token for the credentials: the cached one, or one fetched through the egress guard. */
+const tokenFor = async (
+  ctx: Pick<WebhookContext, 'http' | 'clock' | 'tokens'>,
+  key: string,
+  credentials: OAuth2ClientCredentials,
+  timeoutMs: number,
+): Promise<string> => {
+  const cached = ctx.tokens.get(key, ctx.clock.now().getTime());
+  if (cached) return cached;
+  return ctx.tokens.shared(key, async () => {
+    const request = tokenRequestOf(credentials);
+    const response = await ctx.http.post({
+      url: credentials.token_url,
+      headers: request.headers,
+      body: new TextEncoder().encode(request.body),
+      timeoutMs,
+      responseBodyBytes: TOKEN_RESPONSE_MAX_BYTES,
+    });
+    if (response.kind !== 'response') throw new TokenRequestError(`${response.error}: ${response.message}`);
+    if (response.body && !response.body.complete) throw new TokenRequestError('token response too large');
+    const read = readTokenResponse(response.status, response.body?.text);
+    if (!read.ok) throw new TokenRequestError(read.reason);
+    const expiresAtMs =
+      ctx.clock.now().getTime() + Math.max(0, read.expiresInSeconds - TOKEN_EXPIRY_MARGIN_SECONDS) * 1000;
+    ctx.tokens.set(key, read.accessToken, expiresAtMs);
+    return read.accessToken;
+  });
+};
+
+/**
+ * Sends an attempt with the endpoint's outbound authentication (C34): its static headers, or a bearer token of
+ * its OAuth 2.0 client credentials — and, when the endpoint answers 401 to a cached token, once more with a fresh
+ * one. A token that cannot be had makes the attempt a network error (`other`), retried like one; the reason is
+ * in the history, never a secret.
+ */
+export const sendWithAuth = async (
+  ctx: Pick<WebhookContext, 'http' | 'clock' | 'tokens' | 'cipher'>,
+  endpoint: EndpointRecord,
+  send: (extraHeaders: Readonly<Record<string, string>>) => Promise<WebhookResponse>,
+  timeoutMs: number,
+): Promise<WebhookResponse> => {
+  const auth = await authOf(ctx, endpoint);
+  if (!auth) return send({});
+  if ('headers' in auth) return send(auth.headers);
+  const key = keyOf(endpoint.endpoint_id, auth.oauth2);
+  const started = ctx.clock.now().getTime();
+  const attemptWith = async (): Promise<WebhookResponse> => {
+    try {
+      const token = await tokenFor(ctx, key, auth.oauth2, timeoutMs);
+      return await send({ Authorization: `Bearer ${token}` });
+    } catch (error) {
+      if (!(error instanceof TokenRequestError)) throw error;
+      return {
+        kind: 'network_error',
+        error: 'other',
+        message: error.message.slice(0, 200),
+        durationMs: ctx.clock.now().getTime() - started,
+      };
+    }
+  };
+  const first = await attemptWith();
+  if (first.kind !== 'response' || first.status !== 401) return first;
+  // The token may have been revoked or expired early: drop it and try once more with a new one.
+  ctx.tokens.drop(key);
+  return attemptWith();
+};
