@@ -249,3 +249,52 @@ describe.skipIf(!hasPerl)(
     });
   },
 );
+
+describe.skipIf(!available('python3', '--version'))(
+  'the Python Standard Webhooks and Ed25519 snippets',
+  () => {
+    it('verify every standard_webhooks and ed25519 vector, and refuse a tampered body or another key', () => {
+      const driver = `
+import json as _json, sys as _sys, base64 as _b64
+_doc = _json.load(open(_sys.argv[1], encoding="utf-8"))
+for v in _doc["standard_webhooks"]["vectors"]:
+    secrets = v.get("secrets") or [v["secret"]]
+    body = v["body"].encode("utf-8")
+    args = (v["webhook_id"], v["webhook_timestamp"])
+    print(_json.dumps({"name": v["name"], "kind": "hmac",
+        "valid": standard_signature_matches(secrets, *args, body, v["expected_signature"]),
+        "each": [standard_signature_matches([s], *args, body, v["expected_signature"]) for s in secrets],
+        "tampered": standard_signature_matches(secrets, *args, body + b" ", v["expected_signature"])}))
+jwks = _doc["ed25519"]["jwks"]
+other = {"keys": [dict(jwks["keys"][0], x=_b64.urlsafe_b64encode(bytes(32)).decode().rstrip("="))]}
+for v in _doc["ed25519"]["vectors"]:
+    content = v["signed_content"].encode("utf-8")
+    header = v["headers"].get("X-Signature") or v["headers"]["webhook-signature"]
+    kid = v["headers"]["X-Signature-Key-Id"]
+    print(_json.dumps({"name": v["name"], "kind": "ed25519",
+        "valid": ed25519_signature_matches(jwks, kid, content, header),
+        "each": [ed25519_signature_matches(jwks, kid, content, header)],
+        "tampered": ed25519_signature_matches(jwks, kid, content + b" ", header)
+            or ed25519_signature_matches(other, kid, content, header)
+            or ed25519_signature_matches(jwks, "whk_unknown", content, header)}))
+`;
+      const results = run(
+        'python3',
+        'interop.py',
+        `${snippet('python', 'standard-webhooks')}\n${snippet('python', 'ed25519')}\n${driver}`,
+      ) as unknown as { name: string; kind: string; valid: boolean; each: boolean[]; tampered: boolean }[];
+      const document = JSON.parse(readFileSync(VECTORS, 'utf8')) as {
+        standard_webhooks: { vectors: unknown[] };
+        ed25519: { vectors: unknown[] };
+      };
+      expect(results).toHaveLength(
+        document.standard_webhooks.vectors.length + document.ed25519.vectors.length,
+      );
+      for (const result of results) {
+        expect(result.valid, `${result.kind} ${result.name}`).toBe(true);
+        expect(result.each.every(Boolean), `${result.kind} ${result.name}`).toBe(true);
+        expect(result.tampered, `${result.kind} ${result.name}`).toBe(false);
+      }
+    });
+  },
+);
