@@ -854,6 +854,12 @@ describe('hostile requests on every route (local stack, demo catalog)', () => {
             } catch {
               isJson = false;
             }
+            // A route whose body fields are all optional takes an empty or absent body as `{}` (POST …/rotate with
+            // no options).
+            if ((sample.body === '' || sample.body === undefined) && accepts(body, {})) {
+              isJson = true;
+              parsed = {};
+            }
             // A generated body the schema happens to accept could succeed and write: only the domain-invalid
             // ones (built to refer to nothing) are sent when schema-valid.
             const schemaValid = isJson && accepts(body, parsed);
@@ -943,6 +949,7 @@ describe('hostile requests on every route (local stack, demo catalog)', () => {
 describe('query parameters named like Object.prototype members, on every route', () => {
   for (const route of ROUTES) {
     it(`${route.method} ${route.path}: never a 5xx`, async () => {
+      const bodySchema = OPERATION_SCHEMAS[route.operation]?.body;
       for (const name of PROTOTYPE_NAMES) {
         const raw: RawRequest = {
           method: route.method,
@@ -952,7 +959,9 @@ describe('query parameters named like Object.prototype members, on every route',
             'content-type': 'application/json',
             'idempotency-key': 'fuzz-proto',
           },
-          ...(route.method === 'POST' ? { body: '{}' } : {}),
+          // `{}`, unless it is a whole valid request of the route (its fields all optional): then a body it refuses,
+          // so this probe writes nothing.
+          ...(route.method === 'POST' ? { body: bodySchema && accepts(bodySchema, {}) ? '[]' : '{}' } : {}),
         };
         const reply = await send(raw);
         expectAnswer(raw, reply, (status) => status < 500);
