@@ -7,27 +7,7 @@
  * Built from the service's own receiver kit (`functions/receiver/`), so sender and receiver cannot disagree.
  */
 export { InvalidSecretError } from '../../../functions/domain/webhooks/secret';
-export { JwksCache, type JwksCacheOptions, type PublicJwk } from '../../../functions/receiver/jwks';
-export { isNewer, type OrderingField, type StoredOrdering } from '../../../functions/receiver/ordering';
-export {
-  type CatalogSnapshot,
-  DEFAULT_RESYNC_PAGE_SIZE,
-  DEFAULT_RESYNC_TIMEOUT_MS,
-  MAX_RESYNC_PAGE_SIZE,
-  ResyncError,
-  type ResyncOptions,
-  type ResyncResult,
-  resync,
-} from '../../../functions/receiver/resync';
-export {
-  kidOf,
-  MAX_EVENT_ID_LENGTH,
-  parseReceivedEnvelope,
-  parseTimestamp,
-  type ReceivedEnvelope,
-  TIMESTAMP_TOLERANCE_SECONDS,
-  type VerificationFailure,
-  type VerifyWebhookInput,
-  verifyWebhook,
-  WebhookVerificationError,
-} from '../../../functions/receiver/verify';
+export * from '../../../functions/receiver/jwks';
+export * from '../../../functions/receiver/ordering';
+export * from '../../../functions/receiver/resync';
+export * from '../../../functions/receiver/verify';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { CATALOG_EVENT_TYPES, PAYOUT_PROCESSED } from '../../../functions/domain/webhooks/envelope';
 import { EVENT_EXAMPLES, EXAMPLE_EVENT_TYPES } from '../../../functions/schemas/event-examples';
 import { payoutProcessedSchema } from '../../../functions/schemas/webhooks';
-import { catalogEvents } from '../../../functions/usecases/catalog/import';
+import { everyCatalogEvent } from '../../support/catalog-events';
 
 describe('event examples', () => {
   it('cover every event type with a payload schema', () => {
@@ -20,21 +20,7 @@ describe('event examples', () => {
   });
 
   it('each catalog example has the fields, and their types, of a real event of its own type', () => {
-    // A first publication with every part and a promotion: catalogEvents writes one event of each catalog type.
-    const real = catalogEvents(
-      {
-        effective_from: '2026-11-01T00:00:00.000Z',
-        revision: 3,
-        versions: { commercial: 4, fx: 9, tax: 2 },
-      } as unknown as Parameters<typeof catalogEvents>[0],
-      [
-        { kind: 'commercial', content: { pricelists: [], promotions: [{ promo_id: 'p1' }] } },
-        { kind: 'fx', content: {} },
-        { kind: 'tax', content: {} },
-      ] as unknown as Parameters<typeof catalogEvents>[1],
-      {},
-      { traceId: 'trc_x', at: new Date('2026-11-01T00:00:00.000Z'), bodyTtlDays: 30 },
-    );
+    const real = everyCatalogEvent();
     const shape = (data: Readonly<Record<string, unknown>> | undefined) =>
       Object.fromEntries(Object.entries(data ?? {}).map(([key, value]) => [key, typeof value]));
     expect(real.map((event) => event.type).sort()).toEqual([...CATALOG_EVENT_TYPES].sort());

@@ -24,7 +24,7 @@ import {
   eventTypesCatalog,
   eventTypesResponseSchema,
 } from '../../../functions/schemas/event-types';
-import { catalogEvents } from '../../../functions/usecases/catalog/import';
+import { everyCatalogEvent } from '../../support/catalog-events';
 
 const definitions = EVENT_TYPES as readonly EventTypeDefinition[];
 const ASYNCAPI_FILE = path.resolve(import.meta.dirname, '../../../docs/asyncapi.json');
@@ -60,20 +60,7 @@ describe('the event-type catalog', () => {
   );
 
   it('real catalog events satisfy their types’ schemas', () => {
-    const real = catalogEvents(
-      {
-        effective_from: '2026-11-01T00:00:00.000Z',
-        revision: 3,
-        versions: { commercial: 4, fx: 9, tax: 2 },
-      } as unknown as Parameters<typeof catalogEvents>[0],
-      [
-        { kind: 'commercial', content: { pricelists: [], promotions: [{ promo_id: 'p1' }] } },
-        { kind: 'fx', content: {} },
-        { kind: 'tax', content: {} },
-      ] as unknown as Parameters<typeof catalogEvents>[1],
-      {},
-      { traceId: 'trc_x', at: new Date('2026-11-01T00:00:00.000Z'), bodyTtlDays: 30 },
-    );
+    const real = everyCatalogEvent();
     expect(real).toHaveLength(CATALOG_EVENT_TYPES.length);
     for (const event of real) {
       const definition = definitions.find((entry) => entry.type === event.type);
