@@ -57,6 +57,8 @@ export interface Ed25519Vector {
   readonly name: string;
   readonly scheme: 'native' | 'standard-webhooks';
   readonly kid: string;
+  /** The endpoint the envelope names (a receiver checks it is its own). */
+  readonly endpoint_id: string;
   readonly body: string;
   /** Native: the canonical string; Standard Webhooks: `<webhook-id>.<webhook-timestamp>.<body>`. */
   readonly signed_content: string;
@@ -245,7 +247,15 @@ const ED25519_KEY = {
   ...ed25519KeyOfSeed(createHash('sha256').update('webhook-signature-vectors/ed25519').digest()),
 };
 
-const ed25519VectorsOf = (input: VectorInput): Ed25519Vector[] => {
+/** The endpoint the Ed25519 vectors are for: one key signs for every endpoint, so the envelope names it. */
+const ED25519_ENDPOINT = 'ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7E';
+
+const ed25519VectorsOf = (source: VectorInput): Ed25519Vector[] => {
+  const input = {
+    ...source,
+    body:
+      source.body === '' ? '' : JSON.stringify({ ...JSON.parse(source.body), endpoint_id: ED25519_ENDPOINT }),
+  };
   const body = new TextEncoder().encode(input.body);
   const canonical = canonicalString({
     timestamp: input.timestamp,
@@ -261,6 +271,7 @@ const ed25519VectorsOf = (input: VectorInput): Ed25519Vector[] => {
       name: `${input.name} (native)`,
       scheme: 'native',
       kid: ED25519_KEY.kid,
+      endpoint_id: ED25519_ENDPOINT,
       body: input.body,
       signed_content: canonical,
       headers: {
@@ -273,6 +284,7 @@ const ed25519VectorsOf = (input: VectorInput): Ed25519Vector[] => {
       name: `${input.name} (Standard Webhooks)`,
       scheme: 'standard-webhooks',
       kid: ED25519_KEY.kid,
+      endpoint_id: ED25519_ENDPOINT,
       body: input.body,
       signed_content: content.toString('utf8'),
       headers: {
@@ -316,7 +328,8 @@ export const buildVectors = (): SignatureVectors => ({
       'Endpoints with signing_algorithm "ed25519" (C33) carry a v1a signature by the service key named in ' +
       'X-Signature-Key-Id: "v1a=" + base64 Ed25519 (RFC 8032, pure) over the canonical string in the native scheme, ' +
       '"v1a," + base64 Ed25519 over "<webhook-id>.<webhook-timestamp>.<raw body>" in Standard Webhooks mode. ' +
-      'Verify with the key of that kid in GET /webhooks/jwks.json; these vectors verify with the jwks below.',
+      'Verify with the key of that kid in GET /webhooks/jwks.json; these vectors verify with the jwks below. One ' +
+      'key signs for every endpoint, so the envelope names its endpoint (endpoint_id): refuse one naming another.',
     jwks: {
       keys: [
         {

@@ -10,7 +10,8 @@
  * Keys are kept `maxAgeSeconds` (default 300). A delivery naming a key id the cache does not hold makes it fetch
  * again at once (the sender publishes a key a day before it signs with it, so this is rare), but not more often
  * than every `minRefetchSeconds` (default 10), so a stream of forged key ids cannot make it hammer the sender.
- * Concurrent callers share one fetch; a failed fetch keeps the keys it had.
+ * Concurrent callers share one fetch; a failed fetch keeps the keys it had, for at most `maxStaleSeconds` (a day)
+ * after the last successful one.
  */
 
 /** A public key of the JWKS: Ed25519 (RFC 8037). */
@@ -28,6 +29,11 @@ export interface JwksCacheOptions {
   readonly url: string;
   readonly maxAgeSeconds?: number;
   readonly minRefetchSeconds?: number;
+  /**
+   * Keys not confirmed by a successful fetch for this long are dropped (default a day): a key the sender withdrew
+   * (an emergency rotation) is not trusted forever by a cache that cannot reach it.
+   */
+  readonly maxStaleSeconds?: number;
   /** Defaults to the global `fetch`. */
   readonly fetch?: (url: string) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
   /** Milliseconds now (tests inject a clock). */
@@ -49,6 +55,8 @@ const isPublicJwk = (value: unknown): value is PublicJwk => {
 export class JwksCache {
   private keys: readonly PublicJwk[] = [];
   private fetchedAt = Number.NEGATIVE_INFINITY;
+  private confirmedAt = Number.NEGATIVE_INFINITY;
+  private readonly maxStaleMs: number;
   private inFlight: Promise<void> | undefined;
   private readonly maxAgeMs: number;
   private readonly minRefetchMs: number;
@@ -57,6 +65,7 @@ export class JwksCache {
   constructor(private readonly options: JwksCacheOptions) {
     this.maxAgeMs = (options.maxAgeSeconds ?? 300) * 1000;
     this.minRefetchMs = (options.minRefetchSeconds ?? 10) * 1000;
+    this.maxStaleMs = (options.maxStaleSeconds ?? 86_400) * 1000;
     this.now = options.now ?? Date.now;
   }
 
@@ -79,8 +88,10 @@ export class JwksCache {
         const body = (await response.json()) as { keys?: unknown };
         if (!Array.isArray(body.keys)) throw new Error('the JWKS has no keys array');
         this.keys = body.keys.filter(isPublicJwk);
+        this.confirmedAt = this.now();
       } catch {
-        // Keep what was held; the next call after the refetch interval tries again.
+        // Keep what was held (the next call after the refetch interval tries again), but not past the stale limit.
+        if (this.now() - this.confirmedAt > this.maxStaleMs) this.keys = [];
       } finally {
         this.fetchedAt = this.now();
         this.inFlight = undefined;

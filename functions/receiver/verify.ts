@@ -44,7 +44,9 @@ export const MAX_EVENT_ID_LENGTH = 256;
  * - `signature_mismatch`: no `v1` signature matches any configured secret;
  * - `malformed_body`: the (authentic) body is not a JSON envelope with `event_id`, `type`, `version`, `ts`
  *   and `attempt`, or an optional field has the wrong type;
- * - `event_id_mismatch`: the envelope's `event_id` differs from `X-Event-Id`.
+ * - `event_id_mismatch`: the envelope's `event_id` differs from `X-Event-Id`;
+ * - `endpoint_mismatch`: a delivery signed with the service's Ed25519 key names another endpoint (or none) than
+ *   the configured `endpointId`: it was meant for another receiver.
  */
 export type VerificationFailure =
   | 'missing_header'
@@ -52,7 +54,8 @@ export type VerificationFailure =
   | 'timestamp_out_of_window'
   | 'signature_mismatch'
   | 'malformed_body'
-  | 'event_id_mismatch';
+  | 'event_id_mismatch'
+  | 'endpoint_mismatch';
 
 /**
  * A request that did not pass verification. The `code` says which check failed; it is meant for the
@@ -94,6 +97,11 @@ export interface VerifyWebhookInput {
    * {@link JwksCache} gives the current ones (`await cache.keysFor(kidOf(headers))`).
    */
   readonly publicKeys?: readonly PublicJwk[];
+  /**
+   * This endpoint's id (`ep_…`), required with `publicKeys`: a delivery signed with the service's key must name it
+   * in its envelope (`endpoint_id`), or it is refused (`endpoint_mismatch`).
+   */
+  readonly endpointId?: string;
   /** The receiver's current time (inject a clock; tests pass a fixed date). */
   readonly now: Date;
   /** The window, in seconds, between 1 and {@link TIMESTAMP_TOLERANCE_SECONDS} (the default and maximum). */
@@ -128,6 +136,8 @@ export interface ReceivedEnvelope {
   pricelist_version?: number | null;
   fx_version?: string | null;
   tax_rule_version?: number | null;
+  /** The endpoint the delivery is for, on deliveries signed with the service's Ed25519 key. */
+  endpoint_id?: string;
 }
 
 /** ISO 8601 UTC with milliseconds (C4), the only spelling of `X-Timestamp` and `ts`. */
@@ -189,7 +199,8 @@ export const parseReceivedEnvelope = (value: unknown): ReceivedEnvelope | undefi
     optional(value.data, isPlainObject) &&
     optional(value.pricelist_version, isNullableInteger) &&
     optional(value.tax_rule_version, isNullableInteger) &&
-    optional(value.fx_version, isNullableString);
+    optional(value.fx_version, isNullableString) &&
+    optional(value.endpoint_id, isString);
   return ok ? (value as unknown as ReceivedEnvelope) : undefined;
 };
 
@@ -337,11 +348,18 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
   }
   if (input.secrets.length === 0 && (input.publicKeys ?? []).length === 0)
     throw new RangeError('at least one secret or public key is required');
+  // One Ed25519 key signs for every endpoint: a receiver using it must say which endpoint it is.
+  if ((input.publicKeys ?? []).length > 0 && !input.endpointId)
+    throw new RangeError('publicKeys need endpointId (the ep_… id of this endpoint)');
   const keys = input.secrets.map(keyOf);
   const body = typeof input.body === 'string' ? utf8.encode(input.body) : input.body;
   if (schemeOf(input.headers) === 'standard') {
-    verifyStandardHeaders(input, keys, body, toleranceSeconds);
-    return envelopeOf(input.body, body, single(readHeaders(input.headers, 'standard').eventId) as string);
+    const by = verifyStandardHeaders(input, keys, body, toleranceSeconds);
+    return ownEnvelope(
+      input,
+      by,
+      envelopeOf(input.body, body, single(readHeaders(input.headers, 'standard').eventId) as string),
+    );
   }
 
   // 1. Headers.
@@ -365,27 +383,42 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
 
   // 3. Signature over the raw bytes, constant time, every signature against every secret; an Ed25519 one against
   // the public key the request names.
-  const authentic =
-    (signatures.length > 0 &&
-      keys.length > 0 &&
-      verifySignatureHeader({
-        header: signatures,
-        secrets: keys,
-        timestamp,
-        method: input.method,
-        path: input.path,
-        body,
-      })) ||
+  const bySecret =
+    signatures.length > 0 &&
+    keys.length > 0 &&
+    verifySignatureHeader({
+      header: signatures,
+      secrets: keys,
+      timestamp,
+      method: input.method,
+      path: input.path,
+      body,
+    });
+  const byKey =
+    !bySecret &&
     verifiedByPublicKey(input, asymmetric, () =>
       Buffer.from(
         `${timestamp}\n${input.method}\n${input.path}\n${createHash('sha256').update(body).digest('hex')}`,
         'utf8',
       ),
     );
-  if (!authentic) fail('signature_mismatch');
+  if (!bySecret && !byKey) fail('signature_mismatch');
 
-  // 4. The envelope, and that it is the event the headers name.
-  return envelopeOf(input.body, body, eventId);
+  // 4. The envelope, and that it is the event the headers name (and, signed by the shared key, this endpoint's).
+  return ownEnvelope(input, byKey ? 'key' : 'secret', envelopeOf(input.body, body, eventId));
+};
+
+/**
+ * A delivery authenticated by the service's Ed25519 key (shared by every endpoint) must name this endpoint in its
+ * signed envelope: otherwise another receiver of the service could replay what it got to this one.
+ */
+const ownEnvelope = (
+  input: VerifyWebhookInput,
+  by: 'secret' | 'key',
+  envelope: ReceivedEnvelope,
+): ReceivedEnvelope => {
+  if (by === 'key' && envelope.endpoint_id !== input.endpointId) fail('endpoint_mismatch');
+  return envelope;
 };
 
 /** Step 4 of either scheme: the body is an envelope of the event the signed headers name. */
@@ -415,7 +448,7 @@ const verifyStandardHeaders = (
   keys: readonly Uint8Array[],
   body: Uint8Array,
   toleranceSeconds: number,
-): void => {
+): 'secret' | 'key' => {
   const headers = readHeaders(input.headers, 'standard');
   const timestamp = single(headers.timestamp);
   const eventId = single(headers.eventId);
@@ -429,10 +462,13 @@ const verifyStandardHeaders = (
   if (signatures.length === 0 && asymmetric.length === 0) fail('malformed_header');
   if (Math.abs(input.now.getTime() - Number(timestamp) * 1000) > toleranceSeconds * 1000)
     fail('timestamp_out_of_window');
-  const authentic =
-    (signatures.length > 0 &&
-      keys.length > 0 &&
-      verifyStandardSignature({ header: signatures, secrets: keys, id: eventId, timestamp, body })) ||
-    verifiedByPublicKey(input, asymmetric, () => standardSignedContent({ id: eventId, timestamp, body }));
-  if (!authentic) fail('signature_mismatch');
+  if (
+    signatures.length > 0 &&
+    keys.length > 0 &&
+    verifyStandardSignature({ header: signatures, secrets: keys, id: eventId, timestamp, body })
+  )
+    return 'secret';
+  if (verifiedByPublicKey(input, asymmetric, () => standardSignedContent({ id: eventId, timestamp, body })))
+    return 'key';
+  fail('signature_mismatch');
 };

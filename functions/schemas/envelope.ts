@@ -31,6 +31,8 @@ export const eventEnvelopeSchema = z.object({
   tax_rule_version: z.number().int().positive().nullable(),
   /** A test event (`POST /webhooks/endpoints/{id}/test`): an example; nothing happened. */
   test: z.literal(true).optional(),
+  /** The destination endpoint, on deliveries signed with the service's Ed25519 key (C33). */
+  endpoint_id: z.string().optional(),
 });
 
 export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;

@@ -753,7 +753,14 @@ export const rotateSigningKeySchema = z.strictObject({
     .optional()
     .describe(
       'When the new key starts signing (default 86400: a day after it is published, so receivers have it). ' +
-        '0 for an emergency: it signs at once.',
+        '0: it signs at once.',
+    ),
+  retire_previous: z
+    .boolean()
+    .optional()
+    .describe(
+      'An emergency (a key thought compromised): the new key signs at once and the keys before it leave the JWKS ' +
+        'at once, with no overlap.',
     ),
 });
 

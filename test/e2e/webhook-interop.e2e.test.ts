@@ -197,6 +197,8 @@ describe('Ed25519 signatures with key discovery (C33)', () => {
     const nativeDelivery = await deliveryOf('ed', (await world.publish('ed', 1)).eventId);
     expect(String(nativeDelivery.headers['x-signature'])).toMatch(/^v1a=/);
     expect(verifiedBy(nativeDelivery, before)).toBe(first.kid);
+    // One key signs for every endpoint: the signed envelope names the endpoint it is for (an HMAC one does not).
+    expect(JSON.parse(nativeDelivery.body.toString('utf8')).endpoint_id).toBe(native.endpoint_id);
     const standardDelivery = await deliveryOf('edsw', (await world.publish('edsw', 1)).eventId);
     expect(String(standardDelivery.headers['webhook-signature'])).toMatch(/^v1a,/);
     expect(verifiedBy(standardDelivery, before)).toBe(first.kid);

@@ -103,7 +103,7 @@ for (const v of vectors.ed25519.vectors) {
   const native = v.scheme === 'native';
   check('ed25519 ' + v.name, { body: v.body, method: 'POST',
     path: native ? v.signed_content.split('\\n')[2] : '/webhooks/v1/catalog', secrets: [],
-    publicKeys: vectors.ed25519.jwks.keys, headers: { ...v.headers, 'X-Event-Id': EVENT },
+    publicKeys: vectors.ed25519.jwks.keys, endpointId: v.endpoint_id, headers: { ...v.headers, 'X-Event-Id': EVENT },
     now: native ? new Date(v.headers['X-Timestamp']) : new Date(Number(v.headers['webhook-timestamp']) * 1000) });
 }
 check('real delivery', { ...delivery, body: Buffer.from(delivery.body, 'base64'), now: new Date(delivery.now) });

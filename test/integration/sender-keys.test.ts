@@ -88,4 +88,18 @@ describe('webhook signing keys on DynamoDB', () => {
     now = new Date('2026-12-04T12:00:00.000Z');
     expect(await verifiedWith(before)).toBe(false);
   });
+
+  it('a first key made by a rotation signs at once; an emergency rotation retires the previous key at once', async () => {
+    const resources = await provisionIsolated(clients);
+    store = new DynamoSenderKeyStore(clients.documents, resources.tableNames.senderKeys);
+    now = new Date('2026-12-10T00:00:00.000Z');
+    const first = await rotateSenderKey(ctx());
+    expect(first.activates_at).toBe(now.toISOString());
+    expect((await senderKeySigner(ctx(), 0).current())?.kid).toBe(first.kid);
+    const emergency = await rotateSenderKey(ctx(), { retirePrevious: true, activateInSeconds: 86_400 });
+    expect(emergency).toMatchObject({ activates_at: now.toISOString(), previous_kid: first.kid });
+    expect(emergency.previous_published_until).toBe(now.toISOString());
+    expect((await senderJwks(ctx())).keys.map((key) => key.kid)).toEqual([emergency.kid]);
+    expect((await senderKeySigner(ctx(), 0).current())?.kid).toBe(emergency.kid);
+  });
 });

@@ -64,6 +64,11 @@ export interface Envelope {
   readonly tax_rule_version: number | null;
   /** A test event (`POST /webhooks/endpoints/{id}/test`): an example, sent to one endpoint; nothing happened. */
   readonly test?: true;
+  /**
+   * The endpoint the delivery is for, on deliveries signed with the service's Ed25519 key (C33): one key signs for
+   * every endpoint, so the signed body names its destination, and a receiver refuses one meant for another.
+   */
+  readonly endpoint_id?: string;
 }
 
 /** What decides whether an endpoint receives an event. */
@@ -104,7 +109,13 @@ export const endpointSubscribes = (
  * the same inputs always give the same bytes. Only one version exists today; a later version adds its
  * transformation here.
  */
-export const renderEnvelope = (envelope: Envelope, version: EnvelopeVersion, attempt: number): Envelope => ({
+export const renderEnvelope = (
+  envelope: Envelope,
+  version: EnvelopeVersion,
+  attempt: number,
+  /** Named in the envelope (deliveries signed with the service's shared Ed25519 key). */
+  endpointId?: string,
+): Envelope => ({
   event_id: envelope.event_id,
   type: envelope.type,
   version,
@@ -118,6 +129,7 @@ export const renderEnvelope = (envelope: Envelope, version: EnvelopeVersion, att
   fx_version: envelope.fx_version,
   tax_rule_version: envelope.tax_rule_version,
   ...(envelope.test ? { test: true as const } : {}),
+  ...(endpointId !== undefined ? { endpoint_id: endpointId } : {}),
 });
 
 /** Sort key shared by the time-ordered indexes: `<ts>#<event_id>`. */

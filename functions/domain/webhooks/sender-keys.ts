@@ -22,6 +22,8 @@ export interface SenderKey {
   readonly created_at: string;
   /** From when it signs (until a newer key's activation). */
   readonly activates_at: string;
+  /** An emergency rotation: once it signs, the keys before it leave the JWKS at once (no overlap). */
+  readonly retires_previous?: boolean;
 }
 
 export interface KeyTimings {
@@ -36,34 +38,40 @@ export const DEFAULT_KEY_TIMINGS: KeyTimings = {
   overlapMs: 7 * 24 * 3_600_000,
 };
 
-const byActivation = (a: SenderKey, b: SenderKey): number =>
-  a.activates_at === b.activates_at
-    ? a.created_at.localeCompare(b.created_at)
-    : a.activates_at.localeCompare(b.activates_at);
+/** Rotation order: a later key is a later rotation, whatever activation it was given. */
+const byCreation = (a: SenderKey, b: SenderKey): number =>
+  a.created_at === b.created_at ? a.kid.localeCompare(b.kid) : a.created_at.localeCompare(b.created_at);
 
-/** The key that signs at `now`: the last activated one; undefined when none has activated yet. */
+/**
+ * The key that signs at `now`: the latest rotation whose activation has come (so an emergency rotation is never
+ * undone when an earlier, slower one activates); undefined when none has activated yet.
+ */
 export const signingKeyAt = (keys: readonly SenderKey[], now: Date): SenderKey | undefined => {
   const at = now.toISOString();
   return [...keys]
-    .sort(byActivation)
+    .sort(byCreation)
     .filter((key) => key.activates_at <= at)
     .at(-1);
 };
 
 /**
- * The keys the JWKS lists at `now`: every key not yet active, the signing one, and each superseded one until the
- * overlap after its successor's activation has passed. Oldest first.
+ * The keys the JWKS lists at `now`, oldest rotation first: every key no later rotation has superseded yet (the
+ * signing one and those still to activate), and each superseded one until the overlap after the first later key
+ * took over — unless that later key retires the earlier ones at once (an emergency: a key thought compromised).
  */
 export const publishedKeysAt = (
   keys: readonly SenderKey[],
   now: Date,
   timings: Pick<KeyTimings, 'overlapMs'> = DEFAULT_KEY_TIMINGS,
 ): SenderKey[] => {
-  const sorted = [...keys].sort(byActivation);
+  const at = now.toISOString();
+  const sorted = [...keys].sort(byCreation);
   return sorted.filter((_key, index) => {
-    const successor = sorted[index + 1];
-    if (!successor || successor.activates_at > now.toISOString()) return true;
-    return now.getTime() < Date.parse(successor.activates_at) + timings.overlapMs;
+    const active = sorted.slice(index + 1).filter((later) => later.activates_at <= at);
+    if (active.length === 0) return true;
+    if (active.some((later) => later.retires_previous === true)) return false;
+    const supersededAt = Math.min(...active.map((later) => Date.parse(later.activates_at)));
+    return now.getTime() < supersededAt + timings.overlapMs;
   });
 };
 

@@ -422,7 +422,10 @@ export const rotateSigningKeyOperation =
     return keyRotated(
       await rotateSenderKey(
         ctx,
-        body.activate_in_seconds !== undefined ? { activateInSeconds: body.activate_in_seconds } : {},
+        {
+          ...(body.activate_in_seconds !== undefined ? { activateInSeconds: body.activate_in_seconds } : {}),
+          ...(body.retire_previous !== undefined ? { retirePrevious: body.retire_previous } : {}),
+        },
         exactlyOnce(request, keyRotated),
       ),
     );

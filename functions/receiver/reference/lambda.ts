@@ -10,7 +10,8 @@
  *   - `WEBHOOK_SECRETS`: the secrets themselves, comma-separated (local runs and tests only);
  * - `HANDLER_VERSION` (default `reference-1`): recorded with each processed event;
  * - `DEDUP_DAYS` (default 7, whole days ≥ 1): dedup memory, and the age past which an event is `event_too_old`;
- * - `WEBHOOK_JWKS_URL` (optional): the sender's `<API>/webhooks/jwks.json`, for endpoints signed with Ed25519.
+ * - `WEBHOOK_JWKS_URL` (optional): the sender's `<API>/webhooks/jwks.json`, for endpoints signed with Ed25519,
+ *   with `WEBHOOK_ENDPOINT_ID`, this endpoint's `ep_…` id (the shared key's deliveries name their endpoint).
  *
  * The configuration is read on the first invocation (a broken one fails that invocation, which API Gateway
  * answers 5xx and the sender retries) and kept for the life of the instance.
@@ -55,6 +56,8 @@ export interface ReceiverConfig {
   readonly region: string | undefined;
   /** The sender's JWKS URL, for endpoints signed with Ed25519 (`WEBHOOK_JWKS_URL`, https). */
   readonly jwksUrl?: string;
+  /** This endpoint's id, required with the JWKS URL (`WEBHOOK_ENDPOINT_ID`). */
+  readonly endpointId?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -109,9 +112,14 @@ export const readReceiverConfig = (env: Env): ReceiverConfig => {
 };
 
 /** `WEBHOOK_JWKS_URL`: an absolute http(s) URL (http only for loopback, as in local runs and tests). */
-const jwksUrlOf = (env: Env): { jwksUrl?: string } => {
+const jwksUrlOf = (env: Env): { jwksUrl?: string; endpointId?: string } => {
   const value = nonEmpty(env, 'WEBHOOK_JWKS_URL');
   if (value === undefined) return {};
+  const endpointId = nonEmpty(env, 'WEBHOOK_ENDPOINT_ID');
+  if (endpointId === undefined || !/^ep_[0-9A-Z]{26}$/.test(endpointId))
+    throw new ReceiverConfigurationError(
+      "WEBHOOK_ENDPOINT_ID (this endpoint's ep_… id) is required with WEBHOOK_JWKS_URL",
+    );
   let url: URL;
   try {
     url = new URL(value);
@@ -121,7 +129,7 @@ const jwksUrlOf = (env: Env): { jwksUrl?: string } => {
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
     throw new ReceiverConfigurationError('WEBHOOK_JWKS_URL must be https (http only on loopback)');
-  return { jwksUrl: url.toString() };
+  return { jwksUrl: url.toString(), endpointId };
 };
 
 export interface ReceiverDependencies {
@@ -190,6 +198,7 @@ export const createReceiverFromConfig = (
     ...(dependencies.logger ? { logger: dependencies.logger } : {}),
     ...(dependencies.signedPath ? { signedPath: dependencies.signedPath } : {}),
     ...(config.jwksUrl ? { jwks: new JwksCache({ url: config.jwksUrl }) } : {}),
+    ...(config.endpointId ? { endpointId: config.endpointId } : {}),
   });
 };
 

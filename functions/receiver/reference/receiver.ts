@@ -84,6 +84,8 @@ export interface ReferenceReceiverOptions {
    * fetched and cached by a {@link JwksCache} and a `v1a` signature is checked with the key it names.
    */
   readonly jwks?: JwksCache;
+  /** This endpoint's id (`ep_…`), required with `jwks`: a delivery signed with the shared key must name it. */
+  readonly endpointId?: string;
 }
 
 export type ReferenceReceiver = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -260,6 +262,7 @@ export const createReferenceReceiver = (options: ReferenceReceiverOptions): Refe
         headers,
         secrets,
         ...(publicKeys ? { publicKeys } : {}),
+        ...(options.endpointId ? { endpointId: options.endpointId } : {}),
         now: clock(),
         ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
       });

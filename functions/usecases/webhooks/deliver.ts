@@ -575,7 +575,17 @@ const attempt = async (
   const version: EnvelopeVersion = isEnvelopeVersion(endpoint.version)
     ? endpoint.version
     : LATEST_ENVELOPE_VERSION;
-  const body = new TextEncoder().encode(JSON.stringify(renderEnvelope(item, version, message.attempt)));
+  // One Ed25519 key signs for every endpoint: the signed body names its endpoint, so it cannot be replayed to another.
+  const body = new TextEncoder().encode(
+    JSON.stringify(
+      renderEnvelope(
+        item,
+        version,
+        message.attempt,
+        endpoint.signing_algorithm === 'ed25519' ? endpoint.endpoint_id : undefined,
+      ),
+    ),
+  );
   const url = targetUrl(endpoint.url, item.type);
   const parsed = new URL(url);
   const signature = await signatureHeaders(ctx, endpoint, {

@@ -28,6 +28,7 @@ const makeKey = async (
   ctx: SenderKeyContext,
   generation: number,
   activatesAt: Date,
+  retiresPrevious = false,
 ): Promise<StoredSenderKey> => {
   const seed = ctx.randomBytes(32);
   const { publicJwk } = ed25519KeyOfSeed(seed);
@@ -38,6 +39,7 @@ const makeKey = async (
     public_jwk: publicJwk,
     created_at: ctx.clock.now().toISOString(),
     activates_at: activatesAt.toISOString(),
+    ...(retiresPrevious ? { retires_previous: true } : {}),
     private_key_ciphertext: await ctx.cipher.encrypt(seed, encryptionContext(kid)),
   };
 };
@@ -78,25 +80,32 @@ export class KeyRotationConflictError extends ServiceError {
  */
 export const rotateSenderKey = async (
   ctx: SenderKeyContext,
-  options: { readonly activateInSeconds?: number } = {},
+  options: { readonly activateInSeconds?: number; readonly retirePrevious?: boolean } = {},
   once?: ExactlyOnce<RotatedKey>,
   timings: KeyTimings = DEFAULT_KEY_TIMINGS,
 ): Promise<RotatedKey> => {
   const keys = await ctx.senderKeys.list();
   const now = ctx.clock.now();
   const previous = signingKeyAt(keys, now);
-  const delayMs =
-    options.activateInSeconds !== undefined ? options.activateInSeconds * 1000 : timings.activationDelayMs;
-  const activatesAt = new Date(now.getTime() + delayMs);
+  // Retiring the previous keys at once is an emergency: the new key signs at once too. With no key signing yet
+  // (the first key, made by a rotation), the new one signs at once: Ed25519 endpoints must not wait for it.
+  const delayMs = options.retirePrevious
+    ? 0
+    : options.activateInSeconds !== undefined
+      ? options.activateInSeconds * 1000
+      : timings.activationDelayMs;
+  const activatesAt = new Date(now.getTime() + (previous ? delayMs : 0));
   const generation = Math.max(0, ...keys.map((key) => key.generation)) + 1;
-  const next = await makeKey(ctx, generation, activatesAt);
+  const next = await makeKey(ctx, generation, activatesAt, options.retirePrevious === true);
   const rotated: RotatedKey = {
     kid: next.kid,
     activates_at: next.activates_at,
     ...(previous
       ? {
           previous_kid: previous.kid,
-          previous_published_until: new Date(activatesAt.getTime() + timings.overlapMs).toISOString(),
+          previous_published_until: new Date(
+            activatesAt.getTime() + (options.retirePrevious ? 0 : timings.overlapMs),
+          ).toISOString(),
         }
       : {}),
   };

@@ -31,7 +31,11 @@ describe('readReceiverConfig', () => {
   });
 
   it('reads the sender JWKS URL for Ed25519 endpoints: https, or http on loopback only', () => {
-    const base = { RECEIVER_TABLE_NAME: 'receiver', WEBHOOK_SECRETS: SECRET };
+    const base = {
+      RECEIVER_TABLE_NAME: 'receiver',
+      WEBHOOK_SECRETS: SECRET,
+      WEBHOOK_ENDPOINT_ID: 'ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7E',
+    };
     expect(
       readReceiverConfig({ ...base, WEBHOOK_JWKS_URL: 'https://api.example.com/v1/webhooks/jwks.json' })
         .jwksUrl,
@@ -43,6 +47,13 @@ describe('readReceiverConfig', () => {
       readReceiverConfig({ ...base, WEBHOOK_JWKS_URL: 'http://api.example.com/jwks.json' }),
     ).toThrow(/must be https/);
     expect(() => readReceiverConfig({ ...base, WEBHOOK_JWKS_URL: 'not a url' })).toThrow(/not a URL/);
+    expect(() =>
+      readReceiverConfig({
+        ...base,
+        WEBHOOK_ENDPOINT_ID: '',
+        WEBHOOK_JWKS_URL: 'https://api.example.com/jwks.json',
+      }),
+    ).toThrow(/WEBHOOK_ENDPOINT_ID/);
   });
 
   it('reads an SSM parameter name with its cache period, the handler version and the dedup days', () => {

@@ -143,9 +143,13 @@ describe('POST /webhooks/v1/{topic}: every signing scheme the service sends (C13
     });
 
   it('accepts Standard Webhooks HMAC, Ed25519 native and Ed25519 Standard Webhooks deliveries', async () => {
-    const { receive, applied } = receiverWith({ jwks });
-    const bodyOf = () => {
-      const envelope = envelopeOf({ ts: NOW.toISOString() });
+    const endpointId = 'ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7E';
+    const { receive, applied } = receiverWith({ jwks, endpointId });
+    const bodyOf = (forEndpoint = endpointId) => {
+      const envelope: Record<string, unknown> = {
+        ...envelopeOf({ ts: NOW.toISOString() }),
+        endpoint_id: forEndpoint,
+      };
       return { id: String(envelope.event_id), body: Buffer.from(JSON.stringify(envelope)) };
     };
     const hmac = bodyOf();
@@ -191,6 +195,17 @@ describe('POST /webhooks/v1/{topic}: every signing scheme the service sends (C13
     const other = bodyOf();
     const forged = { ...nativeHeaders, 'X-Event-Id': other.id, 'X-Signature-Key-Id': 'whk_9_unknown' };
     expect((await receive(deliveryWith(forged, other.body))).statusCode).toBe(401);
+    // A delivery signed for another endpoint (replayed by its receiver) is refused too.
+    const elsewhere = bodyOf('ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7Z');
+    const replayed = {
+      ...nativeHeaders,
+      'X-Event-Id': elsewhere.id,
+      'X-Signature': nativeAsymmetricSignature(
+        privateKey,
+        canonicalString({ timestamp, method: 'POST', path: '/webhooks/v1/catalog', body: elsewhere.body }),
+      ),
+    };
+    expect((await receive(deliveryWith(replayed, elsewhere.body))).statusCode).toBe(401);
   });
 });
 

@@ -25,6 +25,7 @@ const document = JSON.parse(
       name: string;
       scheme: 'native' | 'standard-webhooks';
       kid: string;
+      endpoint_id: string;
       body: string;
       signed_content: string;
       headers: Record<string, string>;
@@ -77,9 +78,14 @@ describe('Ed25519 vectors (docs/webhook-signature-vectors.json)', () => {
         headers: { ...vector.headers, 'X-Event-Id': 'evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C' },
         secrets: [],
         publicKeys: jwks.keys,
+        endpointId: vector.endpoint_id,
         now: nowOf(vector),
       };
       expect(verifyWebhook(input).event_id).toBe('evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C');
+      // Replayed to another endpoint's receiver: the signed envelope names the endpoint it was for.
+      expect(failureOf(() => verifyWebhook({ ...input, endpointId: 'ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7Z' }))).toBe(
+        'endpoint_mismatch',
+      );
       // Another key under the same id, a changed body, or no key of that id: refused.
       const other = jwkOf({
         kid: jwk.kid,
@@ -113,9 +119,11 @@ describe('Ed25519 vectors (docs/webhook-signature-vectors.json)', () => {
       },
       secrets: [],
       publicKeys: jwks.keys,
+      endpointId: vector.endpoint_id,
       now: nowOf(vector),
     };
     expect(failureOf(() => verifyWebhook(input))).toBe('malformed_header');
+    expect(() => verifyWebhook({ ...input, endpointId: undefined })).toThrow(/endpointId/);
     expect(kidOf(input.headers)).toBe(vector.kid);
     expect(() => verifyWebhook({ ...input, publicKeys: [] })).toThrow(RangeError);
   });
@@ -183,5 +191,11 @@ describe('JwksCache', () => {
     w.at(800_000);
     await Promise.all([w.cache.keysFor('z'), w.cache.keysFor('z'), w.cache.keysFor('z')]);
     expect(w.fetches).toEqual([0, 10_000, 400_000, 800_000]);
+    // Unconfirmed for more than a day (every fetch failing): the keys are dropped, not trusted forever.
+    w.fail(true);
+    w.at(800_000 + 86_400_000);
+    expect(await w.cache.keysFor('a')).toEqual([key('a'), key('b')]);
+    w.at(800_000 + 86_400_001 + 300_000);
+    expect(await w.cache.keysFor('a')).toEqual([]);
   });
 });

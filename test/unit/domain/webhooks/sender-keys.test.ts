@@ -42,6 +42,32 @@ describe('webhook signing keys (C33): which signs, which are published', () => {
     ).toEqual(['k2']);
   });
 
+  it('an emergency rotation is never undone by an earlier, slower one activating later', () => {
+    const slow = keyAt('k2', '2026-11-11T00:00:00.000Z', '2026-11-10T00:00:00.000Z');
+    const emergency = { ...keyAt('k3', '2026-11-10T06:00:00.000Z', '2026-11-10T06:00:00.000Z') };
+    const keys = [first, slow, emergency];
+    expect(signingKeyAt(keys, t('2026-11-10T07:00:00.000Z'))?.kid).toBe('k3');
+    expect(signingKeyAt(keys, t('2026-11-12T00:00:00.000Z'))?.kid).toBe('k3');
+    // Both earlier keys stay listed for the overlap after k3 took over, then leave.
+    expect(publishedKeysAt(keys, t('2026-11-12T00:00:00.000Z')).map((key) => key.kid)).toEqual([
+      'k1',
+      'k2',
+      'k3',
+    ]);
+    expect(publishedKeysAt(keys, t('2026-11-17T06:00:00.000Z')).map((key) => key.kid)).toEqual(['k3']);
+  });
+
+  it('a rotation that retires the previous keys drops them from the JWKS as soon as it signs', () => {
+    const retiring = { ...keyAt('k2', '2026-11-10T00:00:00.000Z'), retires_previous: true };
+    expect(publishedKeysAt([first, retiring], t('2026-11-09T23:59:59.000Z')).map((key) => key.kid)).toEqual([
+      'k1',
+      'k2',
+    ]);
+    expect(publishedKeysAt([first, retiring], t('2026-11-10T00:00:00.000Z')).map((key) => key.kid)).toEqual([
+      'k2',
+    ]);
+  });
+
   it('a JWKS entry is an OKP Ed25519 key with its kid, EdDSA, for signatures', () => {
     const jwk = jwkOf(first);
     expect(jwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', kid: 'k1', alg: 'EdDSA', use: 'sig' });
