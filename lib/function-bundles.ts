@@ -66,8 +66,11 @@ const synthesizeInto = (outdir: string): { bundles: Record<FunctionId, FunctionB
 };
 
 const ROOT = resolve(import.meta.dirname, '..');
-/** Everything a bundle is built from: the function and CDK sources, the locked dependencies, the compiler settings. */
-const BUNDLE_INPUTS = ['functions', 'lib', 'package-lock.json', 'tsconfig.json'];
+/**
+ * Everything a bundle is built from: the function and CDK sources, the package manifest (its module resolution
+ * fields) and the locked dependencies, the compiler settings.
+ */
+const BUNDLE_INPUTS = ['functions', 'lib', 'package.json', 'package-lock.json', 'tsconfig.json'];
 /** Where built bundles are kept between runs, keyed by their inputs (removed by `npm ci`). */
 export const BUNDLE_CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'pricing-bundles');
 /** How many builds the cache keeps (the newest). */
@@ -169,10 +172,12 @@ const pruneCache = (current: string) => {
   const abandoned = entries.filter(
     (entry) => entry.name.startsWith('building-') && now - entry.mtimeMs > ABANDONED_BUILD_MS,
   );
+  // A build made in the last half hour may still be in use by another run (a worktree's tests): kept.
   const older = entries
     .filter((entry) => !entry.name.startsWith('building-') && entry.path !== current)
     .sort((a, b) => b.mtimeMs - a.mtimeMs)
-    .slice(CACHED_BUILDS - 1);
+    .slice(CACHED_BUILDS - 1)
+    .filter((entry) => now - entry.mtimeMs > ABANDONED_BUILD_MS);
   for (const stale of [...abandoned, ...older]) rmSync(stale.path, { recursive: true, force: true });
 };
 

@@ -231,6 +231,10 @@ const endpointAuthSchema = z
       }),
     }),
   ])
+  // Stored encrypted with the secrets key, whose envelope takes at most 4 KiB: well below it, with room for the form.
+  .refine((auth) => Buffer.byteLength(JSON.stringify(auth), 'utf8') <= 3_072, {
+    message: 'at most 3 072 bytes of headers or credentials in all',
+  })
   .describe(
     'What deliveries present besides the signature: {"headers": {name: value}} (static headers, e.g. an API key ' +
       'for the partner\'s gateway) or {"oauth2": {token_url, client_id, client_secret, scope?}} (a Bearer token of the ' +

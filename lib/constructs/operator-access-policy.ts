@@ -57,7 +57,14 @@ const globMatches = (glob: string, text: string): boolean =>
  * as a placeholder and as every literal segment of the glob.
  */
 const samplesOf = (route: RouteDefinition, glob: string): string[] => {
-  const values = ['p', ...segmentsOf(glob).filter((segment) => !segment.includes('*'))];
+  // A segment ending in `*` after a prefix (`endpoints*`) matches any segment starting with it: a sample of that too.
+  const values = [
+    'p',
+    ...segmentsOf(glob).filter((segment) => !segment.includes('*')),
+    ...segmentsOf(glob)
+      .filter((segment) => segment.length > 1 && segment.endsWith('*') && !segment.slice(0, -1).includes('*'))
+      .map((segment) => `${segment.slice(0, -1)}x`),
+  ];
   let samples = [''];
   for (const segment of segmentsOf(route.path)) {
     const options = isParameter(segment) ? values : [segment];

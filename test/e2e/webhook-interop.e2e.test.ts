@@ -260,6 +260,23 @@ describe('outbound authentication (C34)', () => {
     });
     expect(refused.status).toBe(400);
     expect(JSON.stringify(refused.body)).toContain('auth');
+    // Its credentials go to its origin only: moving the URL elsewhere needs them given again (or removed).
+    const moved = await world.admin('PATCH', `/webhooks/endpoints/${endpoint.endpoint_id}`, {
+      url: 'https://elsewhere.example/webhooks/v1',
+    });
+    expect(moved.status).toBe(400);
+    expect(JSON.stringify(moved.body)).toContain('$.auth');
+    const samePlace = await world.admin('PATCH', `/webhooks/endpoints/${endpoint.endpoint_id}`, {
+      url: `${world.receiver().baseUrl}/static`,
+    });
+    expect(samePlace.status).toBe(200);
+    // An auth over the size it can be stored with is a 400, not a failure.
+    const huge = await world.admin('PATCH', `/webhooks/endpoints/${endpoint.endpoint_id}`, {
+      auth: {
+        headers: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`X-Key-${i}`, 'v'.repeat(1000)])),
+      },
+    });
+    expect(huge.status).toBe(400);
     // Removed with null: the next delivery carries no such header.
     const removed = await world.admin('PATCH', `/webhooks/endpoints/${endpoint.endpoint_id}`, { auth: null });
     expect(removed.body.auth).toBeUndefined();

@@ -212,6 +212,17 @@ export const updateEndpoint = async (
   const mtls = request.mtls ? validateClientCertificate(request.mtls, now) : request.mtls;
   // An endpoint signed with Ed25519 needs the service's key to exist before its first delivery.
   if (request.signing_algorithm === 'ed25519') await ensureSenderKey(ctx);
+  // Outbound credentials (static header values, OAuth tokens) are sent to the endpoint's origin: moving it to
+  // another origin without giving them again would hand them to whoever runs the new one.
+  if (request.url !== undefined && request.auth === undefined) {
+    const current = await ctx.endpoints.get(endpointId);
+    if (current?.auth_ciphertext !== undefined && new URL(current.url).origin !== new URL(request.url).origin)
+      throw new ServiceError(
+        'invalid_request',
+        'the url moves to another origin: give auth again for it (or null to remove it)',
+        { details: { problems: [{ path: '$.auth', message: 'required when the url changes origin' }] } },
+      );
+  }
   const updated = await ctx.endpoints.update(
     endpointId,
     {
