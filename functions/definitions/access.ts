@@ -287,7 +287,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     // delivery, and closes the place of one that ended without handing its turn on (Delete, then the next).
     tables: {
       events: { actions: ['GetItem', 'UpdateItem'], indexes: ['fanout-pending'] },
-      endpoints: { actions: ['Scan'] },
+      // The watchdog reads a stuck head's endpoint (paused by a Retry-After: waiting, not lost).
+      endpoints: { actions: ['Scan', 'GetItem'] },
       deliveries: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
       deliveryOrder: { actions: [...SEQUENCE, 'Scan', 'DeleteItem'] },
     },

@@ -288,6 +288,8 @@ export interface DeliverySequencer {
    * very large table yields the heads of the part read (`complete: false`).
    */
   heads(limit: number): Promise<{ readonly heads: readonly OrderHead[]; readonly complete: boolean }>;
+  /** The message a place's turn sends (read only for a head the watchdog wakes), if the place is still open. */
+  messageOf(endpointId: string, place: OrderPlace): Promise<DeliveryMessage | undefined>;
   /** Notes when a watchdog first saw this place at its key's head (a later sighting keeps the first). */
   markHeadSeen(endpointId: string, place: OrderPlace, eventId: string, at: string): Promise<void>;
   /** Notes that a watchdog sent this place's delivery a message for `attempt` at `at`. */
@@ -304,7 +306,6 @@ export interface OrderHead {
   readonly endpointId: string;
   readonly place: OrderPlace;
   readonly eventId: string;
-  readonly message: DeliveryMessage;
   readonly headSeenAt?: string;
   /** The watchdog's last wake-up of this delivery: when, and for which attempt. */
   readonly woken?: { readonly at: string; readonly attempt: number };

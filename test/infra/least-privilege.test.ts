@@ -353,7 +353,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
   }),
   sweeper: merge(BASE('sweeper'), TABLE_KEY_WRITE, {
     'dynamodb:DeleteItem': ['table:deliveryOrder'],
-    'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder', 'table:events'],
+    'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder', 'table:endpoints', 'table:events'],
     'dynamodb:PutItem': ['table:deliveries', 'table:deliveryOrder'],
     'dynamodb:Query': ['table:deliveryOrder', 'table:events/index/fanout-pending'],
     'dynamodb:Scan': ['table:deliveryOrder', 'table:endpoints'],

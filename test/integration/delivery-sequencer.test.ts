@@ -185,19 +185,15 @@ describe('DynamoDeliverySequencer', () => {
         .sort((a, b) => a.place.key.localeCompare(b.place.key));
     // A key may hold `#`: the endpoint id is what comes before the first one.
     expect(await headsOf()).toEqual([
-      {
-        endpointId: endpoint,
-        place: { key: 'k#1', seq: 1 },
-        eventId: events[0],
-        message: { ...first(events[0] as string, endpoint), order: { key: 'k#1', seq: 1 } },
-      },
-      {
-        endpointId: endpoint,
-        place: { key: 'other', seq: 2 },
-        eventId: events[3],
-        message: { ...first(events[3] as string, endpoint), order: { key: 'other', seq: 2 } },
-      },
+      { endpointId: endpoint, place: { key: 'k#1', seq: 1 }, eventId: events[0] },
+      { endpointId: endpoint, place: { key: 'other', seq: 2 }, eventId: events[3] },
     ]);
+    // The turn's message is read for a head only when it is woken.
+    expect(await instance.messageOf(endpoint, { key: 'other', seq: 2 })).toEqual({
+      ...first(events[3] as string, endpoint),
+      order: { key: 'other', seq: 2 },
+    });
+    expect(await instance.messageOf(endpoint, { key: 'other', seq: 1 })).toBeUndefined();
     await instance.markHeadSeen(
       endpoint,
       { key: 'k#1', seq: 1 },

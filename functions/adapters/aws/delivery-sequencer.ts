@@ -202,7 +202,8 @@ export class DynamoDeliverySequencer implements DeliverySequencer {
           // Open items only (the counters are number 0).
           FilterExpression: 'seq > :counter',
           ExpressionAttributeValues: { ':counter': COUNTER },
-          ProjectionExpression: 'order_key, seq, event_id, message, head_seen_at, woken_at, woken_attempt',
+          // Not the message (it may carry a whole event): read only for the few heads woken.
+          ProjectionExpression: 'order_key, seq, event_id, head_seen_at, woken_at, woken_attempt',
           Limit: Math.min(1_000, limit - read),
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
@@ -221,7 +222,6 @@ export class DynamoDeliverySequencer implements DeliverySequencer {
         endpointId: item.order_key.slice(0, split),
         place: { key: item.order_key.slice(split + 1), seq: item.seq },
         eventId: item.event_id,
-        message: deliveryMessageSchema.parse(JSON.parse(item.message)),
         ...(item.head_seen_at ? { headSeenAt: item.head_seen_at } : {}),
         ...(item.woken_at && item.woken_attempt !== undefined
           ? { woken: { at: item.woken_at, attempt: item.woken_attempt } }
@@ -229,6 +229,18 @@ export class DynamoDeliverySequencer implements DeliverySequencer {
       };
     });
     return { heads, complete: start === undefined };
+  }
+
+  async messageOf(endpointId: string, place: OrderPlace): Promise<DeliveryMessage | undefined> {
+    const stored = await this.documents.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { order_key: `${endpointId}#${place.key}`, seq: place.seq },
+        ConsistentRead: true,
+      }),
+    );
+    const item = stored.Item as PlaceItem | undefined;
+    return item ? deliveryMessageSchema.parse(JSON.parse(item.message)) : undefined;
   }
 
   async markHeadSeen(endpointId: string, place: OrderPlace, eventId: string, at: string): Promise<void> {

@@ -616,12 +616,12 @@ const attempt = async (
   const response = await sendWithAuth(
     ctx,
     endpoint,
-    (authHeaders) =>
+    (authHeaders, remainingMs) =>
       ctx.http.post({
         url,
         headers: { ...authHeaders, ...headers },
         body,
-        timeoutMs,
+        timeoutMs: remainingMs,
         ...(clientCertificate ? { clientCertificate } : {}),
       }),
     timeoutMs,

@@ -22,8 +22,8 @@ export interface WatchdogRun {
 }
 
 /** The message of `attempt` for the head's delivery: its turn's message, without a reserved start or a carried event. */
-const wakeMessage = (head: OrderHead, attempt: number): DeliveryMessage => {
-  const { not_before: _start, deferrals: _deferrals, event: _event, ...message } = head.message;
+const wakeMessage = (turn: DeliveryMessage, attempt: number): DeliveryMessage => {
+  const { not_before: _start, event: _event, ...message } = turn;
   return { ...message, attempt: Math.max(attempt, message.attempt) };
 };
 
@@ -35,7 +35,7 @@ const wakeMessage = (head: OrderHead, attempt: number): DeliveryMessage => {
  * not lost after all (a closed place stays closed; the claim lets one message of an attempt through).
  */
 export const watchOrderedKeys = async (
-  ctx: Pick<WebhookContext, 'clock' | 'sequencer' | 'deliveries' | 'queue' | 'signal'>,
+  ctx: Pick<WebhookContext, 'clock' | 'sequencer' | 'deliveries' | 'endpoints' | 'queue' | 'signal'>,
   timings: WatchdogTimings = DEFAULT_WATCHDOG_TIMINGS,
 ): Promise<WatchdogRun> => {
   const { heads, complete } = await ctx.sequencer.heads(MAX_PLACES_READ);
@@ -61,12 +61,18 @@ export const watchOrderedKeys = async (
         event_id: head.eventId,
       });
     } else if (action.kind === 'wake') {
+      // An endpoint paused by a Retry-After defers its deliveries without an attempt or a schedule: its head is
+      // waiting, not lost. A place closed since it was listed has nothing to wake.
+      const endpoint = await ctx.endpoints.get(head.endpointId);
+      if (endpoint?.paused_until !== undefined && Date.parse(endpoint.paused_until) > now.getTime()) return;
+      const turn = await ctx.sequencer.messageOf(head.endpointId, head.place);
+      if (!turn) return;
       // Noted first: a crash between the two sends nothing twice on the next run, only later.
       await ctx.sequencer.markHeadWoken(head.endpointId, head.place, head.eventId, {
         at,
         attempt: action.attempt,
       });
-      await ctx.queue.send('delivery', JSON.stringify(wakeMessage(head, action.attempt)), {
+      await ctx.queue.send('delivery', JSON.stringify(wakeMessage(turn, action.attempt)), {
         group: head.endpointId,
       });
       woken += 1;

@@ -7,7 +7,7 @@ import {
   TOKEN_RESPONSE_MAX_BYTES,
   tokenRequestOf,
 } from '../../domain/webhooks/outbound-auth';
-import type { WebhookResponse } from '../../ports/webhook-http';
+import type { WebhookNetworkError, WebhookResponse } from '../../ports/webhook-http';
 import type { EndpointRecord } from '../../ports/webhooks';
 import { LruMap } from '../../shared/lru';
 import type { WebhookContext } from './context';
@@ -99,10 +99,10 @@ const tokenFor = async (
   key: string,
   credentials: OAuth2ClientCredentials,
   timeoutMs: number,
-): Promise<string> => {
+): Promise<{ readonly token: string; readonly cached: boolean }> => {
   const cached = ctx.tokens.get(key, ctx.clock.now().getTime());
-  if (cached) return cached;
-  return ctx.tokens.shared(key, async () => {
+  if (cached) return { token: cached, cached: true };
+  const token = await ctx.tokens.shared(key, async () => {
     const request = tokenRequestOf(credentials);
     const response = await ctx.http.post({
       url: credentials.token_url,
@@ -120,6 +120,7 @@ const tokenFor = async (
     ctx.tokens.set(key, read.accessToken, expiresAtMs);
     return read.accessToken;
   });
+  return { token, cached: false };
 };
 
 /**
@@ -131,31 +132,46 @@ const tokenFor = async (
 export const sendWithAuth = async (
   ctx: Pick<WebhookContext, 'http' | 'clock' | 'tokens' | 'cipher'>,
   endpoint: EndpointRecord,
-  send: (extraHeaders: Readonly<Record<string, string>>) => Promise<WebhookResponse>,
+  send: (extraHeaders: Readonly<Record<string, string>>, timeoutMs: number) => Promise<WebhookResponse>,
   timeoutMs: number,
 ): Promise<WebhookResponse> => {
   const auth = await authOf(ctx, endpoint);
-  if (!auth) return send({});
-  if ('headers' in auth) return send(auth.headers);
+  if (!auth) return send({}, timeoutMs);
+  if ('headers' in auth) return send(auth.headers, timeoutMs);
   const key = keyOf(endpoint.endpoint_id, auth.oauth2);
+  // One deadline for the whole attempt — token request, POST, and the one retry — so it never outlasts the
+  // attempt's timeout (and the claim's lease, which is sized from it).
   const started = ctx.clock.now().getTime();
-  const attemptWith = async (): Promise<WebhookResponse> => {
+  const remaining = () => started + timeoutMs - ctx.clock.now().getTime();
+  const failed = (error: WebhookNetworkError, message: string): WebhookResponse => ({
+    kind: 'network_error',
+    error,
+    message,
+    durationMs: ctx.clock.now().getTime() - started,
+  });
+  const attemptWith = async (): Promise<{ response: WebhookResponse; cachedToken: boolean }> => {
+    let token: { token: string; cached: boolean };
     try {
-      const token = await tokenFor(ctx, key, auth.oauth2, timeoutMs);
-      return await send({ Authorization: `Bearer ${token}` });
+      token = await tokenFor(ctx, key, auth.oauth2, remaining());
     } catch (error) {
       if (!(error instanceof TokenRequestError)) throw error;
-      return {
-        kind: 'network_error',
-        error: 'other',
-        message: error.message.slice(0, 200),
-        durationMs: ctx.clock.now().getTime() - started,
-      };
+      return { response: failed('other', error.message.slice(0, 200)), cachedToken: false };
     }
+    if (remaining() <= 0)
+      return {
+        response: failed('timeout', "the token request used the attempt's time"),
+        cachedToken: token.cached,
+      };
+    return {
+      response: await send({ Authorization: `Bearer ${token.token}` }, remaining()),
+      cachedToken: token.cached,
+    };
   };
   const first = await attemptWith();
-  if (first.kind !== 'response' || first.status !== 401) return first;
-  // The token may have been revoked or expired early: drop it and try once more with a new one.
+  if (first.response.kind !== 'response' || first.response.status !== 401 || !first.cachedToken)
+    return first.response;
+  // A cached token may have been revoked or expired early: drop it and, if time is left, try once with a new one.
   ctx.tokens.drop(key);
-  return attemptWith();
+  if (remaining() <= 0) return first.response;
+  return (await attemptWith()).response;
 };

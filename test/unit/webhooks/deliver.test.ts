@@ -239,7 +239,6 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
               endpointId,
               place: { key: orderKey, seq },
               eventId: place.eventId,
-              message: place.message,
               ...(place.headSeenAt ? { headSeenAt: place.headSeenAt } : {}),
               ...(place.woken ? { woken: place.woken } : {}),
             },
@@ -247,6 +246,8 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         }),
         complete: true,
       }),
+      messageOf: async (endpointId, place) =>
+        w.orders.open.get(`${endpointId}#${place.key}`)?.get(place.seq)?.message,
       markHeadSeen: async (endpointId, place, eventId, at) => {
         const own = w.orders.open.get(`${endpointId}#${place.key}`)?.get(place.seq);
         if (own?.eventId === eventId) own.headSeenAt ??= at;
@@ -1053,6 +1054,21 @@ describe('deliverAttempt: ordered endpoints (C31 ordering)', () => {
     expect(await deliverAttempt(w.ctx, third)).toMatchObject({ decision: { kind: 'delivered' } });
     expect(await watchdogAfter(10)).toEqual({ heads: 0, woken: 0, handed_on: 0, complete: true });
     expect(w.posts).toHaveLength(3);
+  });
+
+  it('watchdog: a head of an endpoint paused by a Retry-After is waiting, not lost: it is not woken', async () => {
+    const { endpoint, messages } = await ordered(2);
+    const [head] = messages as [DeliveryMessage, DeliveryMessage];
+    w.sent.length = 0; // the head's message is lost…
+    await watchdogAfter(0);
+    // …but the endpoint is paused for an hour: its deliveries wait without attempts or schedules.
+    const until = new Date(w.now.value.getTime() + 3_600_000).toISOString();
+    await w.ctx.endpoints.pauseUntil(endpoint.endpoint_id, until);
+    expect(await watchdogAfter(10)).toMatchObject({ woken: 0, handed_on: 0 });
+    expect(w.sent).toHaveLength(0);
+    // Once the pause is over, the lost turn is woken.
+    expect(await watchdogAfter(60)).toMatchObject({ woken: 1 });
+    expect(w.sent.pop()?.body).toMatchObject({ event_id: head.event_id, attempt: 1, order: head.order });
   });
 
   it('watchdog: a delivery that ended without closing its place (its message lost after the crash) hands the turn on', async () => {
