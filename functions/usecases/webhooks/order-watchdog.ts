@@ -3,7 +3,6 @@ import {
   headAction,
   type WatchdogTimings,
 } from '../../domain/webhooks/order-watchdog';
-import type { OrderHead } from '../../ports/webhooks';
 import type { DeliveryMessage } from '../../schemas/envelope';
 import { mapAllConcurrently } from '../../shared/concurrency';
 import { handTurnOn, type WebhookContext } from './context';
