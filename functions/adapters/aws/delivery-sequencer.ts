@@ -244,20 +244,8 @@ export class DynamoDeliverySequencer implements DeliverySequencer {
   }
 
   async markHeadSeen(endpointId: string, place: OrderPlace, eventId: string, at: string): Promise<void> {
-    try {
-      await this.documents.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { order_key: `${endpointId}#${place.key}`, seq: place.seq },
-          UpdateExpression: 'SET head_seen_at = :at',
-          // Only the delivery's own open item, and only its first sighting.
-          ConditionExpression: 'event_id = :event AND attribute_not_exists(head_seen_at)',
-          ExpressionAttributeValues: { ':at': at, ':event': eventId },
-        }),
-      );
-    } catch (error) {
-      if (conditionalFailure(error) !== 'condition') throw error;
-    }
+    // Only its first sighting.
+    await this.notePlace(endpointId, place, eventId, 'SET head_seen_at = :at', { ':at': at }, 'head_seen_at');
   }
 
   async markHeadWoken(
@@ -266,14 +254,32 @@ export class DynamoDeliverySequencer implements DeliverySequencer {
     eventId: string,
     wake: { readonly at: string; readonly attempt: number },
   ): Promise<void> {
+    await this.notePlace(endpointId, place, eventId, 'SET woken_at = :at, woken_attempt = :attempt', {
+      ':at': wake.at,
+      ':attempt': wake.attempt,
+    });
+  }
+
+  /**
+   * A watchdog's note on a place: only on the delivery's own open item (never re-creating a closed one), and, with
+   * `unlessSet`, only while that attribute is absent.
+   */
+  private async notePlace(
+    endpointId: string,
+    place: OrderPlace,
+    eventId: string,
+    update: string,
+    values: Record<string, unknown>,
+    unlessSet?: string,
+  ): Promise<void> {
     try {
       await this.documents.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { order_key: `${endpointId}#${place.key}`, seq: place.seq },
-          UpdateExpression: 'SET woken_at = :at, woken_attempt = :attempt',
-          ConditionExpression: 'event_id = :event',
-          ExpressionAttributeValues: { ':at': wake.at, ':attempt': wake.attempt, ':event': eventId },
+          UpdateExpression: update,
+          ConditionExpression: `event_id = :event${unlessSet ? ` AND attribute_not_exists(${unlessSet})` : ''}`,
+          ExpressionAttributeValues: { ...values, ':event': eventId },
         }),
       );
     } catch (error) {
