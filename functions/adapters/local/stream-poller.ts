@@ -91,8 +91,11 @@ export class StreamPoller {
   private readonly controller = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly finishedShards = new Set<string>();
-  /** Open iterators per shard, reused between polls (re-created from the checkpoint after an error). */
-  private readonly iterators = new Map<string, { iterator: string; sequence?: string }>();
+  /**
+   * Open iterators per shard, reused between polls (re-created from the checkpoint after an error), with the
+   * position reached and the one last written as the checkpoint.
+   */
+  private readonly iterators = new Map<string, { iterator: string; sequence?: string; persisted?: string }>();
   private lastError: string | undefined;
   private lastPollAt = 0;
   /** The last listing of the stream's shards and when it was taken; cleared when a shard ends or a poll fails. */
@@ -254,10 +257,11 @@ export class StreamPoller {
   private async drainShard(shard: Shard): Promise<boolean> {
     const shardId = shard.ShardId as string;
     let sequence: string | undefined;
+    let persisted: string | undefined;
     let iterator: string | undefined;
     const open = this.iterators.get(shardId);
     if (open) {
-      ({ iterator, sequence } = open);
+      ({ iterator, sequence, persisted } = open);
     } else {
       const checkpoint = await this.readCheckpoint(shardId);
       if (checkpoint.closed) {
@@ -265,6 +269,7 @@ export class StreamPoller {
         return false;
       }
       sequence = checkpoint.sequence;
+      persisted = sequence;
       iterator = await this.iteratorFor(shardId, sequence);
     }
     this.iterators.delete(shardId);
@@ -287,27 +292,34 @@ export class StreamPoller {
           await this.writeCheckpoint(shardId, sequence, true);
           this.finishShard(shardId);
         } else {
-          this.iterators.set(shardId, { iterator, ...(sequence ? { sequence } : {}) });
+          // Caught up: the position moved past filtered records is written now, once, not per page.
+          if (sequence !== undefined && sequence !== persisted) {
+            await this.writeCheckpoint(shardId, sequence);
+            persisted = sequence;
+          }
+          this.iterators.set(shardId, {
+            iterator,
+            ...(sequence ? { sequence } : {}),
+            ...(persisted ? { persisted } : {}),
+          });
         }
         return handled;
       }
-      // Records the mapping's filter drops are never handed over; the position moves past them (as Lambda's does).
+      // Records the mapping's filter drops are never handed over; the position moves past them (as Lambda's
+      // does). It is written with the next batch's checkpoint or when the shard is caught up: a restart in between
+      // reads them again and drops them again.
       const passing = records.filter((record) => this.passes(record));
+      const last = sequenceOf(records.at(-1) as StreamRecord);
       if (passing.length === 0) {
-        const last = sequenceOf(records.at(-1) as StreamRecord);
-        await this.writeCheckpoint(shardId, last);
         sequence = last;
         handled = true;
         continue;
       }
       const completed = await this.handleBatch(shardId, passing, (done) => {
         sequence = done;
+        persisted = done;
       });
-      if (completed && passing.at(-1) !== records.at(-1)) {
-        const last = sequenceOf(records.at(-1) as StreamRecord);
-        await this.writeCheckpoint(shardId, last);
-        sequence = last;
-      }
+      if (completed && passing.at(-1) !== records.at(-1)) sequence = last;
       handled = true;
       if (!completed) return handled;
     }
