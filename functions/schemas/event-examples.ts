@@ -1,5 +1,5 @@
 import { CATALOG_EVENT_TYPES, PAYOUT_PROCESSED } from '../domain/webhooks/envelope';
-import { EVENT_TYPES } from './event-types';
+import { eventTypeDefinition } from './event-types';
 
 /** An example of one event type: who produces it and its `data`, as a real event of that type carries it. */
 export interface EventExample {
@@ -16,7 +16,7 @@ export type ExampleEventType = (typeof EXAMPLE_EVENT_TYPES)[number];
  * events are the service's own signals and are not sent as tests.
  */
 const exampleOf = (type: ExampleEventType): EventExample => {
-  const definition = EVENT_TYPES.find((entry) => entry.type === type);
+  const definition = eventTypeDefinition(type);
   if (!definition) throw new Error(`no catalog entry for ${type}`);
   return definition.example;
 };

@@ -5,11 +5,11 @@ import type { Operation } from '../middleware/http';
 export const OPENAPI_CACHE_SECONDS = 300;
 
 /**
- * `GET /openapi.json`: the OpenAPI 3.1 document of the deployed route table, built on first use and kept for the
- * life of the function instance.
+ * A document that only changes with a deployment (`GET /openapi.json`, `/asyncapi.json`, `/webhooks/event-types`,
+ * `/changelog`): built on first use, kept for the life of the function instance, cacheable for five minutes.
  */
-export const openApiOperation = (build: () => JsonObject = buildOpenApi): Operation => {
-  let document: JsonObject | undefined;
+export const documentOperation = <T>(build: () => T): Operation => {
+  let document: T | undefined;
   return async () => {
     document ??= build();
     return {
@@ -19,3 +19,7 @@ export const openApiOperation = (build: () => JsonObject = buildOpenApi): Operat
     };
   };
 };
+
+/** `GET /openapi.json`: the OpenAPI 3.1 document of the deployed route table. */
+export const openApiOperation = (build: () => JsonObject = buildOpenApi): Operation =>
+  documentOperation(build);

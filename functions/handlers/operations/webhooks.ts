@@ -77,6 +77,7 @@ import {
 } from '../middleware/idempotency';
 import { operatorOf } from '../middleware/principal';
 import { parseJsonBody, parseWith } from '../middleware/validation';
+import { documentOperation } from './openapi';
 
 const pathOf = (event: { pathParameters: Record<string, string | undefined> | null }) =>
   event.pathParameters ?? {};
@@ -441,26 +442,10 @@ export const webhookJwksOperation =
     body: await senderJwks(ctx),
   });
 
-/** `GET /webhooks/event-types` (C33): built once per instance from the catalog. */
-export const eventTypesOperation = (): Operation => {
-  let catalog: ReturnType<typeof eventTypesCatalog> | undefined;
-  return async () => {
-    catalog ??= eventTypesCatalog();
-    return { statusCode: 200, headers: { 'Cache-Control': 'public, max-age=300' }, body: catalog };
-  };
-};
+/** `GET /webhooks/event-types` (C33), from the catalog. */
+export const eventTypesOperation = (): Operation => documentOperation(eventTypesCatalog);
 
-/** `GET /asyncapi.json` (C33): the document `docs/asyncapi.json` holds, built once per instance. */
-export const asyncApiOperation = (): Operation => {
-  let document: ReturnType<typeof buildAsyncApi> | undefined;
-  return async () => {
-    document ??= buildAsyncApi();
-    return { statusCode: 200, headers: { 'Cache-Control': 'public, max-age=300' }, body: document };
-  };
-};
+/** `GET /asyncapi.json` (C33): the document `docs/asyncapi.json` holds. */
+export const asyncApiOperation = (): Operation => documentOperation(buildAsyncApi);
 
-export const changelogOperation = (): Operation => async () => ({
-  statusCode: 200,
-  headers: { 'Cache-Control': 'public, max-age=300' },
-  body: CHANGELOG,
-});
+export const changelogOperation = (): Operation => documentOperation(() => CHANGELOG);

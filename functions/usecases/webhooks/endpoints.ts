@@ -14,11 +14,11 @@ import type {
 } from '../../ports/webhooks';
 import type { CreateEndpointRequest, DpopJwkInput, UpdateEndpointRequest } from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
-import { LruMap } from '../../shared/lru';
 import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import type { WebhookContext } from './context';
 import { type MtlsSummary, mtlsSummary, storedMtls, validateClientCertificate } from './mtls';
 import { sealAuth } from './outbound-auth';
+import { sealedJson } from './sealed-json';
 import { ensureSenderKey } from './sender-keys';
 
 export class EndpointNotFoundError extends ServiceError {
@@ -85,31 +85,14 @@ const dpopChanges = (jwk: DpopJwkInput | null): Pick<EndpointChanges, 'dpop_jwk'
 export const partnerKeyHash = (partnerKey: string): string =>
   createHash('sha256').update(partnerKey, 'utf8').digest('hex');
 
-const secretContext = (endpointId: string) => ({
-  purpose: 'webhook-endpoint-secret',
-  endpoint_id: endpointId,
-});
+/** The signing secrets, sealed (a rotation writes a new ciphertext); each decrypted once per instance. */
+const sealedSecrets = sealedJson<EndpointSecrets>('webhook-endpoint-secret', 500);
 
 const encryptSecrets = (ctx: Pick<WebhookContext, 'cipher'>, endpointId: string, secrets: EndpointSecrets) =>
-  ctx.cipher.encrypt(new TextEncoder().encode(JSON.stringify(secrets)), secretContext(endpointId));
+  sealedSecrets.seal(ctx, endpointId, secrets);
 
-/**
- * Decrypted secrets by ciphertext, per function instance: a ciphertext never changes meaning (a rotation writes a
- * new one), so each is decrypted once (one KMS call) instead of once per attempt. Bounded.
- */
-const decrypted = new LruMap<EndpointSecrets>(500);
-
-const secretsOf = async (
-  ctx: Pick<WebhookContext, 'cipher'>,
-  record: EndpointRecord,
-): Promise<EndpointSecrets> => {
-  const cached = decrypted.get(record.secret_ciphertext);
-  if (cached) return cached;
-  const plain = await ctx.cipher.decrypt(record.secret_ciphertext, secretContext(record.endpoint_id));
-  const secrets = JSON.parse(new TextDecoder().decode(plain)) as EndpointSecrets;
-  decrypted.set(record.secret_ciphertext, secrets);
-  return secrets;
-};
+const secretsOf = (ctx: Pick<WebhookContext, 'cipher'>, record: EndpointRecord): Promise<EndpointSecrets> =>
+  sealedSecrets.open(ctx, record.endpoint_id, record.secret_ciphertext);
 
 /** Rotated-out secrets kept besides the current one at most (rotations in quick succession): 5 signatures. */
 export const MAX_RETIRING_SECRETS = 4;

@@ -9,35 +9,21 @@ import {
 } from '../../domain/webhooks/outbound-auth';
 import type { WebhookNetworkError, WebhookResponse } from '../../ports/webhook-http';
 import type { EndpointRecord } from '../../ports/webhooks';
-import { LruMap } from '../../shared/lru';
 import type { WebhookContext } from './context';
+import { sealedJson } from './sealed-json';
 
-const authContext = (endpointId: string) => ({ purpose: 'endpoint-auth', endpoint_id: endpointId });
+/** The endpoint's outbound authentication, sealed with the secrets key (never stored or shown in clear). */
+const sealedAuth = sealedJson<OutboundAuth>('endpoint-auth', 500);
 
-/** The endpoint's outbound authentication, encrypted with the secrets key (never stored or shown in clear). */
-export const sealAuth = async (
-  ctx: Pick<WebhookContext, 'cipher'>,
-  endpointId: string,
-  auth: OutboundAuth,
-): Promise<string> =>
-  ctx.cipher.encrypt(new TextEncoder().encode(JSON.stringify(auth)), authContext(endpointId));
-
-/** Decrypted once per ciphertext (a change makes a new one). Bounded. */
-const opened = new LruMap<OutboundAuth>(500);
+export const sealAuth = sealedAuth.seal;
 
 const authOf = async (
   ctx: Pick<WebhookContext, 'cipher'>,
   endpoint: EndpointRecord,
-): Promise<OutboundAuth | undefined> => {
-  const ciphertext = endpoint.auth_ciphertext;
-  if (ciphertext === undefined) return undefined;
-  const cached = opened.get(ciphertext);
-  if (cached) return cached;
-  const plain = await ctx.cipher.decrypt(ciphertext, authContext(endpoint.endpoint_id));
-  const auth = JSON.parse(new TextDecoder().decode(plain)) as OutboundAuth;
-  opened.set(ciphertext, auth);
-  return auth;
-};
+): Promise<OutboundAuth | undefined> =>
+  endpoint.auth_ciphertext === undefined
+    ? undefined
+    : sealedAuth.open(ctx, endpoint.endpoint_id, endpoint.auth_ciphertext);
 
 /**
  * Access tokens per endpoint and credentials, kept until shortly before they expire (one instance's memory: a
