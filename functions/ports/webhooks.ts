@@ -318,6 +318,8 @@ export interface AttemptRecord {
   readonly duration_ms: number;
   readonly http_status?: number;
   readonly error?: string;
+  /** The network error's short description (e.g. why an OAuth token could not be had). */
+  readonly error_detail?: string;
   readonly response_excerpt?: string;
   /** What the attempt led to, and why. */
   readonly outcome: 'delivered' | 'retry' | 'stopped' | 'dead';

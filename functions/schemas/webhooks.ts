@@ -603,6 +603,10 @@ export const attemptResponseSchema = z.object({
   duration_ms: z.number().int().nonnegative(),
   http_status: z.number().int().optional(),
   error: z.string().optional(),
+  error_detail: z
+    .string()
+    .optional()
+    .describe('A network error in a few words (why the TLS handshake or the OAuth token request failed).'),
   response_excerpt: z.string().optional(),
   outcome: z.enum(['delivered', 'retry', 'stopped', 'dead']),
   reason: z.string().optional(),

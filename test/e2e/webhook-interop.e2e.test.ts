@@ -370,4 +370,29 @@ describe('outbound authentication (C34)', () => {
       await new Promise((resolve) => tokenServer.close(resolve));
     }
   });
+
+  it('records why a token could not be had in the attempt history, retried like a network error', async () => {
+    const endpoint = await world.register('notoken', 'notoken', {
+      auth: {
+        oauth2: {
+          token_url: 'http://127.0.0.1:1/oauth/token',
+          client_id: 'c',
+          client_secret: 'never-shown-secret',
+        },
+      },
+    });
+    const { eventId } = await world.publish('notoken', 1);
+    const attempt = await eventually(async () => {
+      const answer = await world.admin('GET', `/webhooks/events/${eventId}`);
+      const deliveries = (answer.body.deliveries ?? []) as {
+        endpoint_id: string;
+        attempts: Record<string, unknown>[];
+      }[];
+      return deliveries.find((delivery) => delivery.endpoint_id === endpoint.endpoint_id)?.attempts[0];
+    });
+    expect(attempt).toMatchObject({ error: 'other', outcome: 'retry' });
+    expect(String(attempt.error_detail)).toMatch(/^oauth token request failed: connection_refused/);
+    expect(JSON.stringify(attempt)).not.toContain('never-shown-secret');
+    expect(world.requestsTo('notoken')).toHaveLength(0);
+  });
 });

@@ -648,7 +648,11 @@ const attempt = async (
           http_status: response.status,
           ...(response.excerpt ? { response_excerpt: response.excerpt.slice(0, EXCERPT_CHARS) } : {}),
         }
-      : { error: response.error }),
+      : // What the client could say beyond the kind (no secret, header or URL: the port's contract).
+        {
+          error: response.error,
+          ...(response.message ? { error_detail: response.message.slice(0, 200) } : {}),
+        }),
     outcome: decision.kind,
     ...(decision.kind !== 'delivered' ? { reason: decision.reason } : {}),
     ...(nextAttemptAt ? { next_attempt_at: nextAttemptAt.toISOString() } : {}),
