@@ -18,6 +18,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { JwksCache, kidOf, verifyWebhook } from '../../functions/receiver';
 import { eventTypesCatalog } from '../../functions/schemas/event-types';
 import { endpointResponseSchema } from '../../functions/schemas/webhooks';
 import { deliveryWorld } from '../support/delivery-world';
@@ -202,6 +203,29 @@ describe('Ed25519 signatures with key discovery (C33)', () => {
     const standardDelivery = await deliveryOf('edsw', (await world.publish('edsw', 1)).eventId);
     expect(String(standardDelivery.headers['webhook-signature'])).toMatch(/^v1a,/);
     expect(verifiedBy(standardDelivery, before)).toBe(first.kid);
+    // The receiver kit verifies both, fetching the JWKS over HTTP itself, and only for the endpoint each names.
+    const kit = new JwksCache({ url: `${world.url()}/webhooks/jwks.json` });
+    for (const [delivery, id] of [
+      [nativeDelivery, native.endpoint_id],
+      [standardDelivery, standard.endpoint_id],
+    ] as const) {
+      const input = {
+        body: delivery.body,
+        method: 'POST',
+        path: delivery.path,
+        headers: delivery.headers as Record<string, string>,
+        secrets: [],
+        publicKeys: await kit.keysFor(kidOf(delivery.headers as Record<string, string>)),
+        now: new Date(delivery.receivedAt),
+      };
+      expect(verifyWebhook({ ...input, endpointId: id }).event_id).toBe(delivery.envelope.event_id);
+      expect(() =>
+        verifyWebhook({
+          ...input,
+          endpointId: id === native.endpoint_id ? standard.endpoint_id : native.endpoint_id,
+        }),
+      ).toThrow(/endpoint_mismatch/);
+    }
     // A changed body does not verify.
     expect(
       verifiedBy({ ...nativeDelivery, body: Buffer.from(`${nativeDelivery.body} `) }, before),
