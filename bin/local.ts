@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigurationError, loadLocalConfig } from '../functions/adapters/local/config';
 import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
 import { PortInUseError } from '../functions/adapters/local/local-aws';
+import { LOCAL_PARTNER_ACCOUNT } from '../functions/adapters/local/partner-aws';
 import {
   localRuntimeOf,
   removeLocalRuntime,
@@ -107,6 +108,7 @@ const main = async (): Promise<void> => {
           `  Operator     ${admin.name}: ${admin.token}   (Bearer; roles ${admin.roles.join('+')}${admin.machine ? ', machine' : ''}: --as ${admin.name})`,
       ),
     `  DynamoDB     ${stack.dynamoDbEndpoint}    SQS/S3 ${stack.sqsEndpoint}`,
+    `  Partner AWS  ${stack.partnerAwsEndpoint}   (IAM roles, STS and EventBridge of account ${LOCAL_PARTNER_ACCOUNT}: SQS and EventBridge destinations)`,
     ...(bundles ? ['  Functions    the deployed bundles, one process per instance (LOCAL_BUNDLES=1)'] : []),
   ]);
 };

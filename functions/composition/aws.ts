@@ -1,4 +1,5 @@
 import { createAwsClients, createKmsClient, createSchedulerClient } from '../adapters/aws/clients';
+import { AwsCloudDestinations } from '../adapters/aws/cloud-destinations';
 import { CloudWatchObjectiveFigures, createCloudWatchClient } from '../adapters/aws/cloudwatch-objectives';
 import { emfServiceMetrics } from '../adapters/aws/emf-metrics';
 import { EventBridgeOneTimeScheduler } from '../adapters/aws/eventbridge-scheduler';
@@ -93,6 +94,9 @@ export const awsPlatform = (env: Environment = process.env): ServicePlatform => 
         }),
     ),
     egress: once(() => egressPolicyFromEnv(env, AWS_EGRESS)),
+    cloudDestinations: once(
+      () => new AwsCloudDestinations({ region, egress: egressPolicyFromEnv(env, AWS_EGRESS) }),
+    ),
     retryPolicy: once(() => retryPolicyFromEnv(env)),
     webhookSettings: webhookSettingsFromEnv(env),
     rates: once(() => ({ simulatedStepSeconds: 60, simulated: {}, ...awsRateSourceAccess(env, region) })),

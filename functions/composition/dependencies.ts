@@ -21,6 +21,7 @@ import type { OneTimeScheduler } from '../ports/scheduler';
 import type { SecretValues } from '../ports/secrets';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
 import type { CallerUsagePlan } from '../ports/usage-plan';
+import type { CloudDestinationSender } from '../ports/webhook-destinations';
 import type { WebhookHttpClient } from '../ports/webhook-http';
 import type {
   DeliveryRepository,
@@ -125,6 +126,8 @@ export interface WebhookDependencies {
   /** Verifies DPoP proofs' JWS signatures (partner callbacks). */
   readonly dpopVerifier: DpopProofVerifier;
   readonly http: WebhookHttpClient;
+  /** Partners' SQS queues and EventBridge buses, through their roles (C34). */
+  readonly destinations: CloudDestinationSender;
   readonly policy: RetryPolicy;
   readonly settings: WebhookSettings;
 }

@@ -57,6 +57,7 @@ import type { HealthProbe } from '../ports/health';
 import type { OneTimeScheduler } from '../ports/scheduler';
 import type { DataCipher, MacSigner, ReceiptSigner } from '../ports/signing';
 import type { CallerUsagePlan } from '../ports/usage-plan';
+import type { CloudDestinationSender } from '../ports/webhook-destinations';
 import { Journal } from '../usecases/audit/journal';
 import type { PublicKeySource } from '../usecases/receipts/key-set';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../usecases/webhooks/context';
@@ -90,6 +91,8 @@ export interface ServicePlatform {
   readonly secretsCipher: () => DataCipher;
   readonly scheduler: () => OneTimeScheduler;
   readonly egress: () => EgressPolicy;
+  /** Partners' SQS queues and EventBridge buses (C34): STS and the services in AWS, the partner twin locally. */
+  readonly cloudDestinations: () => CloudDestinationSender;
   readonly retryPolicy: () => RetryPolicy;
   readonly webhookSettings?: Partial<WebhookSettings>;
   /** FX ingestion's sources, pace and the process's simulated feed (its state store is built here). */
@@ -136,6 +139,13 @@ const reachOf = (platform: ServicePlatform, functionId: FunctionId | undefined) 
           `the ${functionId} function does not publish receipt keys (functions/definitions/access.ts)`,
         );
       return build();
+    },
+    assumesPartnerRoles: () => {
+      if (access && !access.assumesPartnerRoles)
+        throw new Error(
+          `the ${functionId} function does not assume partners' roles (functions/definitions/access.ts)`,
+        );
+      return platform.cloudDestinations();
     },
     schedules: () => {
       if (access && !access.schedulesRetries)
@@ -226,6 +236,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         dpopReplays: () => new DynamoDpopReplayCache(documents(), reach.table('idempotency')),
         dpopVerifier: () => createDpopVerifier(),
         http: () => createGuardedHttpClient({ policy: platform.egress() }),
+        destinations: () => reach.assumesPartnerRoles(),
         policy: () => platform.retryPolicy(),
         settings: () => ({ ...DEFAULT_WEBHOOK_SETTINGS, ...platform.webhookSettings }),
       }),

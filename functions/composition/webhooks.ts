@@ -31,7 +31,21 @@ const tenantRetentionSchema = z.record(
  * Webhook settings from configuration: `WEBHOOK_TENANT_RETENTION_DAYS` shortens the body retention of some tenants'
  * events (C32 retention). A malformed value stops the function at start, naming the variable.
  */
-export const webhookSettingsFromEnv = (env: Environment): Partial<WebhookSettings> => {
+export const webhookSettingsFromEnv = (env: Environment): Partial<WebhookSettings> => ({
+  ...tenantRetentionFromEnv(env),
+  ...destinationPrincipalFromEnv(env),
+});
+
+/** `WEBHOOK_DESTINATION_PRINCIPAL`: the service's account as `arn:<partition>:iam::<account>:root` (C34). */
+const destinationPrincipalFromEnv = (env: Environment): Partial<WebhookSettings> => {
+  const principal = env.WEBHOOK_DESTINATION_PRINCIPAL;
+  if (principal === undefined) return {};
+  if (!/^arn:aws(?:-cn|-us-gov)?:iam::\d{12}:root$/.test(principal))
+    throw new Error('WEBHOOK_DESTINATION_PRINCIPAL: not an account principal (arn:aws:iam::<account>:root)');
+  return { destinationPrincipal: principal };
+};
+
+const tenantRetentionFromEnv = (env: Environment): Partial<WebhookSettings> => {
   const raw = env.WEBHOOK_TENANT_RETENTION_DAYS;
   if (raw === undefined || raw.trim() === '') return {};
   let parsed: unknown;
@@ -166,6 +180,7 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
     scheduler: () => deps.scheduler,
     cipher: () => deps.secretsCipher,
     http: () => deps.webhooks.http,
+    destinations: () => deps.webhooks.destinations,
     policy: () => deps.webhooks.policy,
     settings: () => deps.webhooks.settings,
     sleep: () => (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),

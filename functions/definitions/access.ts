@@ -103,6 +103,11 @@ export interface FunctionAccess {
   readonly readsFxCredentials?: boolean;
   /** Publishes the receipt key set (current and retired keys' public halves): `GET /keys`, the stored JWKS. */
   readonly publishesReceiptKeys?: boolean;
+  /**
+   * Assumes partners' roles (`sts:AssumeRole` with one of the service's external ids, never in its own account) to
+   * deliver to their SQS queues and EventBridge buses (C34); what it may do there is the partner's role's policy.
+   */
+  readonly assumesPartnerRoles?: boolean;
 }
 
 /**
@@ -279,6 +284,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     // Decrypts endpoint signing secrets and client-certificate keys.
     keys: { secrets: ['decrypt'] },
     schedulesRetries: true,
+    // SQS and EventBridge destinations in partners' accounts.
+    assumesPartnerRoles: true,
   },
   sweeper: {
     ...NOTHING,
@@ -359,6 +366,8 @@ export const RETIRED_RECEIPT_KEY_IDS_ENV_VAR = 'RETIRED_RECEIPT_KEY_IDS';
 export const WEBHOOK_ALLOWED_CIDRS_ENV_VAR = 'WEBHOOK_ALLOWED_CIDRS';
 /** Shorter body retention by tenant (JSON days by tenant): set on the functions that write events. */
 export const WEBHOOK_TENANT_RETENTION_ENV_VAR = 'WEBHOOK_TENANT_RETENTION_DAYS';
+/** Whom partners' roles trust for cloud destinations (C34): `arn:<partition>:iam::<account>:root`. */
+export const WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR = 'WEBHOOK_DESTINATION_PRINCIPAL';
 
 /**
  * Set to `true` in the first stage of an index replacement (context `retiredIndexes=read`, `TableDefinition.
@@ -440,6 +449,10 @@ export const environmentOf = (functionId: FunctionId): EnvironmentVariable[] => 
     ...(functionId === 'deliver' ? [optional(WEBHOOK_ALLOWED_CIDRS_ENV_VAR)] : []),
     ...(access.tables.events?.actions.includes('PutItem')
       ? [optional(WEBHOOK_TENANT_RETENTION_ENV_VAR)]
+      : []),
+    // Who registers endpoints tells partners whom their role must trust.
+    ...(access.tables.endpoints?.actions.includes('PutItem')
+      ? [required(WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR)]
       : []),
     ...(retiredIndexesReadBy(functionId).length > 0 ? [optional(READ_RETIRED_INDEXES_ENV_VAR)] : []),
   ];

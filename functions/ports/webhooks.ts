@@ -1,3 +1,4 @@
+import type { EndpointDestination } from '../domain/webhooks/destinations';
 import type { DpopProofContents, DpopPublicJwk, DpopRefusal } from '../domain/webhooks/dpop';
 import type { AttemptTally } from '../domain/webhooks/endpoint-stats';
 import type { DeliveryStatus, EnvelopeVersion } from '../domain/webhooks/envelope';
@@ -77,7 +78,10 @@ export interface EndpointMtls {
 /** An endpoint as stored; `secret_ciphertext` decrypts (data key, context `endpoint_id`) to `EndpointSecrets`. */
 export interface EndpointRecord {
   readonly endpoint_id: string;
-  readonly url: string;
+  /** Where deliveries are POSTed; absent when they go to a cloud `destination`. */
+  readonly url?: string;
+  /** An SQS queue or EventBridge bus in the partner's account (C34); absent: HTTP to `url`. */
+  readonly destination?: EndpointDestination;
   readonly topics: readonly string[];
   /** Set: only events of these types (C31), besides the topics. */
   readonly event_types?: readonly string[];
@@ -134,6 +138,7 @@ export type EndpointChanges = Partial<
   Pick<
     EndpointRecord,
     | 'url'
+    | 'destination'
     | 'topics'
     | 'event_types'
     | 'filter'

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { EVENT_BUS_ARN, queueAddressOf, ROLE_ARN } from '../domain/webhooks/destinations';
 import { dpopJwkProblem } from '../domain/webhooks/dpop';
 import { STATS_WINDOWS, type StatsWindow } from '../domain/webhooks/endpoint-stats';
 import { DELIVERY_STATUSES, ENVELOPE_VERSIONS } from '../domain/webhooks/envelope';
@@ -242,31 +243,98 @@ const endpointAuthSchema = z
       'secret are stored encrypted and never shown again.',
   );
 
+const roleArnSchema = z
+  .string()
+  .max(2048)
+  .regex(ROLE_ARN, 'an IAM role ARN: arn:aws:iam::<account>:role/<name>')
+  .describe(
+    "The partner's role the service assumes (its trust policy names the service's account and external id).",
+  );
+
+/**
+ * Where deliveries go (C34): an HTTP endpoint (`url`, the default), an Amazon SQS queue or an EventBridge event bus
+ * in the partner's account, reached through `role_arn` with the external id the service gives the endpoint.
+ */
+export const destinationSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('http') }),
+    z.strictObject({
+      type: z.literal('sqs'),
+      queue_url: z
+        .string()
+        .max(2048)
+        .refine(
+          (value) => queueAddressOf(value) !== undefined,
+          "an SQS queue URL: https://sqs.<region>.amazonaws.com/<account>/<name> (a FIFO queue's name ends in .fifo)",
+        ),
+      role_arn: roleArnSchema,
+    }),
+    z.strictObject({
+      type: z.literal('eventbridge'),
+      event_bus_arn: z
+        .string()
+        .max(1600)
+        .regex(EVENT_BUS_ARN, 'an event bus ARN: arn:aws:events:<region>:<account>:event-bus/<name>'),
+      role_arn: roleArnSchema,
+    }),
+  ])
+  .describe(
+    '{"type": "http"} (the default: POST to url), {"type": "sqs", queue_url, role_arn} or {"type": "eventbridge", ' +
+      'event_bus_arn, role_arn}: the envelope as the message body (signature headers as message attributes) or as ' +
+      "the event's detail, sent with the partner's role, which the service assumes with the endpoint's external_id.",
+  );
+export type DestinationInput = z.infer<typeof destinationSchema>;
+
+/** A cloud destination takes no url, outbound auth or client certificate; an HTTP one needs its url. */
+const destinationRules = (
+  body: {
+    readonly url?: string | undefined;
+    readonly destination?: DestinationInput | undefined;
+    readonly auth?: unknown;
+    readonly mtls?: unknown;
+  },
+  refinement: z.RefinementCtx,
+  urlRequired: boolean,
+): void => {
+  const type = body.destination?.type ?? 'http';
+  if (type === 'http') {
+    if (urlRequired && body.url === undefined)
+      refinement.addIssue({ code: 'custom', message: 'required for an http destination', path: ['url'] });
+    return;
+  }
+  for (const field of ['url', 'auth', 'mtls'] as const)
+    if (body[field] !== undefined && body[field] !== null)
+      refinement.addIssue({ code: 'custom', message: `not for an ${type} destination`, path: [field] });
+};
+
 /** `POST /webhooks/endpoints` (C12, C24). */
-export const createEndpointSchema = z.strictObject({
-  url: endpointUrl,
-  topics: z.array(topicName).max(50).optional(),
-  event_types: z
-    .array(eventType)
-    .max(50)
-    .optional()
-    .describe('Only events of these types (besides the topics).'),
-  filter: endpointFilterSchema.optional(),
-  rate_limit: endpointRateLimitSchema.optional(),
-  ordering: endpointOrderingSchema.optional(),
-  disable_after_days: disableAfterDaysSchema.optional(),
-  retention_days: retentionDaysSchema.optional(),
-  signature_scheme: signatureSchemeSchema.optional(),
-  signing_algorithm: signingAlgorithmSchema.optional(),
-  auth: endpointAuthSchema.optional(),
-  description: z.string().max(500).optional(),
-  tenant: identifier.optional(),
-  version: z.enum(ENVELOPE_VERSIONS).optional(),
-  /** When given, the partner's callbacks (`POST /partner/confirmations`) need a DPoP proof made with it. */
-  dpop_jwk: dpopJwkSchema.optional(),
-  /** When given, deliveries present this client certificate in the TLS handshake. */
-  mtls: mtlsInputSchema.optional(),
-});
+export const createEndpointSchema = z
+  .strictObject({
+    url: endpointUrl.optional().describe('Where deliveries are POSTed (an http destination, the default).'),
+    destination: destinationSchema.optional(),
+    topics: z.array(topicName).max(50).optional(),
+    event_types: z
+      .array(eventType)
+      .max(50)
+      .optional()
+      .describe('Only events of these types (besides the topics).'),
+    filter: endpointFilterSchema.optional(),
+    rate_limit: endpointRateLimitSchema.optional(),
+    ordering: endpointOrderingSchema.optional(),
+    disable_after_days: disableAfterDaysSchema.optional(),
+    retention_days: retentionDaysSchema.optional(),
+    signature_scheme: signatureSchemeSchema.optional(),
+    signing_algorithm: signingAlgorithmSchema.optional(),
+    auth: endpointAuthSchema.optional(),
+    description: z.string().max(500).optional(),
+    tenant: identifier.optional(),
+    version: z.enum(ENVELOPE_VERSIONS).optional(),
+    /** When given, the partner's callbacks (`POST /partner/confirmations`) need a DPoP proof made with it. */
+    dpop_jwk: dpopJwkSchema.optional(),
+    /** When given, deliveries present this client certificate in the TLS handshake. */
+    mtls: mtlsInputSchema.optional(),
+  })
+  .superRefine((body, refinement) => destinationRules(body, refinement, true));
 export type CreateEndpointRequest = z.infer<typeof createEndpointSchema>;
 
 /**
@@ -277,6 +345,12 @@ export type CreateEndpointRequest = z.infer<typeof createEndpointSchema>;
 export const updateEndpointSchema = z
   .strictObject({
     url: endpointUrl.optional(),
+    destination: destinationSchema
+      .optional()
+      .describe(
+        'Moves deliveries to another destination: a cloud one drops the url, outbound auth and client certificate; ' +
+          '{"type": "http"} needs the url in the same change. The external id stays the endpoint\'s.',
+      ),
     topics: z.array(topicName).max(50).optional(),
     event_types: z
       .array(eventType)
@@ -318,7 +392,16 @@ export const updateEndpointSchema = z
       .optional()
       .describe('Replaces the client certificate; null removes it (deliveries present none).'),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' });
+  .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' })
+  .superRefine((body, refinement) => {
+    if (body.destination?.type === 'http' && body.url === undefined)
+      refinement.addIssue({
+        code: 'custom',
+        message: 'required to move to an http destination',
+        path: ['url'],
+      });
+    if (body.destination !== undefined) destinationRules(body, refinement, false);
+  });
 export type UpdateEndpointRequest = z.infer<typeof updateEndpointSchema>;
 
 export { payoutProcessedSchema } from './event-types';
@@ -391,7 +474,32 @@ export const replayPathSchema = z.strictObject({ replay_id: replayIdSchema });
 
 export const endpointResponseSchema = z.object({
   endpoint_id: endpointIdSchema,
-  url: z.string(),
+  url: z
+    .string()
+    .optional()
+    .describe('Where deliveries are POSTed (absent for an sqs or eventbridge destination).'),
+  destination: z
+    .union([
+      z.object({
+        type: z.literal('sqs'),
+        queue_url: z.string(),
+        role_arn: z.string(),
+        external_id: z.string(),
+        principal: z.string(),
+      }),
+      z.object({
+        type: z.literal('eventbridge'),
+        event_bus_arn: z.string(),
+        role_arn: z.string(),
+        external_id: z.string(),
+        principal: z.string(),
+      }),
+    ])
+    .optional()
+    .describe(
+      "A cloud destination (absent: http). The role's trust policy allows sts:AssumeRole to `principal` (the " +
+        "service's account) on condition that sts:ExternalId equals `external_id`, which the service made for this endpoint.",
+    ),
   topics: z.array(z.string()),
   event_types: z.array(z.string()).optional(),
   filter: z.record(z.string(), z.unknown()).optional(),

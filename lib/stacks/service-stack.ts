@@ -36,10 +36,12 @@ import {
   SWEEPER_RATE_MINUTES,
   type TableItemAction,
   WEBHOOK_ALLOWED_CIDRS_ENV_VAR,
+  WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR,
   WEBHOOK_TENANT_RETENTION_ENV_VAR,
 } from '../../functions/definitions';
 import { METRICS_NAMESPACE_ENV_VAR, metricsNamespace } from '../../functions/definitions/objectives';
 import { OPERATOR_ROLES } from '../../functions/domain/access/principals';
+import { EXTERNAL_ID_PREFIX } from '../../functions/domain/webhooks/destinations';
 import { ApiFirewall } from '../constructs/api-firewall';
 import { DeadLetterAlarm } from '../constructs/dead-letter-alarm';
 import { EncryptedQueue } from '../constructs/encrypted-queue';
@@ -377,6 +379,7 @@ export class PricingServiceStack extends Stack {
       [METRICS_NAMESPACE_ENV_VAR]: metricsNamespace(props.stage),
       [OPERATOR_ROLES_ENV_VAR]: shared.operatorRoles,
       [CALLER_USAGE_PLAN_NAME_ENV_VAR]: shared.usagePlanName,
+      [WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR]: `arn:${this.partition}:iam::${this.account}:root`,
       ...(props.retiredReceiptKeyArns?.length
         ? { [RETIRED_RECEIPT_KEY_IDS_ENV_VAR]: props.retiredReceiptKeyArns.join(',') }
         : {}),
@@ -425,6 +428,7 @@ export class PricingServiceStack extends Stack {
     }
     if (access.schedulesRetries) this.scheduler.grantManageSchedules(fn);
     if (access.readsFxCredentials) this.grantFxCredentialReads(fn);
+    if (access.assumesPartnerRoles) this.grantPartnerRoleAssumption(fn);
     if (access.publishesReceiptKeys && props.retiredReceiptKeyArns?.length) {
       // Retired receipt keys: their public halves only (they never sign again).
       fn.role.addToPrincipalPolicy(
@@ -434,6 +438,34 @@ export class PricingServiceStack extends Stack {
         }),
       );
     }
+  }
+
+  /**
+   * SQS and EventBridge destinations (C34): `sts:AssumeRole` on partners' roles, only with one of the service's
+   * external ids and never on a role of the service's own account. Which role a delivery assumes is the endpoint's,
+   * and what the role may do is the partner's policy.
+   */
+  private grantPartnerRoleAssumption(fn: ServiceFunction): void {
+    const resource = `arn:${this.partition}:iam::*:role/*`;
+    const policy = new iam.Policy(this, `${fn.definition.id}PartnerRoles`, {
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['sts:AssumeRole'],
+          resources: [resource],
+          conditions: {
+            StringLike: { 'sts:ExternalId': `${EXTERNAL_ID_PREFIX}*` },
+            StringNotEquals: { 'aws:ResourceAccount': this.account },
+          },
+        }),
+      ],
+      roles: [fn.role],
+    });
+    Validations.of(policy).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::*:role/*]',
+      reason:
+        "Partners' roles are in their own accounts, named by each endpoint at run time: the grant is sts:AssumeRole " +
+        "only, with the service's external ids only, and never in the service's own account.",
+    });
   }
 
   /**

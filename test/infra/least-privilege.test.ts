@@ -350,6 +350,10 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:GetQueueAttributes': ['queue:delivery'],
     'sqs:ReceiveMessage': ['queue:delivery'],
     'sqs:SendMessage': ['queue:delivery', 'queue:deliveryDlq'],
+    // SQS and EventBridge destinations: partners' roles, with the service's external ids, never in its own account.
+    'sts:AssumeRole': [
+      'arn:<AWS::Partition>:iam::*:role/* (sts:ExternalId=pricing-ext-*, aws:ResourceAccount=<AWS::AccountId>)',
+    ],
   }),
   sweeper: merge(BASE('sweeper'), TABLE_KEY_WRITE, {
     'dynamodb:DeleteItem': ['table:deliveryOrder'],

@@ -80,6 +80,8 @@ const lambdaEnvironment = (
       dynamoDbEndpoint: inject('dynamoDbEndpoint'),
       sqsEndpoint: inject('sqsEndpoint'),
       twinEndpoint: twin.endpoint,
+      // No cloud destination here: STS and EventBridge calls would fail as the twin's unemulated ones do.
+      partnerEndpoint: twin.endpoint,
     },
     {
       ...(functionId === 'deliver' || functionId === 'webhooks'

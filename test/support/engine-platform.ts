@@ -33,6 +33,7 @@ export const enginePlatform = (
   secretsCipher: absent('secrets key'),
   scheduler: absent('retry scheduler'),
   egress: () => LOCAL_EGRESS,
+  cloudDestinations: absent('cloud destinations'),
   retryPolicy: () => DEFAULT_RETRY_POLICY,
   rates: absent('rate sources'),
   metrics: absent('metrics'),

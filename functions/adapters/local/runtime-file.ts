@@ -15,6 +15,8 @@ const runtimeSchema = z.object({
   api_url: z.url(),
   /** fauxqs: the S3 (and SQS) endpoint. */
   s3_endpoint: z.url(),
+  /** The partner account's twin (IAM, STS, EventBridge) for cloud destinations. */
+  partner_aws_endpoint: z.url(),
   region: z.string().min(1),
   buckets: z.object({ receipts: z.string().min(1), journal: z.string().min(1) }),
   pid: z.number().int(),
@@ -27,10 +29,12 @@ export type LocalRuntime = z.infer<typeof runtimeSchema>;
 export const localRuntimeOf = (stack: {
   readonly url: string;
   readonly sqsEndpoint: string;
+  readonly partnerAwsEndpoint: string;
   readonly resources: { readonly bucketNames: Readonly<Record<BucketId, string>> };
 }): LocalRuntime => ({
   api_url: stack.url,
   s3_endpoint: stack.sqsEndpoint,
+  partner_aws_endpoint: stack.partnerAwsEndpoint,
   region: LOCAL_REGION,
   buckets: { receipts: stack.resources.bucketNames.receipts, journal: stack.resources.bucketNames.journal },
   pid: process.pid,

@@ -23,6 +23,7 @@ import {
   SCHEDULER,
   type ServiceTableId,
   TABLES,
+  WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR,
 } from '../../definitions';
 import { METRICS_NAMESPACE_ENV_VAR } from '../../definitions/objectives';
 
@@ -58,6 +59,7 @@ const resolvedValue = (names: ResourceNames, variable: string): string | undefin
     [METRICS_NAMESPACE_ENV_VAR]: 'Pricing/local',
     [OPERATOR_ROLES_ENV_VAR]: '[]',
     [CALLER_USAGE_PLAN_NAME_ENV_VAR]: LOCAL_CALLER_USAGE_PLAN,
+    [WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR]: `arn:aws:iam::${names.account}:root`,
   }[variable];
 };
 
@@ -85,6 +87,8 @@ export interface LocalEngines {
   readonly sqsEndpoint: string;
   /** The AWS twin: KMS, EventBridge Scheduler, API Gateway. */
   readonly twinEndpoint: string;
+  /** The partner account's twin: IAM roles, STS and EventBridge (cloud destinations). */
+  readonly partnerEndpoint: string;
 }
 
 /**
@@ -114,6 +118,9 @@ export const lambdaEnvironmentOnEngines = (
   AWS_ENDPOINT_URL_SCHEDULER: engines.twinEndpoint,
   AWS_ENDPOINT_URL_API_GATEWAY: engines.twinEndpoint,
   AWS_ENDPOINT_URL_CLOUDWATCH: engines.twinEndpoint,
+  // Partners' accounts (cloud destinations): their roles' STS and their event buses.
+  AWS_ENDPOINT_URL_STS: engines.partnerEndpoint,
+  AWS_ENDPOINT_URL_EVENTBRIDGE: engines.partnerEndpoint,
   // Not emulated (FX provider credentials by reference): the twin answers 501 naming the call, so nothing a
   // function does on the engines reaches AWS.
   AWS_ENDPOINT_URL_SECRETS_MANAGER: engines.twinEndpoint,

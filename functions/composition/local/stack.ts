@@ -16,6 +16,7 @@ import type {
   SQSEvent,
 } from 'aws-lambda';
 import { type AwsClients, destroyAwsClients } from '../../adapters/aws/clients';
+import { AwsCloudDestinations } from '../../adapters/aws/cloud-destinations';
 import { KmsDataCipher, KmsMacSigner, KmsReceiptSigner } from '../../adapters/aws/kms-signing';
 import { SqsMessageQueue } from '../../adapters/aws/sqs-queue';
 import type { EgressPolicy } from '../../adapters/http/guarded-http-client';
@@ -34,6 +35,7 @@ import {
   localEngineClients,
 } from '../../adapters/local/local-aws';
 import { loadOrCreateLocalKeys } from '../../adapters/local/local-signing';
+import { startPartnerAws } from '../../adapters/local/partner-aws';
 import { LocalOneTimeScheduler, ScheduleDispatcher } from '../../adapters/local/scheduler';
 import { SqsPoller } from '../../adapters/local/sqs-poller';
 import { StreamPoller } from '../../adapters/local/stream-poller';
@@ -175,6 +177,11 @@ export interface LocalStack {
    */
   readonly dynamoDbSupervisorPid: number | undefined;
   readonly sqsEndpoint: string;
+  /**
+   * The partner account's twin (IAM roles, STS, EventBridge) for SQS and EventBridge destinations: a partner creates
+   * its role here (`aws iam create-role --endpoint-url`) and its queues in fauxqs.
+   */
+  readonly partnerAwsEndpoint: string;
   readonly dataDir: string | undefined;
   readonly resources: ProvisionedResources;
   readonly deps: ServiceDependencies;
@@ -260,6 +267,9 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       : undefined;
     if (twin) stopStack.push(twin);
     const signing = twin ? twinSigning(twin.endpoint, stopStack) : keys;
+    // Partners' accounts, for SQS and EventBridge destinations: their roles and buses (their queues are fauxqs').
+    const partnerAws = await startPartnerAws({ serviceAccount: LOCAL_ACCOUNT, sqs: clients.sqs, host });
+    stopStack.push(partnerAws);
 
     const loggers = new Map<string, Logger>();
     const loggerFor = (name: string): Logger => {
@@ -305,6 +315,14 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       secretsCipher: () => signing.secretsCipher,
       scheduler: () => scheduler,
       egress: () => egress,
+      cloudDestinations: () =>
+        new AwsCloudDestinations({
+          region: LOCAL_REGION,
+          egress,
+          stsEndpoint: partnerAws.endpoint,
+          eventBridgeEndpoint: partnerAws.endpoint,
+          credentials: LOCAL_CREDENTIALS,
+        }),
       retryPolicy: () => options.webhooks?.policy ?? DEFAULT_RETRY_POLICY,
       ...(options.webhooks?.settings ? { webhookSettings: options.webhooks.settings } : {}),
       rates: () => rateIngestion,
@@ -330,6 +348,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
           dynamoDbEndpoint: dynamo.endpoint,
           sqsEndpoint: fauxqs.endpoint,
           twinEndpoint: twin.endpoint,
+          partnerEndpoint: partnerAws.endpoint,
         }
       : undefined;
     const pool = <Event, Result>(id: FunctionId, factory: () => LambdaHandler<Event, Result>) => {
@@ -551,6 +570,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       dynamoDbEndpoint: dynamo.endpoint,
       dynamoDbSupervisorPid: dynamo.pid,
       sqsEndpoint: fauxqs.endpoint,
+      partnerAwsEndpoint: partnerAws.endpoint,
       dataDir: options.dataDir,
       resources,
       deps,

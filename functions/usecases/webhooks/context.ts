@@ -5,6 +5,7 @@ import type { Clock } from '../../ports/clock';
 import type { MessageQueue } from '../../ports/queue';
 import type { OneTimeScheduler } from '../../ports/scheduler';
 import type { DataCipher } from '../../ports/signing';
+import type { CloudDestinationSender } from '../../ports/webhook-destinations';
 import type { WebhookHttpClient } from '../../ports/webhook-http';
 import type {
   DeliveryRepository,
@@ -49,6 +50,12 @@ export interface WebhookSettings {
    * it signs, so only an emergency rotation (active at once) waits up to this long to take over.
    */
   readonly senderKeyCacheSeconds: number;
+  /**
+   * Whom a partner's role trusts for SQS and EventBridge destinations (C34): the service's account, as
+   * `arn:aws:iam::<account>:root` (only the deliver function's role may assume partner roles, and only with an
+   * external id the service made).
+   */
+  readonly destinationPrincipal: string;
 }
 
 /** Days an event's body is kept when it is written: the service's retention, or its tenant's when shorter. */
@@ -74,6 +81,8 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   disableAfterDays: DEFAULT_DISABLE_AFTER_DAYS,
   tenantRetentionDays: {},
   senderKeyCacheSeconds: 60,
+  // The local stack's account (the AWS composition sets the deployment's own from WEBHOOK_DESTINATION_PRINCIPAL).
+  destinationPrincipal: 'arn:aws:iam::000000000000:root',
 };
 
 /** What the webhook use cases need: stores, queue and scheduler, the data cipher, the HTTP client, time. */
@@ -96,6 +105,8 @@ export interface WebhookContext {
   readonly scheduler: OneTimeScheduler;
   readonly cipher: DataCipher;
   readonly http: WebhookHttpClient;
+  /** SQS queues and EventBridge buses in partners' accounts (C34). */
+  readonly destinations: CloudDestinationSender;
   readonly policy: RetryPolicy;
   readonly settings: WebhookSettings;
   /** Waits (a delivery's reserved start less than a second ahead). */

@@ -1,4 +1,5 @@
 import { SCHEDULER } from '../../definitions';
+import { cloudSignedPath } from '../../domain/webhooks/destinations';
 import { failingDecision } from '../../domain/webhooks/endpoint-health';
 import {
   type EnvelopeVersion,
@@ -531,6 +532,34 @@ const signatureHeaders = async (
   };
 };
 
+/** One POST to an HTTP endpoint: its client certificate (mTLS) and outbound authentication (C34) with it. */
+const postToUrl = async (
+  ctx: WebhookContext,
+  endpoint: EndpointRecord,
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  body: Uint8Array,
+  timeoutMs: number,
+): Promise<WebhookResponse> => {
+  // Presented in the handshake; a receiver that requires one and gets none fails the attempt (a TLS error or the
+  // status it answers), retried like any other failure.
+  const clientCertificate = await clientCertificateOf(ctx, endpoint);
+  // The endpoint's outbound authentication goes first, so no header of it can replace the service's own.
+  return sendWithAuth(
+    ctx,
+    endpoint,
+    (authHeaders, remainingMs) =>
+      ctx.http.post({
+        url,
+        headers: { ...authHeaders, ...headers },
+        body,
+        timeoutMs: remainingMs,
+        ...(clientCertificate ? { clientCertificate } : {}),
+      }),
+    timeoutMs,
+  );
+};
+
 const attempt = async (
   ctx: WebhookContext,
   message: DeliveryMessage,
@@ -586,12 +615,16 @@ const attempt = async (
       ),
     ),
   );
-  const url = targetUrl(endpoint.url, item.type);
-  const parsed = new URL(url);
+  // HTTP to `<url>/<topic>`, or an SQS queue or EventBridge bus of the partner's (C34), whose signed path is `/<topic>`.
+  const cloud = endpoint.destination;
+  const url =
+    cloud === undefined && endpoint.url !== undefined ? targetUrl(endpoint.url, item.type) : undefined;
+  if (cloud === undefined && url === undefined) return stop('endpoint_has_no_destination');
+  const parsed = url !== undefined ? new URL(url) : undefined;
   const signature = await signatureHeaders(ctx, endpoint, {
     eventId: item.event_id,
     body,
-    path: `${parsed.pathname}${parsed.search}`,
+    path: parsed ? `${parsed.pathname}${parsed.search}` : cloudSignedPath(topicOf(item.type)),
     at: ctx.clock.now(),
     started,
   });
@@ -603,28 +636,27 @@ const attempt = async (
     'X-Webhook-Producer': item.producer ?? 'pricing-service',
     'X-Attempt': String(message.attempt),
   };
-  // The endpoint's client certificate (mTLS), presented in the handshake; a receiver that requires one and
-  // gets none fails the attempt (a TLS error or the status it answers), retried like any other failure.
-  const clientCertificate = await clientCertificateOf(ctx, endpoint);
   // An attempt still unanswered after `slowAttemptMs` counts as a timeout at once (isolation need not wait for
   // the whole timeout to learn that an endpoint hangs); noted once per attempt, ended by an answer.
   let slowNoted: Promise<void> | undefined;
   const slowTimer = setTimeout(() => {
     slowNoted = ctx.endpoints.noteTimeout(endpoint.endpoint_id).catch(() => undefined);
   }, slowAttemptMs(timeoutMs));
-  // The endpoint's outbound authentication (C34) goes first, so no header of it can replace the service's own.
-  const response = await sendWithAuth(
-    ctx,
-    endpoint,
-    (authHeaders, remainingMs) =>
-      ctx.http.post({
-        url,
-        headers: { ...authHeaders, ...headers },
+  const response = await (cloud !== undefined
+    ? ctx.destinations.send({
+        destination: cloud,
+        endpointId: endpoint.endpoint_id,
         body,
-        timeoutMs: remainingMs,
-        ...(clientCertificate ? { clientCertificate } : {}),
-      }),
-    timeoutMs,
+        headers,
+        eventId: item.event_id,
+        eventType: item.type,
+        producer: item.producer ?? 'pricing-service',
+        attempt: message.attempt,
+        ...(message.order ? { orderingKey: message.order.key } : {}),
+        at: ctx.clock.now(),
+        timeoutMs,
+      })
+    : postToUrl(ctx, endpoint, url ?? '', headers, body, timeoutMs)
   ).finally(() => clearTimeout(slowTimer));
   await Promise.all([slowNoted, settled()]);
   const finished = ctx.clock.now();

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../../domain/errors';
+import { externalIdFrom } from '../../domain/webhooks/destinations';
 import { jwkThumbprint, publicDpopJwk } from '../../domain/webhooks/dpop';
 import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { summaryOf } from '../../domain/webhooks/outbound-auth';
@@ -12,7 +13,12 @@ import type {
   Page,
   RetiringSecret,
 } from '../../ports/webhooks';
-import type { CreateEndpointRequest, DpopJwkInput, UpdateEndpointRequest } from '../../schemas/webhooks';
+import type {
+  CreateEndpointRequest,
+  DestinationInput,
+  DpopJwkInput,
+  UpdateEndpointRequest,
+} from '../../schemas/webhooks';
 import { newId } from '../../shared/ids';
 import { CONFLICT, type RetryPolicy, retryOnConflict } from '../../shared/retry';
 import type { WebhookContext } from './context';
@@ -42,7 +48,8 @@ export type EndpointView = Omit<
 /** The view in a fixed key order (DynamoDB does not keep the order of an item's attributes). */
 export const endpointView = (record: EndpointRecord): EndpointView => ({
   endpoint_id: record.endpoint_id,
-  url: record.url,
+  ...(record.url !== undefined ? { url: record.url } : {}),
+  ...(record.destination !== undefined ? { destination: record.destination } : {}),
   topics: record.topics,
   ...(record.event_types !== undefined ? { event_types: record.event_types } : {}),
   ...(record.filter !== undefined ? { filter: record.filter } : {}),
@@ -119,8 +126,37 @@ export const signingSecrets = async (
  */
 export type CreatedEndpoint = EndpointView & { readonly secret: string; readonly partner_key: string };
 
+/**
+ * A cloud destination as stored (C34): the partner's queue or bus and role, the external id the service makes for
+ * the endpoint (kept when the destination changes: the role's trust names it), and the principal to trust.
+ */
+const storedDestination = (
+  ctx: Pick<WebhookContext, 'randomBytes' | 'settings'>,
+  input: DestinationInput,
+  current: EndpointRecord | undefined,
+): EndpointRecord['destination'] => {
+  if (input.type === 'http') return undefined;
+  const external_id = current?.destination?.external_id ?? externalIdFrom(ctx.randomBytes(24));
+  const principal = ctx.settings.destinationPrincipal;
+  return input.type === 'sqs'
+    ? { type: 'sqs', queue_url: input.queue_url, role_arn: input.role_arn, external_id, principal }
+    : {
+        type: 'eventbridge',
+        event_bus_arn: input.event_bus_arn,
+        role_arn: input.role_arn,
+        external_id,
+        principal,
+      };
+};
+
+/** A 400 naming the request's field (the endpoint as stored decides it, so the schema alone cannot). */
+const fieldRefused = (path: string, message: string): ServiceError =>
+  new ServiceError('invalid_request', `${path.slice(2)}: ${message}`, {
+    details: { problems: [{ path, message }] },
+  });
+
 export const createEndpoint = async (
-  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'senderKeys'>,
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'senderKeys' | 'settings'>,
   request: CreateEndpointRequest,
   once?: ExactlyOnce<CreatedEndpoint>,
 ): Promise<CreatedEndpoint> => {
@@ -134,7 +170,10 @@ export const createEndpoint = async (
   const partnerKey = `pk_${Buffer.from(ctx.randomBytes(32)).toString('base64url')}`;
   const record: EndpointRecord = {
     endpoint_id: endpointId,
-    url: request.url,
+    ...(request.url !== undefined ? { url: request.url } : {}),
+    ...(request.destination !== undefined && request.destination.type !== 'http'
+      ? { destination: storedDestination(ctx, request.destination, undefined) }
+      : {}),
     topics: [...new Set(request.topics ?? [])].sort(),
     ...(request.event_types !== undefined ? { event_types: [...new Set(request.event_types)].sort() } : {}),
     ...(request.filter !== undefined ? { filter: request.filter } : {}),
@@ -187,7 +226,7 @@ export const listEndpoints = async (
  * `mtls` replaces (or, `null`, removes) the client certificate.
  */
 export const updateEndpoint = async (
-  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'senderKeys' | 'randomBytes'>,
+  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'senderKeys' | 'randomBytes' | 'settings'>,
   endpointId: string,
   request: UpdateEndpointRequest,
 ): Promise<EndpointView> => {
@@ -195,21 +234,51 @@ export const updateEndpoint = async (
   const mtls = request.mtls ? validateClientCertificate(request.mtls, now) : request.mtls;
   // An endpoint signed with Ed25519 needs the service's key to exist before its first delivery.
   if (request.signing_algorithm === 'ed25519') await ensureSenderKey(ctx);
+  // What the change means depends on where deliveries go now: read the endpoint first when it does.
+  const current =
+    request.url !== undefined || request.destination !== undefined || request.auth || request.mtls
+      ? await ctx.endpoints.get(endpointId)
+      : undefined;
+  const cloud = request.destination
+    ? request.destination.type !== 'http'
+    : current?.destination !== undefined;
+  if (cloud && request.destination === undefined) {
+    // An SQS or EventBridge endpoint has no url, outbound auth nor certificate: moving it is a change of destination.
+    if (request.url !== undefined)
+      throw fieldRefused(
+        '$.url',
+        'the endpoint delivers to a cloud destination: give destination {"type": "http"} with it',
+      );
+    if (request.auth) throw fieldRefused('$.auth', 'not for a cloud destination');
+    if (request.mtls) throw fieldRefused('$.mtls', 'not for a cloud destination');
+  }
   // Outbound credentials (static header values, OAuth tokens) are sent to the endpoint's origin: moving it to
   // another origin without giving them again would hand them to whoever runs the new one.
-  if (request.url !== undefined && request.auth === undefined) {
-    const current = await ctx.endpoints.get(endpointId);
-    if (current?.auth_ciphertext !== undefined && new URL(current.url).origin !== new URL(request.url).origin)
-      throw new ServiceError(
-        'invalid_request',
-        'the url moves to another origin: give auth again for it (or null to remove it)',
-        { details: { problems: [{ path: '$.auth', message: 'required when the url changes origin' }] } },
-      );
-  }
+  if (
+    request.url !== undefined &&
+    request.auth === undefined &&
+    current?.auth_ciphertext !== undefined &&
+    (current.url === undefined || new URL(current.url).origin !== new URL(request.url).origin)
+  )
+    throw fieldRefused('$.auth', 'required when the url changes origin');
+  const destination =
+    request.destination === undefined
+      ? {}
+      : request.destination.type === 'http'
+        ? { destination: undefined }
+        : {
+            destination: storedDestination(ctx, request.destination, current),
+            // What only HTTP uses goes with it.
+            url: undefined,
+            auth: undefined,
+            auth_ciphertext: undefined,
+            mtls: undefined,
+          };
   const updated = await ctx.endpoints.update(
     endpointId,
     {
       ...(request.url !== undefined ? { url: request.url } : {}),
+      ...destination,
       ...(request.topics !== undefined ? { topics: [...new Set(request.topics)].sort() } : {}),
       // `null` (or an empty list for event types) removes the restriction.
       ...(request.event_types === null || request.event_types?.length === 0

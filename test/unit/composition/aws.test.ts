@@ -80,7 +80,9 @@ describe('awsDependencies per function', () => {
       // What it does not declare is refused by name, never for a missing variable.
       for (const message of Object.values(refused)) {
         expect(message).toMatch(
-          new RegExp(`^the ${functionId} function (has no access to|does not schedule|does not publish)`),
+          new RegExp(
+            `^the ${functionId} function (has no access to|does not schedule|does not publish|does not assume)`,
+          ),
         );
       }
       const declared = new Set(['AWS_REGION', ...environmentOf(functionId).map((variable) => variable.name)]);

@@ -8,6 +8,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { LocalDataCipher } from '../../../functions/adapters/local/local-signing';
 import type { QueueId } from '../../../functions/definitions';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../functions/domain/webhooks/retry-policy';
+import { secretBytes } from '../../../functions/domain/webhooks/secret';
+import { signatureHeader } from '../../../functions/domain/webhooks/signature';
 import {
   type LimiterState,
   MAX_DEFERRALS,
@@ -15,6 +17,7 @@ import {
   planAdmission,
 } from '../../../functions/domain/webhooks/throttle';
 import type { OneTimeSchedule } from '../../../functions/ports/scheduler';
+import type { CloudDeliveryRequest } from '../../../functions/ports/webhook-destinations';
 import type { WebhookRequest, WebhookResponse } from '../../../functions/ports/webhook-http';
 import type {
   AttemptRecord,
@@ -29,7 +32,11 @@ import {
   deliverAttempt,
   retryScheduleName,
 } from '../../../functions/usecases/webhooks/deliver';
-import { createEndpoint } from '../../../functions/usecases/webhooks/endpoints';
+import {
+  createEndpoint,
+  signingSecrets,
+  updateEndpoint,
+} from '../../../functions/usecases/webhooks/endpoints';
 import { NO_VERSIONS, outboxItemOf } from '../../../functions/usecases/webhooks/events';
 import { fanOutEvent } from '../../../functions/usecases/webhooks/fanout';
 import { expungeEvent } from '../../../functions/usecases/webhooks/history';
@@ -46,6 +53,8 @@ interface World {
   schedules: OneTimeSchedule[];
   posts: WebhookRequest[];
   answers: WebhookResponse[];
+  /** What cloud destinations (SQS, EventBridge) were sent; they answer from `answers` too. */
+  cloudSends: CloudDeliveryRequest[];
   deliveries: Map<string, DeliveryRecord>;
   endpoints: Map<string, EndpointRecord>;
   events: Map<string, OutboxItem>;
@@ -95,6 +104,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     schedules: [],
     posts: [],
     answers: [],
+    cloudSends: [],
     deliveries: new Map(),
     endpoints: new Map(),
     events: new Map(),
@@ -362,6 +372,12 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
     http: {
       post: async (request) => {
         w.posts.push(request);
+        return w.answers.shift() ?? response(200);
+      },
+    },
+    destinations: {
+      send: async (request) => {
+        w.cloudSends.push(request);
         return w.answers.shift() ?? response(200);
       },
     },
@@ -1344,5 +1360,145 @@ describe('fanOutEvent', () => {
     await fanOutEvent({ ...ctx, deliveries: w.ctx.deliveries }, item, endpoints);
     expect(marked).toEqual([item.event_id]);
     expect(w.deliveries.size).toBe(5);
+  });
+});
+
+describe('SQS and EventBridge destinations (C34)', () => {
+  let w: World;
+  beforeEach(() => {
+    w = world();
+  });
+  const role = 'arn:aws:iam::111122223333:role/pricing-deliveries';
+  const queueUrl = 'https://sqs.eu-west-1.amazonaws.com/111122223333/orders.fifo';
+
+  const cloudEndpoint = () =>
+    createEndpoint(w.ctx, {
+      destination: { type: 'sqs', queue_url: queueUrl, role_arn: role },
+      ordering: { key: 'data.account' },
+    });
+
+  it('registers without a url: the service makes the external id and names the principal to trust', async () => {
+    const endpoint = await cloudEndpoint();
+    expect(endpoint.url).toBeUndefined();
+    expect(endpoint.destination).toEqual({
+      type: 'sqs',
+      queue_url: queueUrl,
+      role_arn: role,
+      external_id: expect.stringMatching(/^pricing-ext-[A-Za-z0-9_-]{32}$/),
+      principal: 'arn:aws:iam::000000000000:root',
+    });
+    const other = await cloudEndpoint();
+    expect(other.destination?.external_id).not.toBe(endpoint.destination?.external_id);
+  });
+
+  it('keeps the external id when the destination moves, drops it for http, and refuses a url without the move', async () => {
+    const endpoint = await cloudEndpoint();
+    const externalId = endpoint.destination?.external_id;
+    const bus = 'arn:aws:events:eu-west-1:111122223333:event-bus/partner';
+    const moved = await updateEndpoint(w.ctx, endpoint.endpoint_id, {
+      destination: { type: 'eventbridge', event_bus_arn: bus, role_arn: role },
+    });
+    expect(moved.destination).toMatchObject({
+      type: 'eventbridge',
+      event_bus_arn: bus,
+      external_id: externalId,
+    });
+    await expect(
+      updateEndpoint(w.ctx, endpoint.endpoint_id, { url: 'https://partner.example/hooks' }),
+    ).rejects.toMatchObject({ code: 'invalid_request', details: { problems: [{ path: '$.url' }] } });
+    await expect(
+      updateEndpoint(w.ctx, endpoint.endpoint_id, { auth: { headers: { 'X-Api-Key': 'k' } } }),
+    ).rejects.toMatchObject({ code: 'invalid_request', details: { problems: [{ path: '$.auth' }] } });
+    const http = await updateEndpoint(w.ctx, endpoint.endpoint_id, {
+      destination: { type: 'http' },
+      url: 'https://partner.example/hooks',
+    });
+    expect(http.destination).toBeUndefined();
+    expect(http.url).toBe('https://partner.example/hooks');
+    // And back: an http endpoint moved to a queue loses its url, auth and certificate.
+    const withAuth = await updateEndpoint(w.ctx, endpoint.endpoint_id, {
+      auth: { headers: { 'X-Api-Key': 'k' } },
+    });
+    expect(withAuth.auth).toEqual({ headers: ['X-Api-Key'] });
+    const queued = await updateEndpoint(w.ctx, endpoint.endpoint_id, {
+      destination: { type: 'sqs', queue_url: queueUrl, role_arn: role },
+    });
+    expect(queued).not.toHaveProperty('url');
+    expect(queued).not.toHaveProperty('auth');
+    expect(w.endpoints.get(endpoint.endpoint_id)?.auth_ciphertext).toBeUndefined();
+  });
+
+  it('sends the signed envelope with its headers, the ordering key and `/<topic>` as the signed path', async () => {
+    const endpoint = await cloudEndpoint();
+    const item = outboxItemOf(
+      {
+        type: 'payout.processed',
+        data: { payout_id: 'po_1', account: 'acct-9' },
+        trace_id: 'trc_t',
+        versions: NO_VERSIONS,
+      },
+      w.now.value,
+      30,
+    );
+    await w.ctx.events.put(item);
+    await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
+    const message = w.sent.shift()?.body as DeliveryMessage;
+    const result = await deliverAttempt(w.ctx, message);
+    expect(result).toMatchObject({ kind: 'attempted', decision: { kind: 'delivered' }, sent: true });
+    expect(w.posts).toEqual([]);
+    const [sent] = w.cloudSends;
+    expect(sent).toMatchObject({
+      endpointId: endpoint.endpoint_id,
+      eventId: item.event_id,
+      eventType: 'payout.processed',
+      attempt: 1,
+      orderingKey: 'data.account="acct-9"',
+      destination: { type: 'sqs', queue_url: queueUrl, role_arn: role },
+    });
+    const secret =
+      (
+        await signingSecrets(w.ctx, w.endpoints.get(endpoint.endpoint_id) as EndpointRecord, w.now.value)
+      )[0] ?? '';
+    const headers = sent?.headers ?? {};
+    const expected = signatureHeader({
+      secrets: [secretBytes(secret)],
+      timestamp: headers['X-Timestamp'] ?? '',
+      method: 'POST',
+      path: '/payout',
+      body: sent?.body ?? new Uint8Array(),
+    });
+    expect(headers['X-Signature']).toBe(expected);
+    expect(JSON.parse(new TextDecoder().decode(sent?.body))).toMatchObject({ event_id: item.event_id });
+  });
+
+  it('retries a refused send on the same schedule as an HTTP failure, and records what AWS said', async () => {
+    await cloudEndpoint();
+    const item = outboxItemOf(
+      {
+        type: 'payout.processed',
+        data: { payout_id: 'po_2', account: 'a' },
+        trace_id: 'trc_t',
+        versions: NO_VERSIONS,
+      },
+      w.now.value,
+      30,
+    );
+    await w.ctx.events.put(item);
+    await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
+    const message = w.sent.shift()?.body as DeliveryMessage;
+    w.answers.push({
+      kind: 'network_error',
+      error: 'other',
+      message: 'sts:AssumeRole: AccessDenied (HTTP 403)',
+      durationMs: 4,
+    });
+    const result = await deliverAttempt(w.ctx, message);
+    expect(result).toMatchObject({
+      kind: 'attempted',
+      decision: { kind: 'retry', delaySeconds: 5, reason: 'other' },
+      attempt: { error: 'other', error_detail: 'sts:AssumeRole: AccessDenied (HTTP 403)' },
+    });
+    const { event: _event, ...next } = { ...message, attempt: 2 };
+    expect(w.sent).toEqual([{ queue: 'delivery', body: next, delaySeconds: 5 }]);
   });
 });
