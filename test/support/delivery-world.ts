@@ -62,6 +62,7 @@ export const deliveryWorld = (options: {
   return {
     admin,
     receiver,
+    stack,
     /** The stack's base URL. */
     url: (): string => stack().url,
     register: async (path: string, topic: string, extra: Record<string, unknown> = {}) => {
