@@ -16,7 +16,13 @@ import { callerUsagePlanFromEnv, operatorRolesFromEnv } from './operators';
 import { awsRateSourceAccess } from './rates';
 import { retiredReceiptKeysFromEnv } from './receipts';
 import { composeService, type ServicePlatform } from './service';
-import { AWS_EGRESS, egressPolicyFromEnv, retryPolicyFromEnv, webhookSettingsFromEnv } from './webhooks';
+import {
+  AWS_EGRESS,
+  egressPolicyFromEnv,
+  retryPolicyFromEnv,
+  trustPrincipalFromEnv,
+  webhookSettingsFromEnv,
+} from './webhooks';
 
 /** A required setting of the deployed function; its absence is a deployment defect, reported by name. */
 const required = (env: Environment, name: string): string => {
@@ -94,8 +100,14 @@ export const awsPlatform = (env: Environment = process.env): ServicePlatform => 
         }),
     ),
     egress: once(() => egressPolicyFromEnv(env, AWS_EGRESS)),
+    trustPrincipal: once(() => trustPrincipalFromEnv(env)),
     cloudDestinations: once(
-      () => new AwsCloudDestinations({ region, egress: egressPolicyFromEnv(env, AWS_EGRESS) }),
+      () =>
+        new AwsCloudDestinations({
+          region,
+          egress: egressPolicyFromEnv(env, AWS_EGRESS),
+          emulatorQueues: env.WEBHOOK_EMULATOR_QUEUES === 'true',
+        }),
     ),
     retryPolicy: once(() => retryPolicyFromEnv(env)),
     webhookSettings: webhookSettingsFromEnv(env),

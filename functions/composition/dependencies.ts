@@ -128,6 +128,8 @@ export interface WebhookDependencies {
   readonly http: WebhookHttpClient;
   /** Partners' SQS queues and EventBridge buses, through their roles (C34). */
   readonly destinations: CloudDestinationSender;
+  /** Whom partners' roles trust (the service's account); only functions that register endpoints know it. */
+  readonly trustPrincipal: string;
   readonly policy: RetryPolicy;
   readonly settings: WebhookSettings;
 }

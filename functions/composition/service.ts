@@ -93,6 +93,8 @@ export interface ServicePlatform {
   readonly egress: () => EgressPolicy;
   /** Partners' SQS queues and EventBridge buses (C34): STS and the services in AWS, the partner twin locally. */
   readonly cloudDestinations: () => CloudDestinationSender;
+  /** The service's account as partners' roles trust it (`PARTNER_TRUST_PRINCIPAL` in AWS). */
+  readonly trustPrincipal: () => string;
   readonly retryPolicy: () => RetryPolicy;
   readonly webhookSettings?: Partial<WebhookSettings>;
   /** FX ingestion's sources, pace and the process's simulated feed (its state store is built here). */
@@ -146,6 +148,13 @@ const reachOf = (platform: ServicePlatform, functionId: FunctionId | undefined) 
           `the ${functionId} function does not assume partners' roles (functions/definitions/access.ts)`,
         );
       return platform.cloudDestinations();
+    },
+    trustPrincipal: () => {
+      if (access && !access.tables.endpoints?.actions.includes('PutItem'))
+        throw new Error(
+          `the ${functionId} function does not register endpoints (functions/definitions/access.ts)`,
+        );
+      return platform.trustPrincipal();
     },
     schedules: () => {
       if (access && !access.schedulesRetries)
@@ -237,6 +246,7 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         dpopVerifier: () => createDpopVerifier(),
         http: () => createGuardedHttpClient({ policy: platform.egress() }),
         destinations: () => reach.assumesPartnerRoles(),
+        trustPrincipal: () => reach.trustPrincipal(),
         policy: () => platform.retryPolicy(),
         settings: () => ({ ...DEFAULT_WEBHOOK_SETTINGS, ...platform.webhookSettings }),
       }),

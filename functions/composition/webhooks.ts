@@ -33,16 +33,16 @@ const tenantRetentionSchema = z.record(
  */
 export const webhookSettingsFromEnv = (env: Environment): Partial<WebhookSettings> => ({
   ...tenantRetentionFromEnv(env),
-  ...destinationPrincipalFromEnv(env),
+  // The local stack's bundles only (their queues are fauxqs'): never set in AWS.
+  ...(env.WEBHOOK_EMULATOR_QUEUES === 'true' ? { emulatorQueues: true } : {}),
 });
 
-/** `WEBHOOK_DESTINATION_PRINCIPAL`: the service's account as `arn:<partition>:iam::<account>:root` (C34). */
-const destinationPrincipalFromEnv = (env: Environment): Partial<WebhookSettings> => {
-  const principal = env.WEBHOOK_DESTINATION_PRINCIPAL;
-  if (principal === undefined) return {};
-  if (!/^arn:aws(?:-cn|-us-gov)?:iam::\d{12}:root$/.test(principal))
-    throw new Error('WEBHOOK_DESTINATION_PRINCIPAL: not an account principal (arn:aws:iam::<account>:root)');
-  return { destinationPrincipal: principal };
+/** `PARTNER_TRUST_PRINCIPAL`: the service's account as `arn:<partition>:iam::<account>:root` (C34). */
+export const trustPrincipalFromEnv = (env: Environment): string => {
+  const principal = env.PARTNER_TRUST_PRINCIPAL;
+  if (principal === undefined || !/^arn:aws(?:-cn|-us-gov)?:iam::\d{12}:root$/.test(principal))
+    throw new Error('PARTNER_TRUST_PRINCIPAL: not an account principal (arn:aws:iam::<account>:root)');
+  return principal;
 };
 
 const tenantRetentionFromEnv = (env: Environment): Partial<WebhookSettings> => {
@@ -181,6 +181,7 @@ export const webhookContext = (deps: ServiceDependencies, logger: Logger): Webho
     cipher: () => deps.secretsCipher,
     http: () => deps.webhooks.http,
     destinations: () => deps.webhooks.destinations,
+    trustPrincipal: () => deps.webhooks.trustPrincipal,
     policy: () => deps.webhooks.policy,
     settings: () => deps.webhooks.settings,
     sleep: () => (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),

@@ -366,8 +366,10 @@ export const RETIRED_RECEIPT_KEY_IDS_ENV_VAR = 'RETIRED_RECEIPT_KEY_IDS';
 export const WEBHOOK_ALLOWED_CIDRS_ENV_VAR = 'WEBHOOK_ALLOWED_CIDRS';
 /** Shorter body retention by tenant (JSON days by tenant): set on the functions that write events. */
 export const WEBHOOK_TENANT_RETENTION_ENV_VAR = 'WEBHOOK_TENANT_RETENTION_DAYS';
+/** Queues of an emulator as SQS destinations (the local stack's bundles only, never in AWS). */
+export const WEBHOOK_EMULATOR_QUEUES_ENV_VAR = 'WEBHOOK_EMULATOR_QUEUES';
 /** Whom partners' roles trust for cloud destinations (C34): `arn:<partition>:iam::<account>:root`. */
-export const WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR = 'WEBHOOK_DESTINATION_PRINCIPAL';
+export const PARTNER_TRUST_PRINCIPAL_ENV_VAR = 'PARTNER_TRUST_PRINCIPAL';
 
 /**
  * Set to `true` in the first stage of an index replacement (context `retiredIndexes=read`, `TableDefinition.
@@ -447,12 +449,16 @@ export const environmentOf = (functionId: FunctionId): EnvironmentVariable[] => 
     ...(access.publishesReceiptKeys ? [optional(RETIRED_RECEIPT_KEY_IDS_ENV_VAR)] : []),
     ...(access.readsObjectives ? [optional(API_NAME_ENV_VAR)] : []),
     ...(functionId === 'deliver' ? [optional(WEBHOOK_ALLOWED_CIDRS_ENV_VAR)] : []),
+    // The local stack's bundles only: partners' queues in fauxqs.
+    ...(functionId === 'deliver' || access.tables.endpoints?.actions.includes('PutItem')
+      ? [optional(WEBHOOK_EMULATOR_QUEUES_ENV_VAR)]
+      : []),
     ...(access.tables.events?.actions.includes('PutItem')
       ? [optional(WEBHOOK_TENANT_RETENTION_ENV_VAR)]
       : []),
     // Who registers endpoints tells partners whom their role must trust.
     ...(access.tables.endpoints?.actions.includes('PutItem')
-      ? [required(WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR)]
+      ? [required(PARTNER_TRUST_PRINCIPAL_ENV_VAR)]
       : []),
     ...(retiredIndexesReadBy(functionId).length > 0 ? [optional(READ_RETIRED_INDEXES_ENV_VAR)] : []),
   ];

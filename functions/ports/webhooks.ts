@@ -82,6 +82,11 @@ export interface EndpointRecord {
   readonly url?: string;
   /** An SQS queue or EventBridge bus in the partner's account (C34); absent: HTTP to `url`. */
   readonly destination?: EndpointDestination;
+  /**
+   * The external id the service made for the endpoint's first cloud destination: kept when it moves back to HTTP,
+   * so a later cloud destination uses the id the partner's trust policy already names.
+   */
+  readonly external_id?: string;
   readonly topics: readonly string[];
   /** Set: only events of these types (C31), besides the topics. */
   readonly event_types?: readonly string[];
@@ -139,6 +144,7 @@ export type EndpointChanges = Partial<
     EndpointRecord,
     | 'url'
     | 'destination'
+    | 'external_id'
     | 'topics'
     | 'event_types'
     | 'filter'

@@ -26,6 +26,7 @@ import {
   type KeyId,
   type KeyUse,
   OPERATOR_ROLES_ENV_VAR,
+  PARTNER_TRUST_PRINCIPAL_ENV_VAR,
   type QueueId,
   RATES_RATE_MINUTES,
   READ_RETIRED_INDEXES_ENV_VAR,
@@ -36,7 +37,6 @@ import {
   SWEEPER_RATE_MINUTES,
   type TableItemAction,
   WEBHOOK_ALLOWED_CIDRS_ENV_VAR,
-  WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR,
   WEBHOOK_TENANT_RETENTION_ENV_VAR,
 } from '../../functions/definitions';
 import { METRICS_NAMESPACE_ENV_VAR, metricsNamespace } from '../../functions/definitions/objectives';
@@ -264,6 +264,14 @@ export class PricingServiceStack extends Stack {
       );
     }
 
+    // Partners with SQS or EventBridge destinations may narrow their trust to this role (aws:PrincipalArn).
+    new CfnOutput(this, 'WebhookDeliveryRoleArn', {
+      description:
+        "The role that assumes partners' roles for SQS and EventBridge destinations (C34): a partner's trust policy " +
+        'may require it as aws:PrincipalArn besides the service account and the external id.',
+      value: this.functions.deliver.role.roleArn,
+    });
+
     // The outbox sweeper: fans out events whose stream fan-out is not recorded (ARCHITECTURE, outbox).
     this.sweeperSchedule = new RateScheduleToFunction(this, 'SweeperSchedule', {
       target: this.functions.sweeper,
@@ -379,7 +387,7 @@ export class PricingServiceStack extends Stack {
       [METRICS_NAMESPACE_ENV_VAR]: metricsNamespace(props.stage),
       [OPERATOR_ROLES_ENV_VAR]: shared.operatorRoles,
       [CALLER_USAGE_PLAN_NAME_ENV_VAR]: shared.usagePlanName,
-      [WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR]: `arn:${this.partition}:iam::${this.account}:root`,
+      [PARTNER_TRUST_PRINCIPAL_ENV_VAR]: `arn:${this.partition}:iam::${this.account}:root`,
       ...(props.retiredReceiptKeyArns?.length
         ? { [RETIRED_RECEIPT_KEY_IDS_ENV_VAR]: props.retiredReceiptKeyArns.join(',') }
         : {}),

@@ -450,3 +450,62 @@ describe('an ordered endpoint on a FIFO queue', () => {
     });
   }, 60_000);
 });
+
+describe('moving an endpoint between HTTP and SQS (the stored endpoint, DynamoDB Local)', () => {
+  it('delivers where it points now, and keeps its external id across the round trip', async () => {
+    const queue = await partnerQueue('partner-moves', world.stack().sqsEndpoint);
+    const roleName = 'pricing-moves-writer';
+    const role = `arn:aws:iam::${LOCAL_PARTNER_ACCOUNT}:role/${roleName}`;
+    const created = await world.admin('POST', '/webhooks/endpoints', {
+      destination: { type: 'sqs', queue_url: queue.registered, role_arn: role },
+      topics: ['moves'],
+    });
+    const endpoint = endpointWithSecretResponseSchema.parse(created.body);
+    if (endpoint.destination?.type !== 'sqs') throw new Error('no sqs destination in the answer');
+    const externalId = endpoint.destination.external_id;
+    await createPartnerRole(
+      world.stack().partnerAwsEndpoint,
+      roleName,
+      trustPolicy(endpoint.destination.principal, externalId),
+    );
+    const path = `/webhooks/endpoints/${endpoint.endpoint_id}`;
+
+    // A url alone would leave the queue in place: refused, naming the field.
+    const urlOnly = await world.admin('PATCH', path, { url: `${world.receiver().baseUrl}/moves-http` });
+    expect(urlOnly.status).toBe(400);
+    expect(JSON.stringify(urlOnly.body)).toContain('$.url');
+
+    const toHttp = await world.admin('PATCH', path, {
+      destination: { type: 'http' },
+      url: `${world.receiver().baseUrl}/moves-http`,
+    });
+    expect(toHttp.status, JSON.stringify(toHttp.body)).toBe(200);
+    const stored = (await world.admin('GET', path)).body as Record<string, unknown>;
+    expect(stored.url).toBe(`${world.receiver().baseUrl}/moves-http`);
+    expect(stored.destination).toBeUndefined();
+    const first = await world.publish('moves', 1);
+    await settledDeliveries(endpoint.endpoint_id, 1);
+    expect(world.requestsTo('moves-http').map((request) => request.envelope.event_id)).toEqual([
+      first.eventId,
+    ]);
+    expect(await drain(queue.direct)).toEqual([]);
+
+    const back = await world.admin('PATCH', path, {
+      destination: { type: 'sqs', queue_url: queue.registered, role_arn: role },
+    });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    const again = (await world.admin('GET', path)).body as {
+      url?: string;
+      destination?: { external_id: string };
+    };
+    expect(again.url).toBeUndefined();
+    expect(again.destination?.external_id).toBe(externalId);
+    const second = await world.publish('moves', 2);
+    await settledDeliveries(endpoint.endpoint_id, 2);
+    const messages = await drain(queue.direct);
+    expect(
+      messages.map((message) => (JSON.parse(message.Body ?? '{}') as { event_id: string }).event_id),
+    ).toEqual([second.eventId]);
+    expect(world.requestsTo('moves-http')).toHaveLength(1);
+  }, 60_000);
+});

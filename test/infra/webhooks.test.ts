@@ -147,6 +147,23 @@ describe('webhook functions', () => {
     }).toEqual({ mappings: [], permissions: [] });
   });
 
+  it('tells partners whom to trust: the account to the endpoint registrations, the deliver role as an output', () => {
+    const variables = (functionId: FunctionId) =>
+      (
+        resourceIn(service, functionOf(functionId).function).Properties.Environment as {
+          Variables: Record<string, unknown>;
+        }
+      ).Variables;
+    expect(variables('webhooks').PARTNER_TRUST_PRINCIPAL).toEqual({
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']],
+    });
+    // Only the function that registers endpoints is told; no other reads it.
+    expect(variables('deliver').PARTNER_TRUST_PRINCIPAL).toBeUndefined();
+    expect(service.findOutputs('WebhookDeliveryRoleArn').WebhookDeliveryRoleArn?.Value).toEqual({
+      'Fn::GetAtt': [logicalIdOf(fixture.stacks.service.functions.deliver.role), 'Arn'],
+    });
+  });
+
   it('no function sets the WEBHOOK_* settings: the production defaults apply', () => {
     const variables = (Object.keys(FUNCTIONS) as FunctionId[]).flatMap((functionId) =>
       Object.keys(

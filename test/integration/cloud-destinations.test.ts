@@ -40,10 +40,11 @@ let busQueueUrl: string;
 
 const roleArn = (name: string) => `arn:aws:iam::${LOCAL_PARTNER_ACCOUNT}:role/${name}`;
 const newExternalId = () => externalIdFrom(randomBytes(24));
-const sender = (egress = LOCAL_EGRESS) =>
+const sender = (egress = LOCAL_EGRESS, emulatorQueues = true) =>
   new AwsCloudDestinations({
     region: LOCAL_REGION,
     egress,
+    emulatorQueues,
     stsEndpoint: partner.endpoint,
     eventBridgeEndpoint: partner.endpoint,
     credentials: LOCAL_CREDENTIALS,
@@ -241,14 +242,25 @@ describe('SQS destinations through the partner role (fauxqs, the partner twin)',
       role_arn: roleArn(`${prefix}unused`),
       external_id: newExternalId(),
     };
+    // In AWS: never a queue outside Amazon SQS, whatever the egress policy allows.
+    expect(await sender(LOCAL_EGRESS, false).send(request(destination))).toMatchObject({
+      kind: 'network_error',
+      error: 'address_not_allowed',
+    });
     expect(await sender(AWS_EGRESS).send(request(destination))).toMatchObject({
       kind: 'network_error',
       error: 'scheme_not_allowed',
     });
+    // An emulator's queue must be inside the allow-list: a public address is not enough.
     expect(await sender({ ...AWS_EGRESS, allowHttp: true }).send(request(destination))).toMatchObject({
       kind: 'network_error',
       error: 'address_not_allowed',
     });
+    expect(
+      await sender({ ...AWS_EGRESS, allowHttp: true }).send(
+        request({ ...destination, queue_url: 'http://8.8.8.8/111122223333/q' }),
+      ),
+    ).toMatchObject({ kind: 'network_error', error: 'address_not_allowed' });
 
     // STS that never answers: the attempt ends at its deadline.
     const hanging: Server = createServer(() => undefined);
@@ -260,6 +272,7 @@ describe('SQS destinations through the partner role (fauxqs, the partner twin)',
         egress: LOCAL_EGRESS,
         stsEndpoint: `http://127.0.0.1:${port}`,
         credentials: LOCAL_CREDENTIALS,
+        emulatorQueues: true,
       });
       const started = Date.now();
       expect(await slow.send(request(destination, { timeoutMs: 300 }))).toMatchObject({

@@ -34,6 +34,7 @@ export const enginePlatform = (
   scheduler: absent('retry scheduler'),
   egress: () => LOCAL_EGRESS,
   cloudDestinations: absent('cloud destinations'),
+  trustPrincipal: absent('trust principal'),
   retryPolicy: () => DEFAULT_RETRY_POLICY,
   rates: absent('rate sources'),
   metrics: absent('metrics'),

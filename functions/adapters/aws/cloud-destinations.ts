@@ -13,16 +13,19 @@ import {
 import type { NetworkErrorKind } from '../../domain/webhooks/retry-policy';
 import type { CloudDeliveryRequest, CloudDestinationSender } from '../../ports/webhook-destinations';
 import type { WebhookResponse } from '../../ports/webhook-http';
-import { type EgressPolicy, isAddressAllowed } from '../http/guarded-http-client';
+import { isInsideAllowedCidrs } from '../http/egress-address';
+import type { EgressPolicy } from '../http/guarded-http-client';
 
 export interface CloudDestinationOptions {
   /** The service's region: STS is called there (its regional endpoint). */
   readonly region: string;
   /**
-   * Where a queue that is not an Amazon SQS URL may be (a local emulator's): its host must be a loopback name or an
-   * address inside `allowedCidrs`, over http only when `allowHttp`. AWS's policy allows none.
+   * Where a queue that is not an Amazon SQS URL may be, with `emulatorQueues` (the local stack's fauxqs): its host a
+   * loopback name or an address inside `allowedCidrs` (never merely a public one), over http only with `allowHttp`.
    */
   readonly egress: EgressPolicy;
+  /** Queues of an emulator are reached at all (the local stack only): never in AWS. */
+  readonly emulatorQueues?: boolean;
   /** The local stack's twin of STS and EventBridge; absent in AWS. */
   readonly stsEndpoint?: string;
   readonly eventBridgeEndpoint?: string;
@@ -35,6 +38,8 @@ export interface CloudDestinationOptions {
 
 /** Assumed credentials are used until this long before they expire, then assumed again. */
 const CREDENTIALS_MARGIN_MS = 5 * 60_000;
+/** A dropped session's clients are closed this long after (longer than any attempt that may be using them). */
+const CLIENT_LINGER_MS = 2 * 60_000;
 /** Assumed sessions kept (one per role and external id): the least recently assumed is dropped beyond it. */
 const MAX_SESSIONS = 500;
 
@@ -128,7 +133,7 @@ export class AwsCloudDestinations implements CloudDestinationSender {
     let call = 'sts:AssumeRole';
     try {
       const target = this.targetOf(request.destination);
-      const session = await this.session(request, abort.signal);
+      const { session, entry } = await this.session(request, abort.signal);
       call = target.kind === 'sqs' ? 'sqs:SendMessage' : 'events:PutEvents';
       let id: string;
       try {
@@ -138,7 +143,7 @@ export class AwsCloudDestinations implements CloudDestinationSender {
             : await this.putEvent(session, target.region, request, abort.signal);
       } catch (error) {
         // Refused with credentials that were good: assume again next time (the trust or the policy may be new).
-        if (!abort.signal.aborted) this.sessions.delete(sessionKey(request.destination));
+        if (!abort.signal.aborted) this.drop(sessionKey(request.destination), entry);
         throw error;
       }
       return {
@@ -173,14 +178,16 @@ export class AwsCloudDestinations implements CloudDestinationSender {
     const address = queueAddressOf(destination.queue_url);
     if (!address) throw new CloudCallError('other', 'not a queue URL');
     if (address.region !== undefined) return { kind: 'sqs', queueUrl: destination.queue_url, address };
-    // An emulator's queue (the local stack's): only where egress allows its host, by a loopback address.
+    // An emulator's queue (the local stack's): never in AWS, where the role's signed requests would go to any host.
+    if (!this.options.emulatorQueues)
+      throw new CloudCallError('address_not_allowed', 'not an Amazon SQS queue URL');
     const url = new URL(destination.queue_url);
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const loopbackName = host === 'localhost' || host.endsWith('.localhost');
     const literal = loopbackName ? '127.0.0.1' : host;
     if (url.protocol === 'http:' && !this.options.egress.allowHttp)
       throw new CloudCallError('scheme_not_allowed', 'an http queue URL is not allowed');
-    if (!isAddressAllowed(literal, this.options.egress.allowedCidrs))
+    if (!isInsideAllowedCidrs(literal, this.options.egress.allowedCidrs))
       throw new CloudCallError(
         'address_not_allowed',
         'the queue is neither in Amazon SQS nor an allowed address',
@@ -190,25 +197,47 @@ export class AwsCloudDestinations implements CloudDestinationSender {
   }
 
   /** The role's session: cached, shared by concurrent attempts, assumed again shortly before it expires. */
-  private async session(request: CloudDeliveryRequest, signal: AbortSignal): Promise<Session> {
+  private async session(
+    request: CloudDeliveryRequest,
+    signal: AbortSignal,
+  ): Promise<{ session: Session; entry: Promise<Session> }> {
     const key = sessionKey(request.destination);
     const cached = this.sessions.get(key);
     if (cached) {
-      const session = await cached.catch(() => undefined);
-      if (session && session.expiresAtMs - CREDENTIALS_MARGIN_MS > this.now()) return session;
-      if (this.sessions.get(key) === cached) this.sessions.delete(key);
+      // Another attempt's assumption is waited for only within this attempt's own time.
+      const session = await untilAborted(cached, signal).catch(() => undefined);
+      if (signal.aborted)
+        throw new CloudCallError('timeout', "sts:AssumeRole: no answer within the attempt's time");
+      if (session && session.expiresAtMs - CREDENTIALS_MARGIN_MS > this.now())
+        return { session, entry: cached };
+      this.drop(key, cached);
     }
     const assumed = this.assume(request, signal);
     this.sessions.set(key, assumed);
     // A failed assumption is not kept: the next attempt asks again.
-    assumed.catch(() => {
-      if (this.sessions.get(key) === assumed) this.sessions.delete(key);
-    });
+    assumed.catch(() => this.drop(key, assumed));
     if (this.sessions.size > MAX_SESSIONS) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest !== undefined) this.sessions.delete(oldest);
+      const [oldestKey, oldest] = this.sessions.entries().next().value ?? [];
+      if (oldestKey !== undefined && oldest !== undefined) this.drop(oldestKey, oldest);
     }
-    return assumed;
+    return { session: await assumed, entry: assumed };
+  }
+
+  /**
+   * Forgets a session (only if it is still the one cached) and closes its clients' connections once the attempts
+   * that may still be using them are over.
+   */
+  private drop(key: string, entry: Promise<Session>): void {
+    if (this.sessions.get(key) !== entry) return;
+    this.sessions.delete(key);
+    entry.then(
+      (session) => {
+        setTimeout(() => {
+          for (const client of session.clients.values()) client.destroy();
+        }, CLIENT_LINGER_MS).unref();
+      },
+      () => undefined,
+    );
   }
 
   private async assume(request: CloudDeliveryRequest, signal: AbortSignal): Promise<Session> {
@@ -328,6 +357,15 @@ export class AwsCloudDestinations implements CloudDestinationSender {
     return entry.EventId;
   }
 }
+
+/** `promise`, or a rejection as soon as `signal` aborts. */
+const untilAborted = <T>(promise: Promise<T>, signal: AbortSignal): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('aborted'));
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 
 const sessionKey = (destination: CloudDestination): string =>
   `${destination.role_arn}\n${destination.external_id}`;

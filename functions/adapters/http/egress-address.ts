@@ -70,6 +70,15 @@ export const isParsedAddressAllowed = (address: string, allowed: readonly Allowe
   return parsed instanceof ipaddr.IPv4 || parsed.match(IPV6_GLOBAL_UNICAST);
 };
 
+/** Whether `address` is inside one of `allowedCidrs` (an allow-list entry only: never as public unicast). */
+export const isInsideAllowedCidrs = (address: string, allowedCidrs: readonly string[]): boolean => {
+  const parsed = parseStrictAddress(address);
+  if (parsed === undefined) return false;
+  const target =
+    parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress() ? parsed.toIPv4Address() : parsed;
+  return parseAllowedCidrs(allowedCidrs).some((range) => inRange(target, range));
+};
+
 /**
  * Whether a webhook may connect to `address` (C17). True only for
  * - a public unicast address: ipaddr.js range `unicast` (so no loopback, private, link-local incl.

@@ -18,12 +18,12 @@ import {
   KEYS,
   keyArn,
   OPERATOR_ROLES_ENV_VAR,
+  PARTNER_TRUST_PRINCIPAL_ENV_VAR,
   QUEUES,
   type QueueId,
   SCHEDULER,
   type ServiceTableId,
   TABLES,
-  WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR,
 } from '../../definitions';
 import { METRICS_NAMESPACE_ENV_VAR } from '../../definitions/objectives';
 
@@ -59,7 +59,7 @@ const resolvedValue = (names: ResourceNames, variable: string): string | undefin
     [METRICS_NAMESPACE_ENV_VAR]: 'Pricing/local',
     [OPERATOR_ROLES_ENV_VAR]: '[]',
     [CALLER_USAGE_PLAN_NAME_ENV_VAR]: LOCAL_CALLER_USAGE_PLAN,
-    [WEBHOOK_DESTINATION_PRINCIPAL_ENV_VAR]: `arn:aws:iam::${names.account}:root`,
+    [PARTNER_TRUST_PRINCIPAL_ENV_VAR]: `arn:aws:iam::${names.account}:root`,
   }[variable];
 };
 

@@ -315,6 +315,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       secretsCipher: () => signing.secretsCipher,
       scheduler: () => scheduler,
       egress: () => egress,
+      trustPrincipal: () => `arn:aws:iam::${LOCAL_ACCOUNT}:root`,
       cloudDestinations: () =>
         new AwsCloudDestinations({
           region: LOCAL_REGION,
@@ -322,9 +323,11 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
           stsEndpoint: partnerAws.endpoint,
           eventBridgeEndpoint: partnerAws.endpoint,
           credentials: LOCAL_CREDENTIALS,
+          emulatorQueues: true,
         }),
       retryPolicy: () => options.webhooks?.policy ?? DEFAULT_RETRY_POLICY,
-      ...(options.webhooks?.settings ? { webhookSettings: options.webhooks.settings } : {}),
+      // Partners' queues are fauxqs' here.
+      webhookSettings: { emulatorQueues: true, ...options.webhooks?.settings },
       rates: () => rateIngestion,
       metrics: () => ({ recorder: () => metrics, figures: metrics }),
       // Local operators come from ADMIN_TOKENS through the gateway, not from IAM.
@@ -733,5 +736,6 @@ const bundleSettings = (
   ),
   WEBHOOK_ALLOW_HTTP: String(egress.allowHttp),
   WEBHOOK_ALLOWED_CIDRS: egress.allowedCidrs.join(','),
+  WEBHOOK_EMULATOR_QUEUES: 'true',
   ...(logLevel ? { POWERTOOLS_LOG_LEVEL: String(logLevel) } : {}),
 });

@@ -51,11 +51,10 @@ export interface WebhookSettings {
    */
   readonly senderKeyCacheSeconds: number;
   /**
-   * Whom a partner's role trusts for SQS and EventBridge destinations (C34): the service's account, as
-   * `arn:aws:iam::<account>:root` (only the deliver function's role may assume partner roles, and only with an
-   * external id the service made).
+   * SQS destinations may be queues of an emulator (any `http(s)://<host>/<account>/<name>`, the local stack's fauxqs);
+   * otherwise only Amazon SQS queue URLs are accepted.
    */
-  readonly destinationPrincipal: string;
+  readonly emulatorQueues: boolean;
 }
 
 /** Days an event's body is kept when it is written: the service's retention, or its tenant's when shorter. */
@@ -81,8 +80,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   disableAfterDays: DEFAULT_DISABLE_AFTER_DAYS,
   tenantRetentionDays: {},
   senderKeyCacheSeconds: 60,
-  // The local stack's account (the AWS composition sets the deployment's own from WEBHOOK_DESTINATION_PRINCIPAL).
-  destinationPrincipal: 'arn:aws:iam::000000000000:root',
+  emulatorQueues: false,
 };
 
 /** What the webhook use cases need: stores, queue and scheduler, the data cipher, the HTTP client, time. */
@@ -107,6 +105,11 @@ export interface WebhookContext {
   readonly http: WebhookHttpClient;
   /** SQS queues and EventBridge buses in partners' accounts (C34). */
   readonly destinations: CloudDestinationSender;
+  /**
+   * Whom a partner's role trusts for those destinations: the service's account, as `arn:aws:iam::<account>:root`
+   * (in it only the deliver function's role may assume partner roles, and only with an external id the service made).
+   */
+  readonly trustPrincipal: string;
   readonly policy: RetryPolicy;
   readonly settings: WebhookSettings;
   /** Waits (a delivery's reserved start less than a second ahead). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../../domain/errors';
-import { externalIdFrom } from '../../domain/webhooks/destinations';
+import { externalIdFrom, queueAddressOf } from '../../domain/webhooks/destinations';
 import { jwkThumbprint, publicDpopJwk } from '../../domain/webhooks/dpop';
 import { LATEST_ENVELOPE_VERSION } from '../../domain/webhooks/envelope';
 import { summaryOf } from '../../domain/webhooks/outbound-auth';
@@ -131,13 +131,14 @@ export type CreatedEndpoint = EndpointView & { readonly secret: string; readonly
  * the endpoint (kept when the destination changes: the role's trust names it), and the principal to trust.
  */
 const storedDestination = (
-  ctx: Pick<WebhookContext, 'randomBytes' | 'settings'>,
+  ctx: Pick<WebhookContext, 'randomBytes' | 'trustPrincipal'>,
   input: DestinationInput,
   current: EndpointRecord | undefined,
 ): EndpointRecord['destination'] => {
   if (input.type === 'http') return undefined;
-  const external_id = current?.destination?.external_id ?? externalIdFrom(ctx.randomBytes(24));
-  const principal = ctx.settings.destinationPrincipal;
+  const external_id =
+    current?.destination?.external_id ?? current?.external_id ?? externalIdFrom(ctx.randomBytes(24));
+  const principal = ctx.trustPrincipal;
   return input.type === 'sqs'
     ? { type: 'sqs', queue_url: input.queue_url, role_arn: input.role_arn, external_id, principal }
     : {
@@ -149,6 +150,22 @@ const storedDestination = (
       };
 };
 
+/**
+ * A queue URL that is not Amazon SQS's (an emulator's) only where the deployment says so (the local stack): in AWS the
+ * service would otherwise send the partner role's signed requests, session token included, to any host.
+ */
+const checkQueueUrl = (
+  ctx: Pick<WebhookContext, 'settings'>,
+  destination: DestinationInput | undefined,
+): void => {
+  if (destination?.type !== 'sqs' || ctx.settings.emulatorQueues) return;
+  if (queueAddressOf(destination.queue_url)?.region === undefined)
+    throw fieldRefused(
+      '$.destination.queue_url',
+      'an Amazon SQS queue URL: https://sqs.<region>.amazonaws.com/<account>/<name>',
+    );
+};
+
 /** A 400 naming the request's field (the endpoint as stored decides it, so the schema alone cannot). */
 const fieldRefused = (path: string, message: string): ServiceError =>
   new ServiceError('invalid_request', `${path.slice(2)}: ${message}`, {
@@ -156,7 +173,10 @@ const fieldRefused = (path: string, message: string): ServiceError =>
   });
 
 export const createEndpoint = async (
-  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'senderKeys' | 'settings'>,
+  ctx: Pick<
+    WebhookContext,
+    'clock' | 'endpoints' | 'cipher' | 'randomBytes' | 'senderKeys' | 'settings' | 'trustPrincipal'
+  >,
   request: CreateEndpointRequest,
   once?: ExactlyOnce<CreatedEndpoint>,
 ): Promise<CreatedEndpoint> => {
@@ -164,16 +184,17 @@ export const createEndpoint = async (
   const endpointId = newId('ep', now);
   // Checked first: a refused certificate costs no encryption.
   const mtls = request.mtls !== undefined ? validateClientCertificate(request.mtls, now) : undefined;
+  checkQueueUrl(ctx, request.destination);
   // An endpoint signed with Ed25519 needs the service's key to exist before its first delivery.
   if (request.signing_algorithm === 'ed25519') await ensureSenderKey(ctx);
   const secret = generateSecret(ctx.randomBytes);
+  const destination =
+    request.destination !== undefined ? storedDestination(ctx, request.destination, undefined) : undefined;
   const partnerKey = `pk_${Buffer.from(ctx.randomBytes(32)).toString('base64url')}`;
   const record: EndpointRecord = {
     endpoint_id: endpointId,
     ...(request.url !== undefined ? { url: request.url } : {}),
-    ...(request.destination !== undefined && request.destination.type !== 'http'
-      ? { destination: storedDestination(ctx, request.destination, undefined) }
-      : {}),
+    ...(destination !== undefined ? { destination, external_id: destination.external_id } : {}),
     topics: [...new Set(request.topics ?? [])].sort(),
     ...(request.event_types !== undefined ? { event_types: [...new Set(request.event_types)].sort() } : {}),
     ...(request.filter !== undefined ? { filter: request.filter } : {}),
@@ -226,23 +247,44 @@ export const listEndpoints = async (
  * `mtls` replaces (or, `null`, removes) the client certificate.
  */
 export const updateEndpoint = async (
-  ctx: Pick<WebhookContext, 'clock' | 'endpoints' | 'cipher' | 'senderKeys' | 'randomBytes' | 'settings'>,
+  ctx: Pick<
+    WebhookContext,
+    'clock' | 'endpoints' | 'cipher' | 'senderKeys' | 'randomBytes' | 'settings' | 'trustPrincipal'
+  >,
   endpointId: string,
   request: UpdateEndpointRequest,
 ): Promise<EndpointView> => {
   const now = ctx.clock.now();
   const mtls = request.mtls ? validateClientCertificate(request.mtls, now) : request.mtls;
+  checkQueueUrl(ctx, request.destination);
   // An endpoint signed with Ed25519 needs the service's key to exist before its first delivery.
   if (request.signing_algorithm === 'ed25519') await ensureSenderKey(ctx);
-  // What the change means depends on where deliveries go now: read the endpoint first when it does.
-  const current =
-    request.url !== undefined || request.destination !== undefined || request.auth || request.mtls
-      ? await ctx.endpoints.get(endpointId)
-      : undefined;
-  const cloud = request.destination
-    ? request.destination.type !== 'http'
-    : current?.destination !== undefined;
-  if (cloud && request.destination === undefined) {
+  // What the change means depends on where deliveries go now: then the endpoint is read first, and the change is
+  // written only if it is still the one read (a concurrent change is read again), so two changes cannot combine
+  // into an endpoint with both a url and a queue, or credentials on a queue.
+  if (request.url !== undefined || request.destination !== undefined || request.auth || request.mtls)
+    return rotating(ctx, endpointId, async (current) => {
+      refuseForDestination(request, current);
+      const updated = await ctx.endpoints.update(
+        endpointId,
+        await endpointChanges(ctx, endpointId, request, mtls, current),
+        now.toISOString(),
+        { expected: current },
+      );
+      return updated ? endpointView(updated) : CONFLICT;
+    });
+  const updated = await ctx.endpoints.update(
+    endpointId,
+    await endpointChanges(ctx, endpointId, request, mtls, undefined),
+    now.toISOString(),
+  );
+  if (!updated) throw new EndpointNotFoundError(endpointId);
+  return endpointView(updated);
+};
+
+/** What a PATCH may not do to the endpoint as it is. */
+const refuseForDestination = (request: UpdateEndpointRequest, current: EndpointRecord): void => {
+  if (request.destination === undefined && current.destination !== undefined) {
     // An SQS or EventBridge endpoint has no url, outbound auth nor certificate: moving it is a change of destination.
     if (request.url !== undefined)
       throw fieldRefused(
@@ -257,100 +299,107 @@ export const updateEndpoint = async (
   if (
     request.url !== undefined &&
     request.auth === undefined &&
-    current?.auth_ciphertext !== undefined &&
+    current.auth_ciphertext !== undefined &&
     (current.url === undefined || new URL(current.url).origin !== new URL(request.url).origin)
   )
     throw fieldRefused('$.auth', 'required when the url changes origin');
-  const destination =
+};
+
+/** The stored changes of a PATCH (`current`: the endpoint as read, when the change depends on it). */
+const endpointChanges = async (
+  ctx: Pick<WebhookContext, 'cipher' | 'randomBytes' | 'settings' | 'trustPrincipal'>,
+  endpointId: string,
+  request: UpdateEndpointRequest,
+  mtls: ReturnType<typeof validateClientCertificate> | null | undefined,
+  current: EndpointRecord | undefined,
+): Promise<EndpointChanges> => {
+  const moved =
+    request.destination !== undefined ? storedDestination(ctx, request.destination, current) : undefined;
+  const destination: EndpointChanges =
     request.destination === undefined
       ? {}
-      : request.destination.type === 'http'
+      : moved === undefined
         ? { destination: undefined }
         : {
-            destination: storedDestination(ctx, request.destination, current),
+            destination: moved,
+            external_id: moved.external_id,
             // What only HTTP uses goes with it.
             url: undefined,
             auth: undefined,
             auth_ciphertext: undefined,
             mtls: undefined,
           };
-  const updated = await ctx.endpoints.update(
-    endpointId,
-    {
-      ...(request.url !== undefined ? { url: request.url } : {}),
-      ...destination,
-      ...(request.topics !== undefined ? { topics: [...new Set(request.topics)].sort() } : {}),
-      // `null` (or an empty list for event types) removes the restriction.
-      ...(request.event_types === null || request.event_types?.length === 0
-        ? { event_types: undefined }
-        : request.event_types !== undefined
-          ? { event_types: [...new Set(request.event_types)].sort() }
-          : {}),
-      ...(request.filter === null
-        ? { filter: undefined }
-        : request.filter !== undefined
-          ? { filter: request.filter }
-          : {}),
-      ...(request.rate_limit === null
-        ? { rate_limit: undefined }
-        : request.rate_limit !== undefined
-          ? { rate_limit: request.rate_limit }
-          : {}),
-      ...(request.ordering === null
-        ? { ordering: undefined }
-        : request.ordering !== undefined
-          ? { ordering: request.ordering }
-          : {}),
-      ...(request.disable_after_days === null
-        ? { disable_after_days: undefined }
-        : request.disable_after_days !== undefined
-          ? { disable_after_days: request.disable_after_days }
-          : {}),
-      ...(request.retention_days === null
-        ? { retention_days: undefined }
-        : request.retention_days !== undefined
-          ? { retention_days: request.retention_days }
-          : {}),
-      ...(request.auth === null
-        ? { auth_ciphertext: undefined, auth: undefined }
-        : request.auth !== undefined
-          ? { auth_ciphertext: await sealAuth(ctx, endpointId, request.auth), auth: summaryOf(request.auth) }
-          : {}),
-      // "hmac-sha256" is the default: stored as no algorithm at all.
-      ...(request.signing_algorithm === 'hmac-sha256'
-        ? { signing_algorithm: undefined }
-        : request.signing_algorithm !== undefined
-          ? { signing_algorithm: request.signing_algorithm }
-          : {}),
-      // "native" is the default: stored as no scheme at all.
-      ...(request.signature_scheme === 'native'
-        ? { signature_scheme: undefined }
-        : request.signature_scheme !== undefined
-          ? { signature_scheme: request.signature_scheme }
-          : {}),
-      ...(request.description !== undefined ? { description: request.description } : {}),
-      ...(request.version !== undefined ? { version: request.version } : {}),
-      ...(request.status !== undefined ? { status: request.status } : {}),
-      // Re-enabled: what was learned about its failures starts afresh.
-      ...(request.status === 'enabled'
-        ? {
-            disabled_reason: undefined,
-            failing_since: undefined,
-            failing_warned: undefined,
-            consecutive_timeouts: undefined,
-            paused_until: undefined,
-          }
+  return {
+    ...(request.url !== undefined ? { url: request.url } : {}),
+    ...destination,
+    ...(request.topics !== undefined ? { topics: [...new Set(request.topics)].sort() } : {}),
+    // `null` (or an empty list for event types) removes the restriction.
+    ...(request.event_types === null || request.event_types?.length === 0
+      ? { event_types: undefined }
+      : request.event_types !== undefined
+        ? { event_types: [...new Set(request.event_types)].sort() }
         : {}),
-      ...(request.status === 'disabled' ? { disabled_reason: 'disabled_by_operator' } : {}),
-      ...(request.dpop_jwk !== undefined ? dpopChanges(request.dpop_jwk) : {}),
-      // `null` removes the certificate: deliveries present none any more.
-      ...(mtls === null ? { mtls: undefined } : {}),
-      ...(mtls ? { mtls: await storedMtls(ctx, endpointId, mtls) } : {}),
-    },
-    now.toISOString(),
-  );
-  if (!updated) throw new EndpointNotFoundError(endpointId);
-  return endpointView(updated);
+    ...(request.filter === null
+      ? { filter: undefined }
+      : request.filter !== undefined
+        ? { filter: request.filter }
+        : {}),
+    ...(request.rate_limit === null
+      ? { rate_limit: undefined }
+      : request.rate_limit !== undefined
+        ? { rate_limit: request.rate_limit }
+        : {}),
+    ...(request.ordering === null
+      ? { ordering: undefined }
+      : request.ordering !== undefined
+        ? { ordering: request.ordering }
+        : {}),
+    ...(request.disable_after_days === null
+      ? { disable_after_days: undefined }
+      : request.disable_after_days !== undefined
+        ? { disable_after_days: request.disable_after_days }
+        : {}),
+    ...(request.retention_days === null
+      ? { retention_days: undefined }
+      : request.retention_days !== undefined
+        ? { retention_days: request.retention_days }
+        : {}),
+    ...(request.auth === null
+      ? { auth_ciphertext: undefined, auth: undefined }
+      : request.auth !== undefined
+        ? { auth_ciphertext: await sealAuth(ctx, endpointId, request.auth), auth: summaryOf(request.auth) }
+        : {}),
+    // "hmac-sha256" is the default: stored as no algorithm at all.
+    ...(request.signing_algorithm === 'hmac-sha256'
+      ? { signing_algorithm: undefined }
+      : request.signing_algorithm !== undefined
+        ? { signing_algorithm: request.signing_algorithm }
+        : {}),
+    // "native" is the default: stored as no scheme at all.
+    ...(request.signature_scheme === 'native'
+      ? { signature_scheme: undefined }
+      : request.signature_scheme !== undefined
+        ? { signature_scheme: request.signature_scheme }
+        : {}),
+    ...(request.description !== undefined ? { description: request.description } : {}),
+    ...(request.version !== undefined ? { version: request.version } : {}),
+    ...(request.status !== undefined ? { status: request.status } : {}),
+    // Re-enabled: what was learned about its failures starts afresh.
+    ...(request.status === 'enabled'
+      ? {
+          disabled_reason: undefined,
+          failing_since: undefined,
+          failing_warned: undefined,
+          consecutive_timeouts: undefined,
+          paused_until: undefined,
+        }
+      : {}),
+    ...(request.status === 'disabled' ? { disabled_reason: 'disabled_by_operator' } : {}),
+    ...(request.dpop_jwk !== undefined ? dpopChanges(request.dpop_jwk) : {}),
+    // `null` removes the certificate: deliveries present none any more.
+    ...(mtls === null ? { mtls: undefined } : {}),
+    ...(mtls ? { mtls: await storedMtls(ctx, endpointId, mtls) } : {}),
+  };
 };
 
 export const deleteEndpoint = async (ctx: Pick<WebhookContext, 'endpoints'>, endpointId: string) => {
@@ -465,7 +514,7 @@ export const rotatePartnerKey = async (
 /** The endpoint kept changing while it was being rotated. */
 export class EndpointConflictError extends ServiceError {
   constructor(endpointId: string) {
-    super('conflict', `endpoint ${endpointId} kept changing while its secret was rotated; retry`, {
+    super('conflict', `endpoint ${endpointId} kept changing while it was being changed; retry`, {
       retryAfterSeconds: 1,
     });
     this.name = 'EndpointConflictError';

@@ -81,7 +81,7 @@ describe('awsDependencies per function', () => {
       for (const message of Object.values(refused)) {
         expect(message).toMatch(
           new RegExp(
-            `^the ${functionId} function (has no access to|does not schedule|does not publish|does not assume)`,
+            `^the ${functionId} function (has no access to|does not schedule|does not publish|does not assume|does not register)`,
           ),
         );
       }

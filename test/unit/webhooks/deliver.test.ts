@@ -375,6 +375,7 @@ const world = (policy: RetryPolicy = DEFAULT_RETRY_POLICY): World => {
         return w.answers.shift() ?? response(200);
       },
     },
+    trustPrincipal: 'arn:aws:iam::000000000000:root',
     destinations: {
       send: async (request) => {
         w.cloudSends.push(request);
@@ -1426,6 +1427,56 @@ describe('SQS and EventBridge destinations (C34)', () => {
     expect(queued).not.toHaveProperty('url');
     expect(queued).not.toHaveProperty('auth');
     expect(w.endpoints.get(endpoint.endpoint_id)?.auth_ciphertext).toBeUndefined();
+    // Back from http: the id the partner's trust policy names, not a new one.
+    expect(queued.destination?.external_id).toBe(externalId);
+  });
+
+  it("refuses an emulator's queue unless the deployment has one (the local stack), naming the field", async () => {
+    const local = {
+      type: 'sqs' as const,
+      queue_url: 'http://127.0.0.1:4566/000000000000/orders',
+      role_arn: role,
+    };
+    await expect(createEndpoint(w.ctx, { destination: local })).rejects.toMatchObject({
+      code: 'invalid_request',
+      details: { problems: [{ path: '$.destination.queue_url' }] },
+    });
+    const endpoint = await cloudEndpoint();
+    await expect(updateEndpoint(w.ctx, endpoint.endpoint_id, { destination: local })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    const withEmulator = { ...w.ctx, settings: { ...DEFAULT_WEBHOOK_SETTINGS, emulatorQueues: true } };
+    expect((await createEndpoint(withEmulator, { destination: local })).destination).toMatchObject(local);
+  });
+
+  it('a change read against a stale endpoint is made against the new one (no url and queue at once)', async () => {
+    const endpoint = await cloudEndpoint();
+    // Another PATCH lands between this one's read and its write: the write is refused, the endpoint read again.
+    const update = w.ctx.endpoints.update;
+    let raced = false;
+    w.ctx = {
+      ...w.ctx,
+      endpoints: {
+        ...w.ctx.endpoints,
+        update: async (id, changes, at, options) => {
+          if (!raced && options?.expected) {
+            raced = true;
+            await update(id, { description: 'changed meanwhile' }, at);
+            return undefined;
+          }
+          const current = w.endpoints.get(id);
+          if (options?.expected && current?.updated_at !== options.expected.updated_at) return undefined;
+          return update(id, { ...changes }, at);
+        },
+      },
+    };
+    const moved = await updateEndpoint(w.ctx, endpoint.endpoint_id, {
+      destination: { type: 'http' },
+      url: 'https://partner.example/hooks',
+    });
+    expect(raced).toBe(true);
+    expect(moved).toMatchObject({ url: 'https://partner.example/hooks', description: 'changed meanwhile' });
+    expect(moved.destination).toBeUndefined();
   });
 
   it('sends the signed envelope with its headers, the ordering key and `/<topic>` as the signed path', async () => {
