@@ -2,7 +2,9 @@
  * `npm start`: the whole service on this machine — DynamoDB Local, fauxqs, the local twins of Lambda's event
  * source mappings, EventBridge Scheduler and KMS, and an API gateway in front of the same handlers as AWS.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigurationError, loadLocalConfig } from '../functions/adapters/local/config';
 import { JavaMissingError } from '../functions/adapters/local/dynamodb-local';
@@ -26,6 +28,7 @@ import {
   webhookSettingsFromEnv,
 } from '../functions/composition/webhooks';
 import { bundleFiles, type SynthesizedBundles, synthesizeFunctionBundles } from '../lib/function-bundles';
+import { buildWebApps, WEB_SECURITY_HEADERS } from '../lib/web-build';
 import { exitOnStartFailure, printBanner, progressLine, stopOnSignals } from './process-lifecycle';
 
 /** Published on first start (empty data directory) so the API has something to price. */
@@ -57,8 +60,13 @@ const main = async (): Promise<void> => {
         : `reused the ${count} bundles built from these same sources (node_modules/.cache/pricing-bundles)`,
     );
   }
+  // The console and the partner portal, built from web/ at each start (esbuild: about a second).
+  const webDir = path.join(config.dataDir ?? mkdtempSync(path.join(tmpdir(), 'pricing-web-')), 'web');
+  say('building the console and the partner portal (web/)');
+  await buildWebApps(webDir);
   try {
     stack = await startLocalStack({
+      web: { dir: webDir, headers: WEB_SECURITY_HEADERS },
       ...(bundles ? { bundles: bundleFiles(bundles) } : {}),
       seedCatalog,
       host: config.host,
@@ -93,6 +101,8 @@ const main = async (): Promise<void> => {
     `  Pricing service (local) is up in ${seconds}s`,
     `  Base URL     ${stack.url}`,
     `  Health       curl ${stack.url}/health`,
+    `  Console      ${stack.url}/console/   (sign in with an operator token below)`,
+    `  Portal       ${stack.url}/portal/    (sign in with an endpoint's partner_key)`,
     `  Data         ${
       config.engines
         ? `in the attached engines (kept when the stack stops); keys and credentials in ${config.dataDir}`

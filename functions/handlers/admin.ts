@@ -6,6 +6,7 @@ import { CatalogReader } from '../usecases/catalog/reader';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent } from './middleware/idempotency';
+import { operatorOf } from './middleware/principal';
 import {
   createApiKeyOperation,
   listApiKeysOperation,
@@ -49,6 +50,13 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
     logger,
     metrics: deps.metrics.recorder('admin'),
     operations: {
+      whoAmI: async ({ principal }) => {
+        const operator = operatorOf(principal);
+        return {
+          statusCode: 200,
+          body: { identity: operator.identity, roles: operator.roles, machine: operator.machine },
+        };
+      },
       importCatalog: idempotent(importCatalogOperation(changes, deps.catalogFiles), idempotency),
       // The answer carries a pre-signed upload URL: stored sealed, like a caller key's secret.
       createCatalogUpload: idempotent(createCatalogUploadOperation(deps.catalogFiles), sealed),

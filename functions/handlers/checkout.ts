@@ -6,7 +6,13 @@ import { Checkout } from '../usecases/checkout/checkout';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent, requireIdempotencyKey } from './middleware/idempotency';
-import { commitOperation, getReceiptOperation, quoteOperation, refundOperation } from './operations/checkout';
+import {
+  commitOperation,
+  getReceiptOperation,
+  operatorReceiptOperation,
+  quoteOperation,
+  refundOperation,
+} from './operations/checkout';
 
 /** The `checkout` function: quotes, commits, receipts and refunds. Checkout paths always read fresh data. */
 export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler => {
@@ -24,6 +30,8 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
   const idempotency = deps.idempotency;
   return createHttpApi({
     functionId: 'checkout',
+    // Operators read receipts of any tenant (GET /admin/receipts/{id}).
+    operatorRoles: deps.operatorRoles,
     logger: deps.createLogger('checkout'),
     metrics,
     operations: {
@@ -32,6 +40,7 @@ export const createCheckoutHandler = (deps: ServiceDependencies): HttpHandler =>
       // A refund moves money: its key is required, so a retry can never record a return twice.
       refund: requireIdempotencyKey(idempotent(refundOperation(checkout), idempotency)),
       getReceipt: getReceiptOperation(checkout),
+      operatorReceipt: operatorReceiptOperation(checkout),
     },
   });
 };

@@ -49,8 +49,17 @@ import {
 import {
   attemptResponseSchema,
   endpointResponseSchema,
+  endpointStatsResponseSchema,
   endpointWithSecretResponseSchema,
+  eventHistoryResponseSchema,
+  eventsPageResponseSchema,
+  recoverRequestSchema,
+  recoveryAcceptedResponseSchema,
+  replayAcceptedResponseSchema,
+  replayProgressResponseSchema,
   rotationSchema,
+  testEventRequestSchema,
+  testEventResponseSchema,
 } from './webhooks';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -109,6 +118,16 @@ const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ['ApiKey', apiKeyResponseSchema],
   ['ApiKeyWithSecret', apiKeyWithSecretResponseSchema],
   ['DeliveryAttempt', attemptResponseSchema],
+  // Shared by the operators' routes and the partner portal's: one name whatever the order of the operations.
+  ['EndpointStats', endpointStatsResponseSchema],
+  ['TestEventRequest', testEventRequestSchema],
+  ['TestEventSent', testEventResponseSchema],
+  ['EventsPage', eventsPageResponseSchema],
+  ['EventHistory', eventHistoryResponseSchema],
+  ['ReplayAccepted', replayAcceptedResponseSchema],
+  ['RecoverRequest', recoverRequestSchema],
+  ['RecoveryAccepted', recoveryAcceptedResponseSchema],
+  ['ReplayProgress', replayProgressResponseSchema],
   ['InvalidateCacheRequest', invalidateCacheRequestSchema],
   ['InvalidateCacheResult', cacheInvalidateResponseSchema],
   ['WarmCacheRequest', warmCacheRequestSchema],

@@ -62,6 +62,7 @@ import {
   limitsResponseSchema,
   livenessResponseSchema,
   openApiDocumentSchema,
+  operatorIdentityResponseSchema,
   priceResponseSchema,
   quoteResponseSchema,
   receiptResponseSchema,
@@ -88,9 +89,11 @@ import {
   eventsPageResponseSchema,
   listEndpointsQuerySchema,
   listEventsQuerySchema,
+  partnerDeliveriesQuerySchema,
   partnerEventsQuerySchema,
   partnerEventsResponseSchema,
   partnerKeyResponseSchema,
+  partnerReplayRequestSchema,
   publishEventSchema,
   recoverRequestSchema,
   recoveryAcceptedResponseSchema,
@@ -514,6 +517,14 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     idempotent: true,
     example: { categories: ['games'], currencies: ['EUR', 'USD'], regions: ['DE', 'US'] },
   },
+  whoAmI: {
+    summary: 'The signed-in operator.',
+    description:
+      'The identity four-eyes counts (C27) and its roles; `machine` principals never approve. The console offers ' +
+      'only what these roles may do.',
+    response: { status: 200, schema: operatorIdentityResponseSchema, description: 'The operator.' },
+    errors: [],
+  },
   getServiceObjectives: {
     summary: 'Service-level objectives: target, measured value, samples and status of each.',
     description:
@@ -582,6 +593,16 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   },
   getReceipt: {
     summary: 'A receipt with its refunds, hash and signature.',
+    path: receiptPathSchema,
+    response: { status: 200, schema: receiptResponseSchema, description: 'The receipt.' },
+    errors: [400, 404, 503],
+  },
+  operatorReceipt: {
+    summary: 'A receipt of any tenant (operators).',
+    description:
+      'As `GET /receipts/{receipt_id}` without the tenant bound: support and the console read any receipt with its ' +
+      'refunds; it verifies against `GET /keys` like any other (the signature covers the receipt as issued: without ' +
+      '`refunds`, with `status` `issued`).',
     path: receiptPathSchema,
     response: { status: 200, schema: receiptResponseSchema, description: 'The receipt.' },
     errors: [400, 404, 503],
@@ -797,6 +818,98 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     query: partnerEventsQuerySchema,
     response: { status: 200, schema: partnerEventsResponseSchema, description: 'A page of envelopes.' },
     errors: [400],
+  },
+  partnerEndpoint: {
+    summary: "The partner's own endpoint.",
+    description:
+      'With the partner key of an endpoint (the partner portal): that endpoint as operators see it — URL or ' +
+      'destination, topics, event types, filter, limits, ordering, signing scheme, status — never a secret.',
+    response: { status: 200, schema: endpointResponseSchema, description: 'The endpoint.' },
+    errors: [],
+  },
+  partnerEndpointStats: {
+    summary: "The partner's endpoint health.",
+    description: 'As `GET /webhooks/endpoints/{endpoint_id}/stats`, for the endpoint of the partner key.',
+    query: endpointStatsQuerySchema,
+    response: { status: 200, schema: endpointStatsResponseSchema, description: 'The figures.' },
+    errors: [400],
+  },
+  partnerRotateSecret: {
+    summary: "Rotate the partner's signing secret.",
+    description:
+      'As `POST /webhooks/endpoints/{endpoint_id}/rotate-secret`, for the endpoint of the partner key: the new ' +
+      'secret is in this answer only; the old one is still sent for `overlap_hours` (default 24; 0 stops it now).',
+    body: rotationSchema,
+    response: {
+      status: 200,
+      schema: endpointWithSecretResponseSchema,
+      description: 'The endpoint and its new secret.',
+    },
+    errors: [400, 413],
+    idempotent: true,
+  },
+  partnerTestEvent: {
+    summary: "Send a test event to the partner's endpoint.",
+    description:
+      'As `POST /webhooks/endpoints/{endpoint_id}/test`: the example of the type, signed and marked `test: true`, ' +
+      "to the partner key's endpoint only; its history at `GET /partner/deliveries/{event_id}`.",
+    body: testEventRequestSchema,
+    response: { status: 202, schema: testEventResponseSchema, description: 'Sent to the delivery pipeline.' },
+    errors: [400, 413],
+    idempotent: true,
+    example: { type: 'catalog.PriceListUpdated' },
+  },
+  partnerDeliveries: {
+    summary: "The partner's own deliveries in a window.",
+    description:
+      "Each event delivered (or being delivered) to the partner key's endpoint with `from ≤ ts ≤ to` (default: the " +
+      'last 24 hours), newest last, with that delivery only; `status` keeps one status.',
+    query: partnerDeliveriesQuerySchema,
+    response: { status: 200, schema: eventsPageResponseSchema, description: 'A page of events.' },
+    errors: [400],
+  },
+  partnerDelivery: {
+    summary: "One of the partner's events and its attempts.",
+    description:
+      "The envelope and the partner's own delivery with every attempt. An event its endpoint never got is not found " +
+      "(404), whether or not it exists; other endpoints' deliveries and the operators' records are never shown.",
+    path: eventPathSchema,
+    response: { status: 200, schema: eventHistoryResponseSchema, description: 'The event and its delivery.' },
+    errors: [400, 404],
+  },
+  partnerReplay: {
+    summary: "Deliver the partner's own events again.",
+    description:
+      'As `POST /webhooks/replay` restricted to the endpoint of the partner key: by `event_ids` or a `from`/`to` ' +
+      "window, optionally only deliveries in one `status`. Another endpoint's events match nothing.",
+    body: partnerReplayRequestSchema,
+    response: { status: 202, schema: replayAcceptedResponseSchema, description: 'The replay was started.' },
+    errors: [400, 413, 422],
+    idempotent: true,
+    example: { from: '2026-11-20T00:00:00.000Z', to: '2026-11-21T00:00:00.000Z', status: 'dead' },
+  },
+  partnerRecover: {
+    summary: 'Recover what the partner missed.',
+    description:
+      'As `POST /webhooks/endpoints/{endpoint_id}/recover` for the endpoint of the partner key: what it missed between ' +
+      '`since` and `until` (skipped, dead, stopped) is delivered again; progress at `GET /partner/replays/{recovery_id}`.',
+    body: recoverRequestSchema,
+    response: {
+      status: 202,
+      schema: recoveryAcceptedResponseSchema,
+      description: 'The recovery was started.',
+    },
+    errors: [400, 409, 413, 422],
+    idempotent: true,
+    example: { since: '2026-11-20T00:00:00.000Z', until: '2026-11-25T00:00:00.000Z' },
+  },
+  partnerReplayProgress: {
+    summary: "Progress of one of the partner's replays.",
+    description:
+      "As `GET /webhooks/replays/{replay_id}`, for the partner's own replays and recoveries only (404 otherwise).",
+    path: replayPathSchema,
+    response: { status: 200, schema: replayProgressResponseSchema, description: 'Its progress.' },
+    errors: [400, 404],
   },
   catalogSnapshot: {
     summary: 'The catalog in force at a time, with its versions (resync).',

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { OBJECTIVES, type ObjectiveId } from '../definitions/objectives';
+import { OPERATOR_ROLES } from '../domain/access/principals';
 import { DECIMAL_STRING } from '../domain/money/decimal';
 import { ERROR_STATUS, type ErrorCode } from '../handlers/middleware/errors';
 import { currencyCode, identifier, regionCode } from './catalog-document';
@@ -579,3 +580,10 @@ export type JwksResponse = z.infer<typeof jwksResponseSchema>;
 export type LimitsResponse = z.infer<typeof limitsResponseSchema>;
 export type CacheInvalidateResponse = z.infer<typeof cacheInvalidateResponseSchema>;
 export type CacheWarmResponse = z.infer<typeof cacheWarmResponseSchema>;
+
+/** `GET /admin/me`: the signed-in operator (C27). */
+export const operatorIdentityResponseSchema = z.object({
+  identity: z.string(),
+  roles: z.array(z.enum(OPERATOR_ROLES)),
+  machine: z.boolean(),
+});

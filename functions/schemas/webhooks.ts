@@ -594,6 +594,39 @@ export const partnerEventsQuerySchema = z
   })
   .refine(windowInOrder, WINDOW_IN_ORDER);
 
+/** `GET /partner/deliveries` query: the partner's own deliveries (its endpoint is the key's). */
+export const partnerDeliveriesQuerySchema = z
+  .strictObject({
+    status: z.enum(DELIVERY_STATUSES).optional(),
+    from: isoTimestamp.optional(),
+    to: isoTimestamp.optional(),
+    limit: z.coerce.number().int().min(1).max(200).optional(),
+    cursor: z.string().max(2048).optional(),
+  })
+  .refine(windowInOrder, WINDOW_IN_ORDER);
+export type PartnerDeliveriesQuery = z.infer<typeof partnerDeliveriesQuerySchema>;
+
+/** `POST /partner/replay`: exactly one of `event_ids` or a `from`/`to` window, for the partner's endpoint only. */
+export const partnerReplayRequestSchema = z
+  .strictObject({
+    event_ids: z.array(eventIdSchema).min(1).max(1000).optional(),
+    from: isoTimestamp.optional(),
+    to: isoTimestamp.optional(),
+    status: z.enum(DELIVERY_STATUSES).optional(),
+  })
+  .refine((body) => (body.event_ids === undefined) !== (body.from === undefined && body.to === undefined), {
+    message: 'give either event_ids or a from/to window',
+  })
+  .refine((body) => (body.from === undefined) === (body.to === undefined), {
+    message: 'a window needs both from and to',
+    path: ['to'],
+  })
+  .refine((body) => body.from === undefined || body.to === undefined || body.from <= body.to, {
+    message: 'from must not be after to',
+    path: ['from'],
+  });
+export type PartnerReplayRequest = z.infer<typeof partnerReplayRequestSchema>;
+
 /** What a partner did with an event it received (`POST /partner/confirmations`). */
 export const CONFIRMATION_OUTCOMES = ['accepted', 'rejected', 'failed'] as const;
 

@@ -1,5 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import path from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type FunctionPool, FunctionTimeoutError } from '../../adapters/local/function-pool';
 import {
@@ -55,7 +57,56 @@ export interface GatewayOptions {
   readonly rateLimit?: RateLimit;
   /** Time for the rate limiter's token buckets. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * The built web pages (`lib/web-build.ts`): `/console/` and `/portal/` are served from here with these headers, as
+   * CloudFront serves them in AWS.
+   */
+  readonly web?: { readonly dir: string; readonly headers: Readonly<Record<string, string>> };
 }
+
+const WEB_PATH = /^\/(console|portal)(\/(index\.html|app\.js|app\.css)?)?$/;
+const WEB_TYPES: Readonly<Record<string, string>> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+};
+
+/** A page or asset of the web apps, or undefined when the path is not one. */
+const serveWeb = async (
+  web: NonNullable<GatewayOptions['web']>,
+  method: string,
+  pathname: string,
+  response: ServerResponse,
+): Promise<boolean> => {
+  const match = WEB_PATH.exec(pathname);
+  if (!match) return false;
+  const [, app, slash, file] = match;
+  if (method !== 'GET' && method !== 'HEAD') {
+    response.writeHead(405, { Allow: 'GET, HEAD', ...web.headers }).end();
+    return true;
+  }
+  if (!slash) {
+    response.writeHead(301, { Location: `/${app}/`, ...web.headers }).end();
+    return true;
+  }
+  const name = file ?? 'index.html';
+  let body: Buffer;
+  try {
+    body = await readFile(path.join(web.dir, app ?? '', name));
+  } catch {
+    response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...web.headers }).end('not built');
+    return true;
+  }
+  response
+    .writeHead(200, {
+      'Content-Type': WEB_TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream',
+      'Content-Length': String(body.length),
+      'Cache-Control': 'no-cache',
+      ...web.headers,
+    })
+    .end(method === 'HEAD' ? undefined : body);
+  return true;
+};
 
 export interface GatewayOperator {
   readonly name: string;
@@ -310,6 +361,10 @@ export const startGateway = async (options: GatewayOptions): Promise<{ server: S
         response,
         refusal('invalid_request', 'the request target is not a valid URL', traceId),
       );
+    }
+    if (options.web && (await serveWeb(options.web, request.method ?? 'GET', url.pathname, response))) {
+      request.resume();
+      return;
     }
     const { match, pathExists } = matchRoute(request.method ?? 'GET', url.pathname, routes);
     if (!match) {

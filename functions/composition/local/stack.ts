@@ -86,6 +86,8 @@ export interface LocalStackOptions {
   readonly host?: string;
   /** Gateway port; 0 picks a free one. */
   readonly port: number;
+  /** The built web pages and their headers (`lib/web-build.ts`), served at `/console/` and `/portal/`. */
+  readonly web?: { readonly dir: string; readonly headers: Readonly<Record<string, string>> };
   /** Persistent state (DynamoDB Local, fauxqs SQLite, keys); omitted → in memory, gone at stop. */
   readonly dataDir?: string;
   /**
@@ -565,6 +567,7 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       clock,
       ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       onError: (error) => stackLogger.error('gateway error', { error: error as Error }),
+      ...(options.web ? { web: options.web } : {}),
     });
     stopStack.push({ stop: () => closeServer(gateway.server) });
 

@@ -71,6 +71,14 @@ export const getReceiptOperation =
     return { statusCode: 200, body: await checkout.receipt(receipt_id, tenant) };
   };
 
+/** `GET /admin/receipts/{receipt_id}`: an operator reads a receipt of any tenant. */
+export const operatorReceiptOperation =
+  (checkout: Checkout): Operation =>
+  async ({ event }) => {
+    const { receipt_id } = parseWith(receiptPathSchema, event.pathParameters ?? {}, 'path');
+    return { statusCode: 200, body: await checkout.receiptForOperator(receipt_id) };
+  };
+
 /**
  * `GET /keys`: the JWKS that verifies receipts offline (C10): the key in use and every retired one; `kid` is the
  * receipt's `key_id`.

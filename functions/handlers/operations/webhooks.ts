@@ -14,7 +14,9 @@ import {
   eventPathSchema,
   listEndpointsQuerySchema,
   listEventsQuerySchema,
+  partnerDeliveriesQuerySchema,
   partnerEventsQuerySchema,
+  partnerReplayRequestSchema,
   publishEventSchema,
   recoverRequestSchema,
   replayPathSchema,
@@ -39,6 +41,7 @@ import {
   type CreatedEndpoint,
   createEndpoint,
   deleteEndpoint,
+  endpointView,
   getEndpoint,
   listEndpoints,
   type RotatedEndpoint,
@@ -56,7 +59,14 @@ import {
   type VersionsInForce,
 } from '../../usecases/webhooks/events';
 import { expungeEvent, listEvents, showEvent } from '../../usecases/webhooks/history';
-import { authenticatePartner, catalogSnapshot, partnerEvents } from '../../usecases/webhooks/partner';
+import {
+  authenticatePartner,
+  catalogSnapshot,
+  partnerDeliveries,
+  partnerDelivery,
+  partnerEvents,
+  partnerReplayProgress,
+} from '../../usecases/webhooks/partner';
 import {
   type RecoveryAccepted,
   type ReplayAccepted,
@@ -293,6 +303,113 @@ export const partnerEventsOperation =
     const endpoint = await authenticatePartner(ctx, authorizationOf(event.headers));
     const query = parseWith(partnerEventsQuerySchema, event.queryStringParameters ?? {}, 'query');
     return { statusCode: 200, body: await partnerEvents(ctx, endpoint, query) };
+  };
+
+/**
+ * The partner portal's routes (partner key): the same use cases as the operators', always for the key's own
+ * endpoint — never one a request names.
+ */
+const partnerOf = (ctx: WebhookContext, event: APIGatewayProxyEvent) =>
+  authenticatePartner(ctx, authorizationOf(event.headers));
+
+/** `GET /partner/endpoint`. */
+export const partnerEndpointOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event }) => ({ statusCode: 200, body: endpointView(await partnerOf(ctx, event)) });
+
+/** `GET /partner/endpoint/stats?window=`. */
+export const partnerEndpointStatsOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event }) => {
+    const endpoint = await partnerOf(ctx, event);
+    const query = parseWith(endpointStatsQuerySchema, event.queryStringParameters ?? {}, 'query');
+    return { statusCode: 200, body: await endpointStatsOf(ctx, endpoint.endpoint_id, query.window) };
+  };
+
+/** `POST /partner/endpoint/rotate-secret {"overlap_hours"?}`: the new secret, once. */
+export const partnerRotateSecretOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event } = request;
+    const endpoint = await partnerOf(ctx, event);
+    const body = parseJsonBody(rotationSchema, event.body || '{}', event.isBase64Encoded);
+    return rotated(
+      await rotateSecret(ctx, endpoint.endpoint_id, exactlyOnce(request, rotated), body.overlap_hours),
+    );
+  };
+
+/** `POST /partner/endpoint/test {"type"}`. */
+export const partnerTestEventOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event, traceId } = request;
+    const endpoint = await partnerOf(ctx, event);
+    const body = parseJsonBody(testEventRequestSchema, event.body, event.isBase64Encoded);
+    return testEventSent(
+      await sendTestEvent(
+        ctx,
+        endpoint.endpoint_id,
+        body.type,
+        traceId,
+        exactlyOnce(request, testEventSent),
+        `partner:${endpoint.endpoint_id}`,
+      ),
+    );
+  };
+
+/** `GET /partner/deliveries?status=&from=&to=`. */
+export const partnerDeliveriesOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event }) => {
+    const endpoint = await partnerOf(ctx, event);
+    const query = parseWith(partnerDeliveriesQuerySchema, event.queryStringParameters ?? {}, 'query');
+    return { statusCode: 200, body: await partnerDeliveries(ctx, endpoint, query) };
+  };
+
+/** `GET /partner/deliveries/{event_id}`. */
+export const partnerDeliveryOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event }) => {
+    const endpoint = await partnerOf(ctx, event);
+    const { event_id } = parseWith(eventPathSchema, pathOf(event), 'path');
+    return { statusCode: 200, body: await partnerDelivery(ctx, endpoint, event_id) };
+  };
+
+/** `POST /partner/replay`: its own deliveries only (the endpoint is the key's). */
+export const partnerReplayOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event } = request;
+    const endpoint = await partnerOf(ctx, event);
+    const body = parseJsonBody(partnerReplayRequestSchema, event.body, event.isBase64Encoded);
+    return replayAccepted(
+      await replayDeliveries(
+        ctx,
+        { ...body, endpoint_id: endpoint.endpoint_id },
+        exactlyOnce(request, replayAccepted),
+      ),
+    );
+  };
+
+/** `POST /partner/recover {"since","until"}`. */
+export const partnerRecoverOperation =
+  (ctx: WebhookContext): Operation =>
+  async (request) => {
+    const { event } = request;
+    const endpoint = await partnerOf(ctx, event);
+    const body = parseJsonBody(recoverRequestSchema, event.body, event.isBase64Encoded);
+    return recoveryAccepted(
+      await recoverEndpoint(ctx, endpoint.endpoint_id, body, exactlyOnce(request, recoveryAccepted)),
+    );
+  };
+
+/** `GET /partner/replays/{replay_id}`. */
+export const partnerReplayProgressOperation =
+  (ctx: WebhookContext): Operation =>
+  async ({ event }) => {
+    const endpoint = await partnerOf(ctx, event);
+    const { replay_id } = parseWith(replayPathSchema, pathOf(event), 'path');
+    return { statusCode: 200, body: await partnerReplayProgress(ctx, endpoint, replay_id) };
   };
 
 /** `GET /catalog/snapshot?as_of=` (partner key). */

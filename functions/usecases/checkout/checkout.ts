@@ -294,6 +294,16 @@ export class Checkout {
   }
 
   /**
+   * A receipt of any tenant, for operators (`GET /admin/receipts/{id}`: support and the console's receipt view),
+   * with its lifecycle as tenants see it.
+   */
+  async receiptForOperator(receiptId: string): Promise<JsonObject> {
+    const stored = await this.deps.repository.receipt(receiptId);
+    if (!stored) throw new CheckoutError('not_found', `no receipt ${receiptId}`);
+    return { ...stored.receipt, status: stored.status, refunds: asJson(stored.refunds) };
+  }
+
+  /**
    * Rule 13: a return or chargeback, recalculated with the receipt's own versions (the basket is priced again
    * on them and must give the receipt's totals), a bundle position refunding exactly its stored share, the
    * refund fee from the schedule in force on the transaction date, and never more than was bought.

@@ -4,12 +4,14 @@ import type { Envelope } from '../../domain/webhooks/envelope';
 import { isEnvelopeVersion, LATEST_ENVELOPE_VERSION, renderEnvelope } from '../../domain/webhooks/envelope';
 import type { CatalogRepository } from '../../ports/catalog';
 import type { EndpointRecord, Page } from '../../ports/webhooks';
-import { partnerCatalogSchema } from '../../schemas/webhooks';
+import { type PartnerDeliveriesQuery, partnerCatalogSchema } from '../../schemas/webhooks';
 import { exportCatalog } from '../catalog/export';
 import type { CatalogReader } from '../catalog/reader';
 import { partVersionNames } from '../catalog/release';
 import type { WebhookContext } from './context';
 import { partnerKeyHash } from './endpoints';
+import { EventNotFoundError, type EventSummary, listEvents, showEvent } from './history';
+import { type ReplayProgress, ReplayRefusedError, replayProgress } from './replay';
 
 /** A partner route without a valid partner key: 401, never saying whether the key exists. */
 export class PartnerUnauthorizedError extends ServiceError {
@@ -78,6 +80,51 @@ export const partnerEvents = async (
     if (item) items.push(renderEnvelope(item, version, 1));
   }
   return { items, ...(page.cursor ? { cursor: page.cursor } : {}) };
+};
+
+/**
+ * `GET /partner/deliveries`: the partner's own deliveries in the window (its endpoint is the key's, never a query
+ * parameter), each event with that one delivery.
+ */
+export const partnerDeliveries = (
+  ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries'>,
+  endpoint: EndpointRecord,
+  query: PartnerDeliveriesQuery,
+): Promise<Page<EventSummary>> => listEvents(ctx, { ...query, endpoint_id: endpoint.endpoint_id });
+
+/**
+ * `GET /partner/deliveries/{event_id}`: the event's envelope and the partner's own delivery with its attempts. An
+ * event the partner's endpoint never got answers as one that does not exist (404): nothing says whether it does.
+ * The operators' side of it (who published or expunged it, to how many endpoints it went) is left out.
+ */
+export const partnerDelivery = async (
+  ctx: Pick<WebhookContext, 'events' | 'deliveries'>,
+  endpoint: EndpointRecord,
+  eventId: string,
+) => {
+  const own = await ctx.deliveries.get(eventId, endpoint.endpoint_id);
+  if (!own) throw new EventNotFoundError(eventId);
+  const shown = await showEvent(ctx, eventId);
+  return {
+    event_id: shown.event_id,
+    envelope: shown.envelope,
+    ...(shown.expunged_at !== undefined ? { expunged_at: shown.expunged_at } : {}),
+    deliveries: shown.deliveries.filter((delivery) => delivery.endpoint_id === endpoint.endpoint_id),
+  };
+};
+
+/** `GET /partner/replays/{replay_id}`: a replay or recovery of the partner's own endpoint only (404 otherwise). */
+export const partnerReplayProgress = async (
+  ctx: WebhookContext,
+  endpoint: EndpointRecord,
+  replayId: string,
+): Promise<ReplayProgress> => {
+  const progress = await replayProgress(ctx, replayId);
+  const own =
+    progress.request.endpoint_id === endpoint.endpoint_id &&
+    progress.deliveries.every((delivery) => delivery.endpoint_id === endpoint.endpoint_id);
+  if (!own) throw new ReplayRefusedError('not_found', `no replay ${replayId}`);
+  return progress;
 };
 
 /** A snapshot asked for a time to come: publications scheduled ahead are not the partner's to see yet. */

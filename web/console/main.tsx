@@ -1,0 +1,1097 @@
+/**
+ * The operator console: change requests (four-eyes review), catalog history, deliveries (history, replay, dead
+ * letters), endpoints, receipts (verified in the browser) and objectives. Every action is a call of the API the
+ * OpenAPI document describes, with the operator's own token; what the operator's roles may not do is not offered.
+ */
+import { render } from 'preact';
+import { useState } from 'preact/hooks';
+import * as z from 'zod';
+import type { CatalogDiff } from '../../functions/domain/change-control/diff';
+import { catalogHistoryResponseSchema } from '../../functions/schemas/catalog-history';
+import {
+  changeRequestResponseSchema,
+  changeRequestsPageResponseSchema,
+} from '../../functions/schemas/change-requests';
+import {
+  jwksResponseSchema,
+  operatorIdentityResponseSchema,
+  serviceObjectivesResponseSchema,
+} from '../../functions/schemas/responses';
+import {
+  endpointResponseSchema,
+  endpointStatsResponseSchema,
+  endpointWithSecretResponseSchema,
+  eventHistoryResponseSchema,
+  eventsPageResponseSchema,
+  replayAcceptedResponseSchema,
+  replayProgressResponseSchema,
+  testEventResponseSchema,
+} from '../../functions/schemas/webhooks';
+import { type Api, type Credential, createApi } from '../shared/api';
+import {
+  Alert,
+  describeError,
+  Field,
+  Frame,
+  go,
+  href,
+  LineChart,
+  Loading,
+  loadCredential,
+  Notice,
+  SecretOnce,
+  Select,
+  SignIn,
+  saveCredential,
+  Table,
+  useLoad,
+  useRoute,
+} from '../shared/app';
+import { verifyReceiptInBrowser } from '../shared/receipt-verify';
+import '../shared/styles.css';
+
+type Operator = z.infer<typeof operatorIdentityResponseSchema>;
+type Session = { readonly api: Api; readonly me: Operator };
+
+const EVENT_TYPES = [
+  'catalog.PriceListUpdated',
+  'catalog.FXRatePublished',
+  'catalog.TaxRuleChanged',
+  'catalog.PromoChanged',
+  'payout.processed',
+];
+const DELIVERY_STATUSES = ['', 'pending', 'delivered', 'retrying', 'stopped', 'dead', 'filtered', 'skipped'];
+const endpointsPage = z.object({ items: z.array(endpointResponseSchema), cursor: z.string().optional() });
+const can = (me: Operator, role: Operator['roles'][number]) =>
+  me.roles.includes(role) && !(me.machine && role === 'approver');
+
+const NAV: readonly (readonly [string, string])[] = [
+  ['change-requests', 'Change requests'],
+  ['catalog', 'Catalog'],
+  ['deliveries', 'Deliveries'],
+  ['endpoints', 'Endpoints'],
+  ['receipts', 'Receipts'],
+  ['objectives', 'Objectives'],
+];
+
+// ——— Change requests ———
+
+const ChangeRequests = ({ session }: { readonly session: Session }) => {
+  const [status, setStatus] = useState('pending_approval');
+  const page = useLoad(
+    () => session.api.get('/admin/change-requests', changeRequestsPageResponseSchema, { status, limit: 50 }),
+    [status],
+  );
+  return (
+    <>
+      <Select
+        label="Status"
+        name="status"
+        value={status}
+        onChange={setStatus}
+        options={[
+          ['pending_approval', 'Pending approval'],
+          ['published', 'Published'],
+          ['rejected', 'Rejected'],
+          ['stale', 'Stale'],
+          ['approved', 'Approved'],
+        ]}
+      />
+      <Alert message={page.error} />
+      {page.loading && !page.data ? <Loading /> : null}
+      {page.data ? (
+        <Table
+          caption={`Change requests: ${status.replace('_', ' ')}`}
+          headers={['Request', 'Kind', 'Author', 'Created', 'Approvals', 'Changes']}
+          empty="No change requests with this status."
+          rows={page.data.items.map((cr) => [
+            <a key="id" href={href('change-requests', cr.cr_id)}>
+              {cr.cr_id}
+            </a>,
+            cr.kind,
+            cr.author,
+            cr.created_at,
+            String(cr.approvals.length),
+            `${cr.summary.prices_changed} prices changed, ${cr.summary.prices_added} added, ${cr.summary.fx_rates_changed} rates, ${cr.summary.tax_rates_changed} tax rates`,
+          ])}
+        />
+      ) : null}
+    </>
+  );
+};
+
+const move = (percent: string | undefined) =>
+  percent === undefined ? '' : `${Number(percent) > 0 ? '+' : ''}${percent} %`;
+
+const DiffView = ({ diff }: { readonly diff: CatalogDiff }) => (
+  <>
+    <h2>Prices</h2>
+    <Table
+      caption="Price rows: old → new"
+      headers={['Price list', 'SKU', 'Currency', 'Old', 'New', 'Move']}
+      empty="No price changes."
+      rows={[
+        ...diff.prices.changed.map((row) => [
+          row.pricelist_id,
+          row.sku_id,
+          row.currency,
+          row.from ?? '',
+          row.to ?? '',
+          move(row.move_percent),
+        ]),
+        ...diff.prices.added.map((row) => [
+          row.pricelist_id,
+          row.sku_id,
+          row.currency,
+          '—',
+          row.to ?? '',
+          'added',
+        ]),
+        ...diff.prices.removed.map((row) => [
+          row.pricelist_id,
+          row.sku_id,
+          row.currency,
+          row.from ?? '',
+          '—',
+          'removed',
+        ]),
+      ]}
+    />
+    <h2>Exchange rates</h2>
+    <Table
+      caption="Rate rows: old → new"
+      headers={['Pair', 'Set', 'Old', 'New', 'Move']}
+      empty="No rate changes."
+      rows={diff.fx_rates.map((row) => [
+        row.pair,
+        row.set,
+        row.from ?? '—',
+        row.to ?? '—',
+        move(row.move_percent),
+      ])}
+    />
+    <h2>Tax rates</h2>
+    <Table
+      caption="Tax rows: old → new"
+      headers={['Region', 'Tax class', 'Component', 'Old', 'New']}
+      empty="No tax changes."
+      rows={diff.tax_rates.map((row) => [
+        row.region,
+        row.tax_class,
+        row.component,
+        row.from ?? '—',
+        row.to ?? '—',
+      ])}
+    />
+    <h2>Promotions</h2>
+    <p>
+      Added: {diff.promotions.added.join(', ') || 'none'}; changed:{' '}
+      {diff.promotions.changed.join(', ') || 'none'}; removed: {diff.promotions.removed.join(', ') || 'none'}.
+    </p>
+  </>
+);
+
+const ChangeRequest = ({ session, crId }: { readonly session: Session; readonly crId: string }) => {
+  const cr = useLoad(
+    () => session.api.get(`/admin/change-requests/${crId}`, changeRequestResponseSchema),
+    [crId],
+  );
+  const [comment, setComment] = useState('');
+  const [acknowledged, setAcknowledged] = useState<string[]>([]);
+  const [error, setError] = useState<string>();
+  const [notice, setNotice] = useState<string>();
+  if (cr.loading && !cr.data) return <Loading />;
+  if (!cr.data) return <Alert message={cr.error} />;
+  const request = cr.data;
+  const me = session.me;
+  const codes = [...new Set(request.guardrails.map((finding) => finding.code))];
+  const approvedByMe = request.approvals.some((approval) => approval.by === me.identity);
+  const mayReview =
+    request.status === 'pending_approval' &&
+    can(me, 'approver') &&
+    request.author !== me.identity &&
+    !approvedByMe;
+  const act = async (action: 'approve' | 'reject') => {
+    setError(undefined);
+    try {
+      const body =
+        action === 'approve' ? { comment: comment || undefined, acknowledge: acknowledged } : { comment };
+      const after = await session.api.post(
+        `/admin/change-requests/${crId}/${action}`,
+        changeRequestResponseSchema,
+        body,
+      );
+      setNotice(
+        after.status === 'published'
+          ? `Published: price list ${after.publication?.versions.pricelist_version}, FX ${after.publication?.versions.fx_version}, tax ${after.publication?.versions.tax_rule_version}.`
+          : action === 'approve'
+            ? `Approved (${after.approvals.length} of 2): it is published when a second approver approves.`
+            : 'Rejected.',
+      );
+      cr.reload();
+    } catch (caught) {
+      setError(describeError(caught));
+    }
+  };
+  return (
+    <>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd data-testid="cr-status">{request.status}</dd>
+        <dt>Kind</dt>
+        <dd>{request.kind}</dd>
+        <dt>Author</dt>
+        <dd>{request.author}</dd>
+        <dt>Note</dt>
+        <dd>{request.note ?? '—'}</dd>
+        <dt>Approvals</dt>
+        <dd>
+          {request.approvals.map((approval) => `${approval.by} (${approval.at})`).join(', ') || 'none yet'}
+        </dd>
+        {request.publication ? (
+          <>
+            <dt>Published versions</dt>
+            <dd data-testid="cr-versions">
+              price list {request.publication.versions.pricelist_version}, FX{' '}
+              {request.publication.versions.fx_version}, tax {request.publication.versions.tax_rule_version}{' '}
+              (revision {request.publication.revision})
+            </dd>
+            <dt>Release</dt>
+            <dd>
+              {`signed release${request.release ? ` (${request.release.signatures.length} signature)` : ''}, journal entry ${request.journal_index ?? '—'}`}
+            </dd>
+          </>
+        ) : null}
+        {request.rejection ? (
+          <>
+            <dt>Rejected</dt>
+            <dd>
+              by {request.rejection.by}: {request.rejection.comment}
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {request.diff ? <DiffView diff={request.diff as unknown as CatalogDiff} /> : null}
+      <h2>Guardrails</h2>
+      {request.guardrails.length === 0 ? (
+        <p>No guardrail was tripped.</p>
+      ) : (
+        <ul>
+          {request.guardrails.map((finding) => (
+            <li key={`${finding.code}${finding.path}`}>
+              <strong>{finding.code}</strong> at {finding.path}: {finding.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      <Notice message={notice} />
+      <Alert message={error} />
+      {mayReview ? (
+        <form onSubmit={(event) => event.preventDefault()} aria-label="Review">
+          {codes.length > 0 ? (
+            <fieldset>
+              <legend>Acknowledge the guardrails before approving</legend>
+              {codes.map((code) => (
+                <label key={code}>
+                  <input
+                    type="checkbox"
+                    checked={acknowledged.includes(code)}
+                    onChange={(event) =>
+                      setAcknowledged((current) =>
+                        (event.currentTarget as HTMLInputElement).checked
+                          ? [...current, code]
+                          : current.filter((entry) => entry !== code),
+                      )
+                    }
+                  />{' '}
+                  {code}
+                </label>
+              ))}
+            </fieldset>
+          ) : null}
+          <Field
+            label="Comment"
+            name="comment"
+            value={comment}
+            onInput={setComment}
+            hint="Required to reject."
+          />
+          <div class="row">
+            <button type="button" onClick={() => act('approve')}>
+              Approve
+            </button>
+            <button type="button" class="danger" onClick={() => act('reject')}>
+              Reject
+            </button>
+          </div>
+        </form>
+      ) : request.status === 'pending_approval' ? (
+        <p data-testid="cannot-review">
+          {request.author === me.identity
+            ? 'You wrote this change: another approver must review it.'
+            : approvedByMe
+              ? 'You approved it: a second approver publishes it.'
+              : 'Your roles do not include approving.'}
+        </p>
+      ) : null}
+    </>
+  );
+};
+
+// ——— Catalog ———
+
+const Catalog = ({ session }: { readonly session: Session }) => {
+  const [sku, setSku] = useState('');
+  const [pair, setPair] = useState('');
+  const [query, setQuery] = useState<{ sku?: string; pair?: string }>();
+  const history = useLoad(
+    async () =>
+      query
+        ? session.api.get('/catalog/history', catalogHistoryResponseSchema, { ...query, limit: 50 })
+        : undefined,
+    [query?.sku, query?.pair],
+  );
+  const slo = useLoad(() => session.api.get('/admin/slo', serviceObjectivesResponseSchema), []);
+  const points = (history.data?.items ?? [])
+    .filter((item) => item.value !== null && Number.isFinite(Number(item.value)))
+    .map((item) => ({ at: item.effective_from, value: Number(item.value) }))
+    .reverse();
+  return (
+    <>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          setQuery(sku ? { sku } : pair ? { pair } : undefined);
+        }}
+      >
+        <div class="row">
+          <Field
+            label="SKU"
+            name="sku"
+            value={sku}
+            onInput={setSku}
+            hint="Its price history across publications."
+          />
+          <Field
+            label="FX pair"
+            name="pair"
+            value={pair}
+            onInput={setPair}
+            hint="e.g. USD/EUR: its rate history."
+          />
+          <button type="submit">Show history</button>
+        </div>
+      </form>
+      <Alert message={history.error} />
+      {history.data ? (
+        <>
+          <LineChart
+            title={query?.sku ? `Price of ${query.sku}` : `Rate of ${query?.pair ?? ''}`}
+            points={points}
+          />
+          <Table
+            caption="Versions, newest first"
+            headers={['Effective from', 'Value', 'Change', 'Price list / currency', 'Change request']}
+            rows={history.data.items.map((item) => [
+              item.effective_from,
+              item.value === null ? '—' : String(item.value),
+              item.change,
+              [item.pricelist_id, item.currency, item.rate_set].filter(Boolean).join(' '),
+              item.change_request ? (
+                <a key="cr" href={href('change-requests', item.change_request.cr_id)}>
+                  {item.change_request.cr_id}
+                </a>
+              ) : (
+                '—'
+              ),
+            ])}
+          />
+        </>
+      ) : null}
+      <h2>FX breakers</h2>
+      {slo.data ? (
+        <p>
+          {slo.data.open_breakers.length === 0
+            ? 'Every FX breaker is closed.'
+            : `Open: ${slo.data.open_breakers.map((breaker) => `${breaker.pair} since ${breaker.opened_at}`).join(', ')}`}
+        </p>
+      ) : (
+        <Alert message={slo.error} />
+      )}
+    </>
+  );
+};
+
+// ——— Deliveries ———
+
+const ReplayProgress = ({ session, replayId }: { readonly session: Session; readonly replayId: string }) => {
+  const [tick, setTick] = useState(0);
+  const progress = useLoad(
+    () => session.api.get(`/webhooks/replays/${replayId}`, replayProgressResponseSchema),
+    [replayId, tick],
+  );
+  if (progress.data && !progress.data.done) setTimeout(() => setTick((value) => value + 1), 500);
+  const figures = progress.data?.progress;
+  return (
+    <p role="status" aria-live="polite" data-testid="replay-progress">
+      Replay {replayId}:{' '}
+      {figures
+        ? `${figures.delivered} delivered, ${figures.pending + figures.retrying} in progress, ${figures.dead} dead${progress.data?.done ? ' — done' : ''}`
+        : 'starting…'}
+    </p>
+  );
+};
+
+const Deliveries = ({ session }: { readonly session: Session }) => {
+  const [filters, setFilters] = useState({ status: '', endpoint_id: '', from: '', to: '' });
+  const [applied, setApplied] = useState(filters);
+  const [selected, setSelected] = useState<string[]>([]);
+  const [replayId, setReplayId] = useState<string>();
+  const [error, setError] = useState<string>();
+  const events = useLoad(
+    () =>
+      session.api.get('/webhooks/events', eventsPageResponseSchema, {
+        status: applied.status || undefined,
+        endpoint_id: applied.endpoint_id || undefined,
+        from: applied.from || undefined,
+        to: applied.to || undefined,
+        limit: 100,
+      }),
+    [applied.status, applied.endpoint_id, applied.from, applied.to],
+  );
+  const replay = async (body: Record<string, unknown>) => {
+    setError(undefined);
+    try {
+      const accepted = await session.api.post('/webhooks/replay', replayAcceptedResponseSchema, body);
+      setReplayId(accepted.replay_id);
+      setSelected([]);
+    } catch (caught) {
+      setError(describeError(caught));
+    }
+  };
+  const set = (name: keyof typeof filters) => (value: string) =>
+    setFilters((current) => ({ ...current, [name]: value }));
+  return (
+    <>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          setApplied(filters);
+        }}
+      >
+        <div class="row">
+          <Select
+            label="Status"
+            name="status"
+            value={filters.status}
+            onChange={set('status')}
+            options={DELIVERY_STATUSES.map((status) => [status, status || 'any'] as const)}
+          />
+          <Field
+            label="Endpoint"
+            name="endpoint_id"
+            value={filters.endpoint_id}
+            onInput={set('endpoint_id')}
+          />
+          <Field
+            label="From"
+            name="from"
+            value={filters.from}
+            onInput={set('from')}
+            hint="ISO 8601; default: a day ago"
+          />
+          <Field label="To" name="to" value={filters.to} onInput={set('to')} />
+        </div>
+        <div class="row">
+          <button type="submit">Filter</button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              const dead = { ...filters, status: 'dead' };
+              setFilters(dead);
+              setApplied(dead);
+            }}
+          >
+            Dead letters
+          </button>
+        </div>
+      </form>
+      <Alert message={events.error ?? error} />
+      {replayId ? <ReplayProgress session={session} replayId={replayId} /> : null}
+      {can(session.me, 'endpoint_admin') ? (
+        <div class="row">
+          <button
+            type="button"
+            disabled={selected.length === 0}
+            onClick={() =>
+              replay({
+                event_ids: selected,
+                ...(applied.endpoint_id ? { endpoint_id: applied.endpoint_id } : {}),
+              })
+            }
+          >
+            Replay selected ({selected.length})
+          </button>
+          {applied.from && applied.to ? (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() =>
+                replay({
+                  from: applied.from,
+                  to: applied.to,
+                  ...(applied.status ? { status: applied.status } : {}),
+                  ...(applied.endpoint_id ? { endpoint_id: applied.endpoint_id } : {}),
+                })
+              }
+            >
+              Replay the window
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+      {events.data ? (
+        <Table
+          caption="Events and their deliveries"
+          headers={['Select', 'Event', 'Type', 'When', 'Deliveries']}
+          empty="No events in this window."
+          rows={events.data.items.map((item) => [
+            <input
+              key="select"
+              type="checkbox"
+              aria-label={`Select ${item.event_id}`}
+              checked={selected.includes(item.event_id)}
+              onChange={(event) =>
+                setSelected((current) =>
+                  (event.currentTarget as HTMLInputElement).checked
+                    ? [...current, item.event_id]
+                    : current.filter((id) => id !== item.event_id),
+                )
+              }
+            />,
+            <a key="event" href={href('deliveries', item.event_id)}>
+              {item.event_id}
+            </a>,
+            item.type,
+            item.ts,
+            item.deliveries
+              .map((delivery) => `${delivery.endpoint_id}: ${delivery.status} (${delivery.attempts})`)
+              .join('; '),
+          ])}
+        />
+      ) : null}
+    </>
+  );
+};
+
+const EventDetail = ({ session, eventId }: { readonly session: Session; readonly eventId: string }) => {
+  const [tick, setTick] = useState(0);
+  const shown = useLoad(
+    () => session.api.get(`/webhooks/events/${eventId}`, eventHistoryResponseSchema),
+    [eventId, tick],
+  );
+  const [replayId, setReplayId] = useState<string>();
+  const [error, setError] = useState<string>();
+  if (shown.loading && !shown.data) return <Loading />;
+  if (!shown.data) return <Alert message={shown.error} />;
+  const replay = async () => {
+    try {
+      const accepted = await session.api.post('/webhooks/replay', replayAcceptedResponseSchema, {
+        event_ids: [eventId],
+      });
+      setReplayId(accepted.replay_id);
+      setTimeout(() => setTick((value) => value + 1), 1500);
+    } catch (caught) {
+      setError(describeError(caught));
+    }
+  };
+  return (
+    <>
+      <Alert message={error} />
+      {can(session.me, 'endpoint_admin') ? (
+        <div class="row">
+          <button type="button" onClick={replay}>
+            Replay this event
+          </button>
+          <button type="button" class="secondary" onClick={() => setTick((value) => value + 1)}>
+            Refresh
+          </button>
+        </div>
+      ) : null}
+      {replayId ? <ReplayProgress session={session} replayId={replayId} /> : null}
+      {shown.data.deliveries.map((delivery) => (
+        <section key={delivery.endpoint_id} aria-label={`Delivery to ${delivery.endpoint_id}`}>
+          <h2>
+            To {delivery.endpoint_id}:{' '}
+            <span data-testid={`delivery-status-${delivery.endpoint_id}`}>{delivery.status}</span>
+          </h2>
+          <Table
+            caption={`Attempts to ${delivery.endpoint_id}`}
+            headers={['#', 'At', 'Outcome', 'Status', 'Latency', 'Response', 'Next attempt']}
+            rows={delivery.attempts.map((attempt) => [
+              String(attempt.attempt),
+              attempt.at,
+              attempt.outcome,
+              attempt.http_status !== undefined
+                ? String(attempt.http_status)
+                : `${attempt.error ?? ''} ${attempt.error_detail ?? ''}`,
+              `${attempt.duration_ms} ms`,
+              attempt.response_excerpt ?? '',
+              attempt.next_attempt_at ?? '',
+            ])}
+          />
+        </section>
+      ))}
+      <h2>Envelope</h2>
+      <pre>{JSON.stringify(shown.data.envelope, null, 2)}</pre>
+    </>
+  );
+};
+
+// ——— Endpoints ———
+
+const Endpoints = ({ session }: { readonly session: Session }) => {
+  const list = useLoad(() => session.api.get('/webhooks/endpoints', endpointsPage, { limit: 100 }), []);
+  const [url, setUrl] = useState('');
+  const [topics, setTopics] = useState('catalog');
+  const [created, setCreated] = useState<z.infer<typeof endpointWithSecretResponseSchema>>();
+  const [error, setError] = useState<string>();
+  const register = async () => {
+    setError(undefined);
+    try {
+      const endpoint = await session.api.post('/webhooks/endpoints', endpointWithSecretResponseSchema, {
+        url,
+        topics: topics
+          .split(',')
+          .map((topic) => topic.trim())
+          .filter(Boolean),
+      });
+      setCreated(endpoint);
+      list.reload();
+    } catch (caught) {
+      setError(describeError(caught));
+    }
+  };
+  return (
+    <>
+      {can(session.me, 'endpoint_admin') ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void register();
+          }}
+          aria-label="Register an endpoint"
+        >
+          <h2>Register an endpoint</h2>
+          <Field
+            label="URL"
+            name="url"
+            value={url}
+            onInput={setUrl}
+            required
+            hint="Deliveries go to <url>/<topic>."
+          />
+          <Field
+            label="Topics"
+            name="topics"
+            value={topics}
+            onInput={setTopics}
+            hint="Comma-separated: catalog, payout, operations."
+          />
+          <Alert message={error} />
+          <button type="submit">Register</button>
+        </form>
+      ) : null}
+      {created ? (
+        <div class="panel">
+          <p>
+            Registered <a href={href('endpoints', created.endpoint_id)}>{created.endpoint_id}</a>.
+          </p>
+          <SecretOnce label="Signing secret" value={created.secret} />
+          {created.partner_key ? (
+            <SecretOnce label="Partner key (portal sign-in)" value={created.partner_key} />
+          ) : null}
+        </div>
+      ) : null}
+      <Alert message={list.error} />
+      {list.data ? (
+        <Table
+          caption="Endpoints"
+          headers={['Endpoint', 'Where', 'Topics', 'Status']}
+          rows={list.data.items.map((endpoint) => [
+            <a key="id" href={href('endpoints', endpoint.endpoint_id)}>
+              {endpoint.endpoint_id}
+            </a>,
+            endpoint.url ?? endpoint.destination?.type ?? '',
+            endpoint.topics.join(', ') || 'all',
+            endpoint.status,
+          ])}
+        />
+      ) : null}
+    </>
+  );
+};
+
+const EndpointDetail = ({
+  session,
+  endpointId,
+}: {
+  readonly session: Session;
+  readonly endpointId: string;
+}) => {
+  const endpoint = useLoad(
+    () => session.api.get(`/webhooks/endpoints/${endpointId}`, endpointResponseSchema),
+    [endpointId],
+  );
+  const [window, setWindow] = useState('1h');
+  const stats = useLoad(
+    () => session.api.get(`/webhooks/endpoints/${endpointId}/stats`, endpointStatsResponseSchema, { window }),
+    [endpointId, window],
+  );
+  const [secret, setSecret] = useState<string>();
+  const [type, setType] = useState(EVENT_TYPES[0] ?? '');
+  const [sent, setSent] = useState<string>();
+  const [error, setError] = useState<string>();
+  const admin = can(session.me, 'endpoint_admin');
+  if (endpoint.loading && !endpoint.data) return <Loading />;
+  if (!endpoint.data) return <Alert message={endpoint.error} />;
+  const view = endpoint.data;
+  const run = (action: () => Promise<void>) => () => {
+    setError(undefined);
+    action().catch((caught: unknown) => setError(describeError(caught)));
+  };
+  return (
+    <>
+      <dl class="facts">
+        <dt>Where</dt>
+        <dd>
+          {view.url ??
+            `${view.destination?.type}: ${view.destination?.type === 'sqs' ? view.destination.queue_url : view.destination?.event_bus_arn}`}
+        </dd>
+        <dt>Topics</dt>
+        <dd>{view.topics.join(', ') || 'all'}</dd>
+        <dt>Status</dt>
+        <dd>
+          {view.status}
+          {view.disabled_reason ? ` (${view.disabled_reason})` : ''}
+        </dd>
+        <dt>Signing</dt>
+        <dd>
+          {view.signature_scheme ?? 'native'}, {view.signing_algorithm ?? 'hmac-sha256'}
+        </dd>
+        <dt>Limits</dt>
+        <dd>
+          {view.rate_limit
+            ? `${view.rate_limit.per_second ?? '∞'}/s, ${view.rate_limit.max_in_flight ?? '∞'} in flight`
+            : 'none'}
+        </dd>
+        <dt>Ordering</dt>
+        <dd>{view.ordering?.key ?? 'none'}</dd>
+        <dt>Filter</dt>
+        <dd>{view.filter ? JSON.stringify(view.filter) : 'none'}</dd>
+      </dl>
+      <h2>Health</h2>
+      <Select
+        label="Window"
+        name="window"
+        value={window}
+        onChange={setWindow}
+        options={[
+          ['1h', 'Last hour'],
+          ['24h', 'Last day'],
+          ['7d', 'Last week'],
+        ]}
+      />
+      {stats.data ? (
+        <>
+          <p>
+            {stats.data.attempts} attempts, success rate{' '}
+            {stats.data.success_rate === null ? '—' : `${(stats.data.success_rate * 100).toFixed(1)} %`},
+            latency p50 {stats.data.latency_ms.p50 ?? '—'} ms, p95 {stats.data.latency_ms.p95 ?? '—'} ms.
+          </p>
+          <LineChart
+            title="Attempts by status class"
+            points={Object.entries(stats.data.by_status_class).map(([at, value]) => ({
+              at,
+              value: Number(value),
+            }))}
+          />
+        </>
+      ) : (
+        <Alert message={stats.error} />
+      )}
+      <Notice message={sent} />
+      <Alert message={error} />
+      {admin ? (
+        <>
+          <h2>Secret</h2>
+          <button
+            type="button"
+            onClick={run(async () => {
+              const rotated = await session.api.post(
+                `/webhooks/endpoints/${endpointId}/rotate-secret`,
+                endpointWithSecretResponseSchema,
+                {},
+              );
+              setSecret(rotated.secret);
+              endpoint.reload();
+            })}
+          >
+            Rotate the secret
+          </button>
+          {secret ? <SecretOnce label="New signing secret" value={secret} /> : null}
+          <h2>Test event</h2>
+          <div class="row">
+            <Select
+              label="Type"
+              name="type"
+              value={type}
+              onChange={setType}
+              options={EVENT_TYPES.map((entry) => [entry, entry] as const)}
+            />
+            <button
+              type="button"
+              onClick={run(async () => {
+                const test = await session.api.post(
+                  `/webhooks/endpoints/${endpointId}/test`,
+                  testEventResponseSchema,
+                  { type },
+                );
+                setSent(`Sent ${test.event_id}.`);
+                go('deliveries', test.event_id);
+              })}
+            >
+              Send a test event
+            </button>
+          </div>
+          <h2>Status</h2>
+          <button
+            type="button"
+            class="secondary"
+            onClick={run(async () => {
+              await session.api.patch(`/webhooks/endpoints/${endpointId}`, endpointResponseSchema, {
+                status: view.status === 'enabled' ? 'disabled' : 'enabled',
+              });
+              endpoint.reload();
+            })}
+          >
+            {view.status === 'enabled' ? 'Disable' : 'Enable'}
+          </button>
+        </>
+      ) : null}
+      <p>
+        <a
+          href={`#/deliveries?endpoint=${endpointId}`}
+          onClick={(event) => {
+            event.preventDefault();
+            go('deliveries');
+          }}
+        >
+          Its deliveries
+        </a>
+      </p>
+    </>
+  );
+};
+
+// ——— Receipts ———
+
+const Receipts = ({
+  session,
+  receiptId,
+}: {
+  readonly session: Session;
+  readonly receiptId?: string | undefined;
+}) => {
+  const [id, setId] = useState(receiptId ?? '');
+  const receipt = useLoad(
+    async () =>
+      receiptId
+        ? (session.api.raw(`/admin/receipts/${receiptId}`) as Promise<Record<string, unknown>>)
+        : undefined,
+    [receiptId],
+  );
+  const [verdict, setVerdict] = useState<string>();
+  const [valid, setValid] = useState<boolean>();
+  const verify = async () => {
+    const data = receipt.data;
+    if (!data) return;
+    const keys = await session.api.get('/keys', jwksResponseSchema);
+    const result = await verifyReceiptInBrowser(data, keys.keys);
+    setValid(result.valid);
+    setVerdict(
+      result.valid ? `Signature valid (key ${result.kid}).` : `Signature invalid: ${result.reason}.`,
+    );
+  };
+  const totals = receipt.data?.computed_totals as Record<string, string> | undefined;
+  const refunds = (receipt.data?.refunds ?? []) as readonly Record<string, unknown>[];
+  return (
+    <>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          go('receipts', id.trim());
+        }}
+      >
+        <div class="row">
+          <Field label="Receipt id" name="receipt_id" value={id} onInput={setId} required />
+          <button type="submit">Look up</button>
+        </div>
+      </form>
+      <Alert message={receipt.error} />
+      {receipt.data ? (
+        <>
+          <dl class="facts">
+            <dt>Receipt</dt>
+            <dd>{String(receipt.data.receipt_id)}</dd>
+            <dt>Issued</dt>
+            <dd>{String(receipt.data.issued_at)}</dd>
+            <dt>Status</dt>
+            <dd>{String(receipt.data.status)}</dd>
+            <dt>Versions</dt>
+            <dd>
+              price list {String(receipt.data.pricelist_version)}, FX {String(receipt.data.fx_version)}, tax{' '}
+              {String(receipt.data.tax_rule_version)}
+            </dd>
+          </dl>
+          {totals ? (
+            <Table
+              caption="Breakdown"
+              headers={['Subtotal', 'Discounts', 'Taxes', 'Fees', 'Total']}
+              rows={[
+                [
+                  totals.subtotal,
+                  totals.discounts,
+                  totals.taxes,
+                  totals.fees,
+                  `${totals.total} ${totals.currency}`,
+                ],
+              ]}
+            />
+          ) : null}
+          <button type="button" onClick={() => void verify()}>
+            Verify the signature
+          </button>
+          <p
+            role="status"
+            aria-live="polite"
+            class={valid === undefined ? '' : valid ? 'valid' : 'invalid'}
+            data-testid="receipt-verdict"
+          >
+            {verdict ?? ''}
+          </p>
+          <Table
+            caption="Refunds"
+            headers={['Refund', 'Kind', 'Amount', 'When']}
+            empty="No refunds."
+            rows={refunds.map((refund) => [
+              String(refund.refund_id),
+              String(refund.kind),
+              `${String((refund.computed_totals as Record<string, string> | undefined)?.total ?? refund.amount ?? '')}`,
+              String(refund.created_at ?? refund.issued_at ?? ''),
+            ])}
+          />
+        </>
+      ) : null}
+    </>
+  );
+};
+
+// ——— Objectives ———
+
+const Objectives = ({ session }: { readonly session: Session }) => {
+  const slo = useLoad(() => session.api.get('/admin/slo', serviceObjectivesResponseSchema), []);
+  if (!slo.data) return slo.loading ? <Loading /> : <Alert message={slo.error} />;
+  return (
+    <Table
+      caption={`Objectives from ${slo.data.window_start} to ${slo.data.window_end} (${slo.data.source})`}
+      headers={['Objective', 'Target', 'Measured', 'Samples', 'Status']}
+      rows={Object.entries(slo.data.objectives).map(([id, objective]) => [
+        `${id}: ${objective.description}`,
+        `${objective.comparison} ${objective.target} ${objective.unit}`,
+        objective.measured === null ? '—' : String(objective.measured),
+        String(objective.samples),
+        objective.status.replace('_', ' '),
+      ])}
+    />
+  );
+};
+
+// ——— The app ———
+
+const TITLES: Readonly<Record<string, string>> = Object.fromEntries(NAV);
+
+const Console = () => {
+  const route = useRoute();
+  const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential('operator'));
+  const api = credential ? createApi(credential) : undefined;
+  const me = useLoad(
+    async () => (api ? api.get('/admin/me', operatorIdentityResponseSchema) : undefined),
+    [credential?.token],
+  );
+  const signOut = () => {
+    saveCredential(undefined);
+    setCredential(undefined);
+  };
+  if (!api) {
+    return (
+      <Frame product="Pricing console" nav={[]} current="" title="Sign in">
+        <SignIn
+          kind="operator"
+          label="Operator token"
+          hint="Your operator token (the local stack's banner lists them); it is kept in this tab only."
+          check={(candidate) => candidate.get('/admin/me', operatorIdentityResponseSchema)}
+          onSignedIn={setCredential}
+        />
+      </Frame>
+    );
+  }
+  if (!me.data)
+    return me.error ? (
+      <Frame product="Pricing console" nav={[]} current="" title="Sign in">
+        <Alert message={me.error} />
+        <button type="button" onClick={signOut}>
+          Sign in again
+        </button>
+      </Frame>
+    ) : (
+      <Loading />
+    );
+  const session: Session = { api, me: me.data };
+  const [section = 'change-requests', id] = route;
+  const title = id ? `${TITLES[section] ?? section}: ${id}` : (TITLES[section] ?? 'Not found');
+  const page = (() => {
+    switch (section) {
+      case 'change-requests':
+        return id ? <ChangeRequest session={session} crId={id} /> : <ChangeRequests session={session} />;
+      case 'catalog':
+        return <Catalog session={session} />;
+      case 'deliveries':
+        return id ? <EventDetail session={session} eventId={id} /> : <Deliveries session={session} />;
+      case 'endpoints':
+        return id ? <EndpointDetail session={session} endpointId={id} /> : <Endpoints session={session} />;
+      case 'receipts':
+        return <Receipts session={session} receiptId={id} />;
+      case 'objectives':
+        return <Objectives session={session} />;
+      default:
+        return <p>No such page.</p>;
+    }
+  })();
+  return (
+    <Frame
+      product="Pricing console"
+      nav={NAV}
+      current={section}
+      title={title}
+      who={`${me.data.identity} (${me.data.roles.join(', ')})`}
+      onSignOut={signOut}
+    >
+      {page}
+    </Frame>
+  );
+};
+
+const root = document.getElementById('app');
+if (root) render(<Console />, root);

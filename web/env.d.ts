@@ -1,0 +1,2 @@
+/** Stylesheets are bundled by esbuild (lib/web-build.ts). */
+declare module '*.css';
