@@ -15,6 +15,7 @@ import {
 import {
   jwksResponseSchema,
   operatorIdentityResponseSchema,
+  receiptResponseSchema,
   serviceObjectivesResponseSchema,
 } from '../../functions/schemas/responses';
 import {
@@ -30,6 +31,7 @@ import {
 import { type Api, type Credential, createApi } from '../shared/api';
 import {
   Alert,
+  Code,
   describeError,
   Field,
   Frame,
@@ -594,7 +596,15 @@ const EventDetail = ({ session, eventId }: { readonly session: Session; readonly
   const [replayId, setReplayId] = useState<string>();
   const [error, setError] = useState<string>();
   if (shown.loading && !shown.data) return <Loading />;
-  if (!shown.data) return <Alert message={shown.error} />;
+  if (!shown.data)
+    return (
+      <>
+        <Alert message={shown.error} />
+        <button type="button" class="secondary" onClick={() => setTick((value) => value + 1)}>
+          Refresh
+        </button>
+      </>
+    );
   const replay = async () => {
     try {
       const accepted = await session.api.post('/webhooks/replay', replayAcceptedResponseSchema, {
@@ -644,7 +654,7 @@ const EventDetail = ({ session, eventId }: { readonly session: Session; readonly
         </section>
       ))}
       <h2>Envelope</h2>
-      <pre>{JSON.stringify(shown.data.envelope, null, 2)}</pre>
+      <Code label="Envelope" text={JSON.stringify(shown.data.envelope, null, 2)} />
     </>
   );
 };
@@ -917,15 +927,28 @@ const Receipts = ({
   const verify = async () => {
     const data = receipt.data;
     if (!data) return;
-    const keys = await session.api.get('/keys', jwksResponseSchema);
-    const result = await verifyReceiptInBrowser(data, keys.keys);
-    setValid(result.valid);
-    setVerdict(
-      result.valid ? `Signature valid (key ${result.kid}).` : `Signature invalid: ${result.reason}.`,
-    );
+    try {
+      const keys = await session.api.get('/keys', jwksResponseSchema);
+      const result = await verifyReceiptInBrowser(data, keys.keys);
+      setValid(result.valid);
+      setVerdict(
+        result.valid ? `Signature valid (key ${result.kid}).` : `Signature invalid: ${result.reason}.`,
+      );
+    } catch (caught) {
+      setValid(false);
+      setVerdict(`Could not verify: ${describeError(caught)}`);
+    }
   };
-  const totals = receipt.data?.computed_totals as Record<string, string> | undefined;
-  const refunds = (receipt.data?.refunds ?? []) as readonly Record<string, unknown>[];
+
+  // Read through the API's schema for display (a copy): the raw answer is what is verified, untouched.
+  const parsed = receipt.data ? receiptResponseSchema.safeParse(receipt.data) : undefined;
+  const totals = parsed?.success ? parsed.data.computed_totals : undefined;
+  const refunds = ((receipt.data?.refunds ?? []) as readonly Record<string, unknown>[]).map((refund) => ({
+    id: String(refund.refund_id ?? ''),
+    kind: String(refund.kind ?? ''),
+    total: String((refund.computed_totals as { total?: unknown } | undefined)?.total ?? refund.amount ?? ''),
+    at: String(refund.created_at ?? refund.issued_at ?? ''),
+  }));
   return (
     <>
       <form
@@ -985,12 +1008,7 @@ const Receipts = ({
             caption="Refunds"
             headers={['Refund', 'Kind', 'Amount', 'When']}
             empty="No refunds."
-            rows={refunds.map((refund) => [
-              String(refund.refund_id),
-              String(refund.kind),
-              `${String((refund.computed_totals as Record<string, string> | undefined)?.total ?? refund.amount ?? '')}`,
-              String(refund.created_at ?? refund.issued_at ?? ''),
-            ])}
+            rows={refunds.map((refund) => [refund.id, refund.kind, refund.total, refund.at])}
           />
         </>
       ) : null}

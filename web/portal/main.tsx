@@ -20,6 +20,7 @@ import {
 import { type Api, type Credential, createApi } from '../shared/api';
 import {
   Alert,
+  Code,
   describeError,
   Field,
   Frame,
@@ -293,7 +294,15 @@ const Delivery = ({ session, eventId }: { readonly session: Session; readonly ev
   const [replayId, setReplayId] = useState<string>();
   const [error, setError] = useState<string>();
   if (shown.loading && !shown.data) return <Loading />;
-  if (!shown.data) return <Alert message={shown.error} />;
+  if (!shown.data)
+    return (
+      <>
+        <Alert message={shown.error} />
+        <button type="button" class="secondary" onClick={() => setTick((value) => value + 1)}>
+          Refresh
+        </button>
+      </>
+    );
   const delivery = shown.data.deliveries[0];
   return (
     <>
@@ -333,7 +342,7 @@ const Delivery = ({ session, eventId }: { readonly session: Session; readonly ev
         ])}
       />
       <h2>Envelope</h2>
-      <pre>{JSON.stringify(shown.data.envelope, null, 2)}</pre>
+      <Code label="Envelope" text={JSON.stringify(shown.data.envelope, null, 2)} />
     </>
   );
 };
@@ -364,9 +373,9 @@ const Verify = ({ session }: { readonly session: Session }) => {
           : 'The key is your endpoint secret (whsec_…).'}
       </p>
       <h2>TypeScript (the receiver kit)</h2>
-      <pre>{TS_SNIPPET}</pre>
+      <Code label="TypeScript" text={TS_SNIPPET} />
       <h2>Python</h2>
-      <pre>{PYTHON_SNIPPET}</pre>
+      <Code label="Python" text={PYTHON_SNIPPET} />
       <h2>Test vectors</h2>
       <p>
         Published signature vectors for every scheme are in <code>docs/webhook-signature-vectors.json</code>{' '}

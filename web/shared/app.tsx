@@ -153,7 +153,9 @@ export const Table = (props: {
   props.rows.length === 0 ? (
     <p>{props.empty ?? 'Nothing to show.'}</p>
   ) : (
-    <div class="table-scroll">
+    // Focusable and named, so a keyboard can scroll it on a narrow screen.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <section class="table-scroll" tabIndex={0} aria-label={props.caption}>
       <table>
         <caption>{props.caption}</caption>
         <thead>
@@ -175,7 +177,7 @@ export const Table = (props: {
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 
 /** A secret shown once, with a copy button. */
@@ -328,3 +330,11 @@ export const SignIn = (props: {
     </form>
   );
 };
+
+/** Preformatted text (an envelope, a snippet) that scrolls sideways, reachable by keyboard. */
+export const Code = ({ label, text }: { readonly label: string; readonly text: string }) => (
+  // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+  <section class="code" tabIndex={0} aria-label={label}>
+    <pre>{text}</pre>
+  </section>
+);
