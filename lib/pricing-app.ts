@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { OperatorRole } from '../functions/domain/access/principals';
@@ -5,6 +6,7 @@ import type { MachineOperatorRole } from './constructs/operator-roles';
 import { staticEgressFromContext } from './constructs/static-egress';
 import { PricingServiceStack } from './stacks/service-stack';
 import { PricingStatefulStack, RECEIPT_RETENTION_YEARS } from './stacks/stateful-stack';
+import { buildWebAppsSync } from './web-build';
 
 export interface PricingStacks {
   readonly stateful: PricingStatefulStack;
@@ -28,6 +30,8 @@ export interface PricingAppOptions {
   readonly retiredReceiptKeyArns?: readonly string[];
   /** A staged index migration's stage (see `retiredIndexesFromContext`). @default context `retiredIndexes`, else none */
   readonly retiredIndexes?: RetiredIndexesStage;
+  /** Build and deploy the console and the partner portal (S3 behind CloudFront). @default true */
+  readonly webSite?: boolean;
 }
 
 /**
@@ -153,6 +157,13 @@ export const machineOperatorRolesFromContext = (app: App): MachineOperatorRole[]
   });
 };
 
+/** The pages built for the web site, in the app's output directory (`cdk.out/.web-pages`). */
+const webPages = (app: App): string => {
+  const dir = path.join(app.outdir, '.web-pages');
+  buildWebAppsSync(dir);
+  return dir;
+};
+
 /**
  * Adds the two stacks to an app: the stateful one (keys, tables, buckets) and the service one that uses them.
  * Shared by `bin/app.ts` and the infra tests, so the tests check the app that is deployed.
@@ -202,6 +213,8 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     ...(retiredIndexes === 'read' ? { readRetiredIndexes: true } : {}),
     // `-c tenantRetentionDays='{"eu-1":7}'` (or an object in cdk.json): shorter body retention by tenant.
     ...(tenantRetentionDays ? { tenantRetentionDays } : {}),
+    // The console and the partner portal, built from web/ into the cloud assembly's directory.
+    ...((options.webSite ?? true) ? { webAssetDir: webPages(app) } : {}),
   });
   service.addStackDependency(stateful);
 

@@ -7,26 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
-
-/**
- * The pages import the API's zod schemas, whose modules also hold server-side checks that use `node:crypto` (never
- * run by a page: the pages parse answers, not requests). In the browser those imports resolve to a module whose
- * functions throw if ever called, so nothing of the server is bundled and nothing fails silently.
- */
-const nodeBuiltinsUnavailable: Plugin = {
-  name: 'node-builtins-unavailable',
-  setup(builder) {
-    builder.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, namespace: 'node-unavailable' }));
-    builder.onLoad({ filter: /.*/, namespace: 'node-unavailable' }, (args) => ({
-      // CommonJS, so any named import resolves (to a function that throws if a page ever called it).
-      contents:
-        `const unavailable = () => { throw new Error(${JSON.stringify(`${args.path} is not available in the browser`)}); };\n` +
-        'module.exports = new Proxy({}, { get: (_target, name) => (name === "__esModule" ? false : unavailable) });',
-      loader: 'js',
-    }));
-  },
-};
+import { type BuildOptions, build, buildSync } from 'esbuild';
 
 export const WEB_APPS = {
   console: { title: 'Pricing console', entry: 'web/console/main.tsx' },
@@ -69,32 +50,47 @@ const indexHtml = (app: WebApp): string =>
     '',
   ].join('\n');
 
-/** Builds both apps into `outDir` (emptied first); returns the files written, relative to it. */
-export const buildWebApps = async (outDir: string, options: { minify?: boolean } = {}): Promise<string[]> => {
+const buildOptions = (outDir: string, minify: boolean): BuildOptions => ({
+  absWorkingDir: ROOT,
+  entryPoints: Object.fromEntries(
+    (Object.keys(WEB_APPS) as WebApp[]).map((app) => [`${app}/app`, WEB_APPS[app].entry]),
+  ),
+  outdir: outDir,
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: ['es2022'],
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  minify,
+  legalComments: 'none',
+  logLevel: 'error',
+  define: { 'process.env.NODE_ENV': '"production"' },
+  // Server-side checks in the schema modules import node:crypto; the pages never run them (web/shared/node-unavailable.cjs).
+  alias: { 'node:crypto': './web/shared/node-unavailable.cjs' },
+});
+
+const writePages = (outDir: string): string[] =>
+  (Object.keys(WEB_APPS) as WebApp[]).flatMap((app) => {
+    writeFileSync(path.join(outDir, app, 'index.html'), indexHtml(app));
+    return [`${app}/index.html`, `${app}/app.js`, `${app}/app.css`];
+  });
+
+const emptied = (outDir: string): void => {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: Object.fromEntries(
-      (Object.keys(WEB_APPS) as WebApp[]).map((app) => [`${app}/app`, WEB_APPS[app].entry]),
-    ),
-    outdir: outDir,
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: ['es2022'],
-    jsx: 'automatic',
-    jsxImportSource: 'preact',
-    minify: options.minify ?? true,
-    legalComments: 'none',
-    logLevel: 'error',
-    define: { 'process.env.NODE_ENV': '"production"' },
-    plugins: [nodeBuiltinsUnavailable],
-  });
-  const files: string[] = [];
-  for (const app of Object.keys(WEB_APPS) as WebApp[]) {
-    writeFileSync(path.join(outDir, app, 'index.html'), indexHtml(app));
-    files.push(`${app}/index.html`, `${app}/app.js`, `${app}/app.css`);
-  }
-  return files;
+};
+
+/** Builds both apps into `outDir` (emptied first); returns the files written, relative to it. */
+export const buildWebApps = async (outDir: string, options: { minify?: boolean } = {}): Promise<string[]> => {
+  emptied(outDir);
+  await build(buildOptions(outDir, options.minify ?? true));
+  return writePages(outDir);
+};
+
+/** The same, synchronously (CDK synthesis, which cannot wait). */
+export const buildWebAppsSync = (outDir: string): string[] => {
+  emptied(outDir);
+  buildSync(buildOptions(outDir, true));
+  return writePages(outDir);
 };

@@ -56,6 +56,7 @@ import { keyUseActions } from '../constructs/service-keys';
 import { ServiceObjectives } from '../constructs/service-objectives';
 import { StaticEgress, type StaticEgressProps } from '../constructs/static-egress';
 import { StreamToFunction } from '../constructs/stream-to-function';
+import { WebSite } from '../constructs/web-site';
 import {
   bucketEntries,
   keyEntries,
@@ -68,6 +69,8 @@ import {
 
 export interface PricingServiceStackProps extends StackProps {
   readonly stage: string;
+  /** The built console and partner portal (`lib/web-build.ts`): served by CloudFront in front of the API when set. */
+  readonly webAssetDir?: string;
   /** From the stateful stack: the service tables, keyed as in `TABLES`. */
   readonly tables: Readonly<Record<ServiceTableId, dynamodb.ITable>>;
   /** From the stateful stack: the KMS keys, keyed as in `KEYS`. */
@@ -168,6 +171,8 @@ export class PricingServiceStack extends Stack {
   /** The exporter's hourly run: manifests of closed days. */
   readonly exporterSchedule: RateScheduleToFunction;
   readonly api: ServiceApi;
+  /** The console and the partner portal (absent when the app is built without them). */
+  readonly webSite?: WebSite;
   /** The operator roles (C27): one per role for people, and the machine roles given by configuration. */
   readonly operatorRoles: OperatorRoles;
   readonly alarms: Readonly<Partial<Record<QueueId, DeadLetterAlarm>>>;
@@ -262,6 +267,15 @@ export class PricingServiceStack extends Stack {
           value: this.operatorRoles.human[role].roleArn,
         },
       );
+    }
+
+    // The console and the partner portal, with the API on the same origin.
+    if (props.webAssetDir) {
+      this.webSite = new WebSite(this, 'WebSite', { assetDir: props.webAssetDir, api: this.api.api });
+      new CfnOutput(this, 'ConsoleUrl', {
+        description: 'The operator console (and /portal/: the partner portal), in front of the API',
+        value: `https://${this.webSite.distribution.distributionDomainName}/console/`,
+      });
     }
 
     // Partners with SQS or EventBridge destinations may narrow their trust to this role (aws:PrincipalArn).

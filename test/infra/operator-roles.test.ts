@@ -438,13 +438,16 @@ describe('OPERATOR_ROLES', () => {
       .join('');
   };
 
-  it('is set on exactly the functions behind admin routes (api, admin, webhooks)', () => {
+  it('is set on exactly the functions behind admin routes (api, admin, checkout, webhooks)', () => {
     const behindAdmin = [...new Set(adminRoutes.map((route) => route.function))].sort();
     const set = (Object.keys(FUNCTIONS) as FunctionId[]).filter(
       (functionId) =>
         variablesOf(app.fixture().stacks, app.service(), functionId).OPERATOR_ROLES !== undefined,
     );
-    expect({ set: set.sort(), behindAdmin }).toEqual({ set: ['admin', 'api', 'webhooks'], behindAdmin: set });
+    expect({ set: set.sort(), behindAdmin }).toEqual({
+      set: ['admin', 'api', 'checkout', 'webhooks'],
+      behindAdmin: set,
+    });
   });
 
   it('lists the four human roles, each with its one operator role', () => {

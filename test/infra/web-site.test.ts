@@ -1,0 +1,107 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WEB_SECURITY_HEADERS } from '../../lib/web-build';
+import { logicalIdOf, type PricingAppFixture, pricingApp } from './fixture';
+
+/** The console and the partner portal in AWS: S3 behind CloudFront (OAC), security headers, the API on the same origin. */
+let fixture: PricingAppFixture;
+let service: Template;
+
+beforeAll(() => {
+  fixture = pricingApp();
+  service = Template.fromStack(fixture.stacks.service);
+});
+afterAll(() => fixture.cleanup());
+
+const site = () => {
+  const webSite = fixture.stacks.service.webSite;
+  if (!webSite) throw new Error('no web site');
+  return webSite;
+};
+
+describe('the web site (console and partner portal)', () => {
+  it('builds the pages into the cloud assembly and deploys them to the site bucket, invalidating the pages', () => {
+    for (const file of ['console/index.html', 'console/app.js', 'portal/index.html', 'portal/app.css'])
+      expect(existsSync(path.join(fixture.outdir, '.web-pages', file)), file).toBe(true);
+    service.hasResourceProperties('Custom::CDKBucketDeployment', {
+      DestinationBucketName: { Ref: logicalIdOf(site().bucket) },
+      DistributionPaths: ['/console/*', '/portal/*'],
+    });
+  });
+
+  it('keeps the bucket private, encrypted, SSL-only and logged; only the distribution reads it (OAC)', () => {
+    service.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      LoggingConfiguration: { LogFilePrefix: 'site/' },
+    });
+    service.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+    service.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logicalIdOf(site().bucket) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudfront.amazonaws.com' },
+            Action: 's3:GetObject',
+            Condition: {
+              StringEquals: {
+                'AWS:SourceArn': Match.objectLike({ 'Fn::Join': Match.anyValue() }),
+              },
+            },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('serves the pages over HTTPS with their security headers, and every other path from the API, uncached', () => {
+    service.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: Match.objectLike({
+        SecurityHeadersConfig: {
+          ContentSecurityPolicy: {
+            ContentSecurityPolicy: WEB_SECURITY_HEADERS['Content-Security-Policy'],
+            Override: true,
+          },
+          StrictTransportSecurity: Match.objectLike({ AccessControlMaxAgeSec: 31_536_000, Preload: true }),
+          ContentTypeOptions: { Override: true },
+          FrameOptions: { FrameOption: 'DENY', Override: true },
+          ReferrerPolicy: { ReferrerPolicy: 'no-referrer', Override: true },
+        },
+      }),
+    });
+    const distribution = service.findResources('AWS::CloudFront::Distribution');
+    const config = Object.values(distribution)[0]?.Properties.DistributionConfig as {
+      DefaultCacheBehavior: Record<string, unknown>;
+      CacheBehaviors: Record<string, unknown>[];
+      Logging?: unknown;
+      HttpVersion: string;
+    };
+    expect(config.CacheBehaviors.map((behavior) => behavior.PathPattern)).toEqual(['/console*', '/portal*']);
+    for (const behavior of config.CacheBehaviors) {
+      expect(behavior.ViewerProtocolPolicy).toBe('redirect-to-https');
+      expect(behavior.ResponseHeadersPolicyId).toBeDefined();
+      expect(behavior.FunctionAssociations).toHaveLength(1);
+    }
+    // The API: HTTPS only, every method, nothing cached, the viewer's headers but not its host.
+    expect(config.DefaultCacheBehavior).toMatchObject({
+      ViewerProtocolPolicy: 'https-only',
+      AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+    });
+    expect(config.Logging).toBeDefined();
+    expect(config.HttpVersion).toBe('http2and3');
+    service.hasOutput('ConsoleUrl', Match.anyValue());
+  });
+});
