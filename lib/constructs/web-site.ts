@@ -145,7 +145,14 @@ export class WebSite extends Construct {
     );
 
     const deployment = new s3deploy.BucketDeployment(this, 'Pages', {
-      sources: [s3deploy.Source.asset(props.assetDir)],
+      sources: [
+        s3deploy.Source.asset(props.assetDir),
+        // The console signs operators' calls (SigV4) for the API itself: its URL and region, known at deploy time.
+        s3deploy.Source.jsonData('console/config.json', {
+          api_origin: props.api.url,
+          region: Stack.of(this).region,
+        }),
+      ],
       destinationBucket: this.bucket,
       distribution: this.distribution,
       distributionPaths: apps.map((app) => `/${app}/*`),

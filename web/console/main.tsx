@@ -32,6 +32,7 @@ import { type Api, type Credential, createApi } from '../shared/api';
 import {
   Alert,
   Code,
+  credentialKey,
   describeError,
   Field,
   Frame,
@@ -1036,17 +1037,101 @@ const Objectives = ({ session }: { readonly session: Session }) => {
   );
 };
 
+// ——— Signing in ———
+
+/** `/console/config.json`, deployed with the site in AWS: the API the signatures name. Absent locally. */
+const siteConfigSchema = z.object({
+  api_origin: z.string().startsWith('https://'),
+  region: z.string().min(1),
+});
+type SiteConfig = z.infer<typeof siteConfigSchema>;
+
+const loadSiteConfig = async (): Promise<SiteConfig | undefined> => {
+  const answer = await fetch('/console/config.json');
+  if (!answer.ok) return undefined;
+  const parsed = siteConfigSchema.safeParse(await answer.json().catch(() => undefined));
+  return parsed.success ? parsed.data : undefined;
+};
+
+/** In AWS: the temporary credentials of an operator role (C27), kept in this tab only. */
+const AwsSignIn = (props: {
+  readonly config: SiteConfig;
+  readonly onSignedIn: (credential: Credential) => void;
+}) => {
+  const [accessKeyId, setAccessKeyId] = useState('');
+  const [secretAccessKey, setSecretAccessKey] = useState('');
+  const [sessionToken, setSessionToken] = useState('');
+  const [error, setError] = useState<string>();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const credential: Credential = {
+      kind: 'aws',
+      accessKeyId: accessKeyId.trim(),
+      secretAccessKey: secretAccessKey.trim(),
+      ...(sessionToken.trim() ? { sessionToken: sessionToken.trim() } : {}),
+      region: props.config.region,
+      apiOrigin: props.config.api_origin,
+    };
+    try {
+      await createApi(credential).get('/admin/me', operatorIdentityResponseSchema);
+      saveCredential(credential);
+      props.onSignedIn(credential);
+    } catch (caught) {
+      setError(describeError(caught));
+    }
+  };
+  return (
+    <form onSubmit={submit} aria-describedby="aws-help">
+      <p id="aws-help">
+        Temporary credentials of your operator role (
+        <code>
+          aws sts assume-role --role-arn &lt;OperatorRole…Arn&gt; --role-session-name &lt;you&gt;
+          --source-identity &lt;you&gt;
+        </code>
+        ), kept in this tab only.
+      </p>
+      <Field
+        label="Access key id"
+        name="access_key_id"
+        value={accessKeyId}
+        onInput={setAccessKeyId}
+        required
+      />
+      <Field
+        label="Secret access key"
+        name="secret_access_key"
+        type="password"
+        value={secretAccessKey}
+        onInput={setSecretAccessKey}
+        required
+      />
+      <Field
+        label="Session token"
+        name="session_token"
+        type="password"
+        value={sessionToken}
+        onInput={setSessionToken}
+      />
+      <Alert message={error} />
+      <button type="submit">Sign in</button>
+    </form>
+  );
+};
+
 // ——— The app ———
 
 const TITLES: Readonly<Record<string, string>> = Object.fromEntries(NAV);
 
 const Console = () => {
   const route = useRoute();
-  const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential('operator'));
+  const [credential, setCredential] = useState<Credential | undefined>(() =>
+    loadCredential(['operator', 'aws']),
+  );
+  const config = useLoad(loadSiteConfig, []);
   const api = credential ? createApi(credential) : undefined;
   const me = useLoad(
     async () => (api ? api.get('/admin/me', operatorIdentityResponseSchema) : undefined),
-    [credential?.token],
+    [credentialKey(credential)],
   );
   const signOut = () => {
     saveCredential(undefined);
@@ -1055,13 +1140,19 @@ const Console = () => {
   if (!api) {
     return (
       <Frame product="Pricing console" nav={[]} current="" title="Sign in">
-        <SignIn
-          kind="operator"
-          label="Operator token"
-          hint="Your operator token (the local stack's banner lists them); it is kept in this tab only."
-          check={(candidate) => candidate.get('/admin/me', operatorIdentityResponseSchema)}
-          onSignedIn={setCredential}
-        />
+        {config.loading ? (
+          <Loading />
+        ) : config.data ? (
+          <AwsSignIn config={config.data} onSignedIn={setCredential} />
+        ) : (
+          <SignIn
+            kind="operator"
+            label="Operator token"
+            hint="Your operator token (the local stack's banner lists them); it is kept in this tab only."
+            check={(candidate) => candidate.get('/admin/me', operatorIdentityResponseSchema)}
+            onSignedIn={setCredential}
+          />
+        )}
       </Frame>
     );
   }

@@ -21,6 +21,7 @@ import { type Api, type Credential, createApi } from '../shared/api';
 import {
   Alert,
   Code,
+  credentialKey,
   describeError,
   Field,
   Frame,
@@ -389,11 +390,11 @@ const TITLES: Readonly<Record<string, string>> = Object.fromEntries(NAV);
 
 const Portal = () => {
   const route = useRoute();
-  const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential('partner'));
+  const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential(['partner']));
   const api = credential ? createApi(credential) : undefined;
   const endpoint = useLoad(
     async () => (api ? api.get('/partner/endpoint', endpointResponseSchema) : undefined),
-    [credential?.token],
+    [credentialKey(credential)],
   );
   const signOut = () => {
     saveCredential(undefined);

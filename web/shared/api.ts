@@ -3,13 +3,67 @@
  * `Idempotency-Key` on every POST, and every answer parsed with the API's own zod schema (the OpenAPI document is
  * generated from the same schemas), so a page never shows a shape the API does not promise.
  */
+import { AwsV4Signer } from 'aws4fetch';
 import type * as z from 'zod';
 
-export interface Credential {
-  /** `operator`: a token of ADMIN_TOKENS (C27); `partner`: an endpoint's partner key. */
+/** A token: an operator's of ADMIN_TOKENS (the local stack, C27), or an endpoint's partner key. */
+export interface TokenCredential {
   readonly kind: 'operator' | 'partner';
   readonly token: string;
 }
+
+/**
+ * An operator in AWS (C27): temporary credentials of an operator role (`aws sts assume-role … --source-identity`),
+ * with which each call is signed (SigV4, `execute-api`) for the API behind the site (`api_origin` of the site's
+ * `config.json`); the site's CloudFront forwards the signed request to it unchanged.
+ */
+export interface AwsCredential {
+  readonly kind: 'aws';
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+  readonly region: string;
+  /** `https://<api id>.execute-api.<region>.amazonaws.com/<stage>`: what the signature names. */
+  readonly apiOrigin: string;
+}
+
+export type Credential = TokenCredential | AwsCredential;
+
+/**
+ * The headers of a call as the credential authenticates it: `Authorization: Bearer`, or a SigV4 signature of the
+ * same method, path, query and body sent to the API's own URL (host and stage), which API Gateway checks.
+ */
+export const authenticatedHeaders = async (
+  credential: Credential,
+  request: {
+    readonly method: string;
+    readonly path: string;
+    readonly headers: Record<string, string>;
+    readonly body?: string;
+  },
+  datetime?: string,
+): Promise<Record<string, string>> => {
+  if (credential.kind !== 'aws') return { ...request.headers, authorization: `Bearer ${credential.token}` };
+  const signer = new AwsV4Signer({
+    method: request.method,
+    url: `${credential.apiOrigin.replace(/\/+$/, '')}${request.path}`,
+    headers: request.headers,
+    ...(request.body !== undefined ? { body: request.body } : {}),
+    accessKeyId: credential.accessKeyId,
+    secretAccessKey: credential.secretAccessKey,
+    ...(credential.sessionToken ? { sessionToken: credential.sessionToken } : {}),
+    service: 'execute-api',
+    region: credential.region,
+    ...(datetime ? { datetime } : {}),
+  });
+  const signed = await signer.sign();
+  // The browser sets Host itself (CloudFront then sends the API's): every other signed header goes as signed.
+  const headers: Record<string, string> = {};
+  signed.headers.forEach((value, name) => {
+    if (name !== 'host') headers[name] = value;
+  });
+  return headers;
+};
 
 /** The API's error shape (C6), as a page shows it. */
 export class ApiError extends Error {
@@ -32,7 +86,7 @@ const queryString = (query: Query | undefined): string => {
   );
   return entries.length === 0
     ? ''
-    : `?${new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString()}`;
+    : `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
 };
 
 export interface Api {
@@ -45,18 +99,26 @@ export interface Api {
 
 export const createApi = (credential: Credential, fetcher: typeof fetch = fetch): Api => {
   const call = async (method: string, path: string, body?: unknown, query?: Query): Promise<unknown> => {
-    const headers: Record<string, string> = { authorization: `Bearer ${credential.token}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (method === 'POST') headers['idempotency-key'] = crypto.randomUUID();
-    const response = await fetcher(`${path}${queryString(query)}`, {
+    const target = `${path}${queryString(query)}`;
+    const text = body !== undefined ? JSON.stringify(body) : undefined;
+    const plain: Record<string, string> = {};
+    if (text !== undefined) plain['content-type'] = 'application/json';
+    if (method === 'POST') plain['idempotency-key'] = crypto.randomUUID();
+    const headers = await authenticatedHeaders(credential, {
+      method,
+      path: target,
+      headers: plain,
+      ...(text !== undefined ? { body: text } : {}),
+    });
+    const response = await fetcher(target, {
       method,
       headers,
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      ...(text !== undefined ? { body: text } : {}),
     });
-    const text = await response.text();
+    const answer = await response.text();
     let json: unknown;
     try {
-      json = text ? JSON.parse(text) : {};
+      json = answer ? JSON.parse(answer) : {};
     } catch {
       throw new ApiError(
         response.status,

@@ -5,18 +5,21 @@
  */
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { type Api, ApiError, type Credential, createApi } from './api';
+import { type Api, ApiError, type Credential, createApi, type TokenCredential } from './api';
 
 const SESSION_KEY = 'pricing-session';
 
-export const loadCredential = (kind: Credential['kind']): Credential | undefined => {
+export const loadCredential = (kinds: readonly Credential['kind'][]): Credential | undefined => {
   try {
     const stored = JSON.parse(sessionStorage.getItem(SESSION_KEY) ?? 'null') as Credential | null;
-    return stored?.kind === kind && typeof stored.token === 'string' ? stored : undefined;
+    return stored && kinds.includes(stored.kind) ? stored : undefined;
   } catch {
     return undefined;
   }
 };
+/** What identifies a credential for reloading (never shown). */
+export const credentialKey = (credential: Credential | undefined): string =>
+  credential === undefined ? '' : credential.kind === 'aws' ? credential.accessKeyId : credential.token;
 export const saveCredential = (credential: Credential | undefined): void => {
   if (credential) sessionStorage.setItem(SESSION_KEY, JSON.stringify(credential));
   else sessionStorage.removeItem(SESSION_KEY);
@@ -302,7 +305,7 @@ export const Frame = (props: {
 
 /** Sign-in: the credential is kept in this tab only; the first call proves it. */
 export const SignIn = (props: {
-  readonly kind: Credential['kind'];
+  readonly kind: TokenCredential['kind'];
   readonly label: string;
   readonly hint: string;
   readonly check: (api: Api) => Promise<unknown>;
