@@ -420,27 +420,37 @@ export const publishEventSchema = z.strictObject({
 });
 export type PublishEventRequest = z.infer<typeof publishEventSchema>;
 
+/** What a replay selects: `event_ids`, or a `from`/`to` window, optionally one delivery status. */
+const replaySelection = {
+  event_ids: z.array(eventIdSchema).min(1).max(1000).optional(),
+  from: isoTimestamp.optional(),
+  to: isoTimestamp.optional(),
+  status: z.enum(DELIVERY_STATUSES).optional(),
+};
+
+/** Exactly one of `event_ids` or a whole, ordered `from`/`to` window. */
+const selectsOnce = <T extends z.ZodType<{ event_ids?: unknown; from?: string; to?: string }>>(schema: T) =>
+  schema
+    .refine((body) => (body.event_ids === undefined) !== (body.from === undefined && body.to === undefined), {
+      message: 'give either event_ids or a from/to window',
+    })
+    .refine((body) => (body.from === undefined) === (body.to === undefined), {
+      message: 'a window needs both from and to',
+      path: ['to'],
+    })
+    .refine((body) => body.from === undefined || body.to === undefined || body.from <= body.to, {
+      message: 'from must not be after to',
+      path: ['from'],
+    });
+
 /** `POST /webhooks/replay` (C15): exactly one of `event_ids` or a `from`/`to` window. */
-export const replayRequestSchema = z
-  .strictObject({
-    event_ids: z.array(eventIdSchema).min(1).max(1000).optional(),
-    from: isoTimestamp.optional(),
-    to: isoTimestamp.optional(),
+export const replayRequestSchema = selectsOnce(
+  z.strictObject({
+    ...replaySelection,
     endpoint_id: endpointIdSchema.optional(),
-    status: z.enum(DELIVERY_STATUSES).optional(),
     force: z.boolean().optional(),
-  })
-  .refine((body) => (body.event_ids === undefined) !== (body.from === undefined && body.to === undefined), {
-    message: 'give either event_ids or a from/to window',
-  })
-  .refine((body) => (body.from === undefined) === (body.to === undefined), {
-    message: 'a window needs both from and to',
-    path: ['to'],
-  })
-  .refine((body) => body.from === undefined || body.to === undefined || body.from <= body.to, {
-    message: 'from must not be after to',
-    path: ['from'],
-  });
+  }),
+);
 export type ReplayRequest = z.infer<typeof replayRequestSchema>;
 
 /** A `from`/`to` window is in order (either end may be absent). */
@@ -449,15 +459,17 @@ const windowInOrder = (query: { readonly from?: string; readonly to?: string }):
 const WINDOW_IN_ORDER = { message: 'from must not be after to', path: ['from'] };
 
 /** `GET /webhooks/events` query. */
+/** A page of events in a window, by delivery status. */
+const eventsWindowQuery = {
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  from: isoTimestamp.optional(),
+  to: isoTimestamp.optional(),
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+  cursor: z.string().max(2048).optional(),
+};
+
 export const listEventsQuerySchema = z
-  .strictObject({
-    status: z.enum(DELIVERY_STATUSES).optional(),
-    endpoint_id: endpointIdSchema.optional(),
-    from: isoTimestamp.optional(),
-    to: isoTimestamp.optional(),
-    limit: z.coerce.number().int().min(1).max(200).optional(),
-    cursor: z.string().max(2048).optional(),
-  })
+  .strictObject({ ...eventsWindowQuery, endpoint_id: endpointIdSchema.optional() })
   .refine(windowInOrder, WINDOW_IN_ORDER);
 export type ListEventsQuery = z.infer<typeof listEventsQuerySchema>;
 
@@ -596,35 +608,12 @@ export const partnerEventsQuerySchema = z
 
 /** `GET /partner/deliveries` query: the partner's own deliveries (its endpoint is the key's). */
 export const partnerDeliveriesQuerySchema = z
-  .strictObject({
-    status: z.enum(DELIVERY_STATUSES).optional(),
-    from: isoTimestamp.optional(),
-    to: isoTimestamp.optional(),
-    limit: z.coerce.number().int().min(1).max(200).optional(),
-    cursor: z.string().max(2048).optional(),
-  })
+  .strictObject(eventsWindowQuery)
   .refine(windowInOrder, WINDOW_IN_ORDER);
 export type PartnerDeliveriesQuery = z.infer<typeof partnerDeliveriesQuerySchema>;
 
 /** `POST /partner/replay`: exactly one of `event_ids` or a `from`/`to` window, for the partner's endpoint only. */
-export const partnerReplayRequestSchema = z
-  .strictObject({
-    event_ids: z.array(eventIdSchema).min(1).max(1000).optional(),
-    from: isoTimestamp.optional(),
-    to: isoTimestamp.optional(),
-    status: z.enum(DELIVERY_STATUSES).optional(),
-  })
-  .refine((body) => (body.event_ids === undefined) !== (body.from === undefined && body.to === undefined), {
-    message: 'give either event_ids or a from/to window',
-  })
-  .refine((body) => (body.from === undefined) === (body.to === undefined), {
-    message: 'a window needs both from and to',
-    path: ['to'],
-  })
-  .refine((body) => body.from === undefined || body.to === undefined || body.from <= body.to, {
-    message: 'from must not be after to',
-    path: ['from'],
-  });
+export const partnerReplayRequestSchema = selectsOnce(z.strictObject(replaySelection));
 export type PartnerReplayRequest = z.infer<typeof partnerReplayRequestSchema>;
 
 /** What a partner did with an event it received (`POST /partner/confirmations`). */

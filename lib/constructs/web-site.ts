@@ -18,9 +18,21 @@ export interface WebSiteProps {
   readonly api: apigateway.RestApi;
 }
 
-/** `/console` → `/console/`, `/console/` → `/console/index.html` (CloudFront Functions, viewer request). */
-const indexCode = (apps: readonly string[]): string => `function handler(event) {
+/**
+ * `/console` → `/console/`, `/console/` → `/console/index.html`, and `/console/config.json` answered at the edge with
+ * what the console signs operators' calls for (the API's URL and region, known at deploy time): CloudFront Functions,
+ * viewer request.
+ */
+const indexCode = (apps: readonly string[], config: string): string => `function handler(event) {
   var request = event.request;
+  if (request.uri === '/console/config.json') {
+    return {
+      statusCode: 200,
+      statusDescription: 'OK',
+      headers: { 'content-type': { value: 'application/json' }, 'cache-control': { value: 'no-cache' } },
+      body: { encoding: 'text', data: ${JSON.stringify(config)} },
+    };
+  }
   var match = request.uri.match(/^\\/(${apps.join('|')})(\\/?)$/);
   if (!match) return request;
   if (match[2] !== '/') {
@@ -96,7 +108,9 @@ export class WebSite extends Construct {
       },
     });
     const index = new cloudfront.Function(this, 'Index', {
-      code: cloudfront.FunctionCode.fromInline(indexCode(apps)),
+      code: cloudfront.FunctionCode.fromInline(
+        indexCode(apps, JSON.stringify({ api_origin: props.api.url, region: Stack.of(this).region })),
+      ),
       runtime: cloudfront.FunctionRuntime.JS_2_0,
       comment: 'The apps’ index pages',
     });
@@ -145,14 +159,7 @@ export class WebSite extends Construct {
     );
 
     const deployment = new s3deploy.BucketDeployment(this, 'Pages', {
-      sources: [
-        s3deploy.Source.asset(props.assetDir),
-        // The console signs operators' calls (SigV4) for the API itself: its URL and region, known at deploy time.
-        s3deploy.Source.jsonData('console/config.json', {
-          api_origin: props.api.url,
-          region: Stack.of(this).region,
-        }),
-      ],
+      sources: [s3deploy.Source.asset(props.assetDir)],
       destinationBucket: this.bucket,
       distribution: this.distribution,
       distributionPaths: apps.map((app) => `/${app}/*`),

@@ -103,5 +103,11 @@ describe('the web site (console and partner portal)', () => {
     expect(config.Logging).toBeDefined();
     expect(config.HttpVersion).toBe('http2and3');
     service.hasOutput('ConsoleUrl', Match.anyValue());
+    // The console's config (the API it signs for) is answered at the edge, with the API's URL resolved at deploy.
+    const code = JSON.stringify(
+      Object.values(service.findResources('AWS::CloudFront::Function'))[0]?.Properties.FunctionCode,
+    );
+    expect(code).toContain('/console/config.json');
+    expect(code).toContain('execute-api');
   });
 });
