@@ -838,7 +838,8 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     summary: "Rotate the partner's signing secret.",
     description:
       'As `POST /webhooks/endpoints/{endpoint_id}/rotate-secret`, for the endpoint of the partner key: the new ' +
-      'secret is in this answer only; the old one is still sent for `overlap_hours` (default 24; 0 stops it now).',
+      'secret is in this answer only; the old one is still sent for `overlap_hours` (default 24, at least 1: ending ' +
+      'the old secret at once is for operators, so a leaked partner key cannot cut the receiver off).',
     body: rotationSchema,
     response: {
       status: 200,

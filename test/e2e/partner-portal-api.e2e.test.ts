@@ -87,6 +87,12 @@ describe("the partner portal's API: its own endpoint, never another's", () => {
     expect([foreign.status, missing.status]).toEqual([404, 404]);
     expect(foreign.body.error).toBe(missing.body.error);
 
+    // Naming only another endpoint's events: the same 404 as for events that do not exist, naming none of them.
+    const onlyB = await a('POST', '/partner/replay', { event_ids: [testId] });
+    const nowhere = await a('POST', '/partner/replay', { event_ids: ['evt_01JD8ZK4Q7000000000000000Z'] });
+    expect([onlyB.status, nowhere.status]).toEqual([404, 404]);
+    expect(onlyB.body.error_description).toBe(nowhere.body.error_description);
+    expect(JSON.stringify(onlyB.body)).not.toContain(testId);
     // A replay by B naming A's event matches nothing of A's; A's own replay delivers once A's receiver is healthy.
     const bReplay = await b('POST', '/partner/replay', { event_ids: [testId, eventId] });
     expect(bReplay.status, JSON.stringify(bReplay.body)).toBe(202);
@@ -143,6 +149,9 @@ describe("the partner portal's API: its own endpoint, never another's", () => {
     );
     expect(stats.endpoint_id).toBe(endpointA.endpoint_id);
     expect(stats.attempts).toBeGreaterThanOrEqual(2);
+    // Ending the old secret at once is an operator's call: a leaked partner key cannot cut the receiver off.
+    const emergency = await a('POST', '/partner/endpoint/rotate-secret', { overlap_hours: 0 });
+    expect(emergency.status).toBe(400);
     const rotated = await a('POST', '/partner/endpoint/rotate-secret', {});
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
     const withSecret = endpointWithSecretResponseSchema.parse(rotated.body);

@@ -31,7 +31,6 @@ import {
 import { type Api, type Credential, createApi } from '../shared/api';
 import {
   Alert,
-  Code,
   credentialKey,
   describeError,
   Field,
@@ -50,19 +49,21 @@ import {
   useLoad,
   useRoute,
 } from '../shared/app';
+import {
+  EventHistory,
+  Health,
+  ReplayProgress,
+  SecretRotation,
+  SelectableEvents,
+  segment,
+  TestEvent,
+} from '../shared/deliveries';
 import { verifyReceiptInBrowser } from '../shared/receipt-verify';
 import '../shared/styles.css';
 
 type Operator = z.infer<typeof operatorIdentityResponseSchema>;
 type Session = { readonly api: Api; readonly me: Operator };
 
-const EVENT_TYPES = [
-  'catalog.PriceListUpdated',
-  'catalog.FXRatePublished',
-  'catalog.TaxRuleChanged',
-  'catalog.PromoChanged',
-  'payout.processed',
-];
 const DELIVERY_STATUSES = ['', 'pending', 'delivered', 'retrying', 'stopped', 'dead', 'filtered', 'skipped'];
 const endpointsPage = z.object({ items: z.array(endpointResponseSchema), cursor: z.string().optional() });
 const can = (me: Operator, role: Operator['roles'][number]) =>
@@ -196,7 +197,7 @@ const DiffView = ({ diff }: { readonly diff: CatalogDiff }) => (
 
 const ChangeRequest = ({ session, crId }: { readonly session: Session; readonly crId: string }) => {
   const cr = useLoad(
-    () => session.api.get(`/admin/change-requests/${crId}`, changeRequestResponseSchema),
+    () => session.api.get(`/admin/change-requests/${segment(crId)}`, changeRequestResponseSchema),
     [crId],
   );
   const [comment, setComment] = useState('');
@@ -220,7 +221,7 @@ const ChangeRequest = ({ session, crId }: { readonly session: Session; readonly 
       const body =
         action === 'approve' ? { comment: comment || undefined, acknowledge: acknowledged } : { comment };
       const after = await session.api.post(
-        `/admin/change-requests/${crId}/${action}`,
+        `/admin/change-requests/${segment(crId)}/${action}`,
         changeRequestResponseSchema,
         body,
       );
@@ -427,23 +428,8 @@ const Catalog = ({ session }: { readonly session: Session }) => {
 
 // ——— Deliveries ———
 
-const ReplayProgress = ({ session, replayId }: { readonly session: Session; readonly replayId: string }) => {
-  const [tick, setTick] = useState(0);
-  const progress = useLoad(
-    () => session.api.get(`/webhooks/replays/${replayId}`, replayProgressResponseSchema),
-    [replayId, tick],
-  );
-  if (progress.data && !progress.data.done) setTimeout(() => setTick((value) => value + 1), 500);
-  const figures = progress.data?.progress;
-  return (
-    <p role="status" aria-live="polite" data-testid="replay-progress">
-      Replay {replayId}:{' '}
-      {figures
-        ? `${figures.delivered} delivered, ${figures.pending + figures.retrying} in progress, ${figures.dead} dead${progress.data?.done ? ' — done' : ''}`
-        : 'starting…'}
-    </p>
-  );
-};
+const replayProgress = (session: Session) => (replayId: string) =>
+  session.api.get(`/webhooks/replays/${segment(replayId)}`, replayProgressResponseSchema);
 
 const Deliveries = ({ session }: { readonly session: Session }) => {
   const [filters, setFilters] = useState({ status: '', endpoint_id: '', from: '', to: '' });
@@ -462,10 +448,18 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
       }),
     [applied.status, applied.endpoint_id, applied.from, applied.to],
   );
+  // What the view shows is what a replay restarts: its endpoint and status filters go with it.
+  const scope = {
+    ...(applied.endpoint_id ? { endpoint_id: applied.endpoint_id } : {}),
+    ...(applied.status ? { status: applied.status } : {}),
+  };
   const replay = async (body: Record<string, unknown>) => {
     setError(undefined);
     try {
-      const accepted = await session.api.post('/webhooks/replay', replayAcceptedResponseSchema, body);
+      const accepted = await session.api.post('/webhooks/replay', replayAcceptedResponseSchema, {
+        ...body,
+        ...scope,
+      });
       setReplayId(accepted.replay_id);
       setSelected([]);
     } catch (caught) {
@@ -521,18 +515,13 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
         </div>
       </form>
       <Alert message={events.error ?? error} />
-      {replayId ? <ReplayProgress session={session} replayId={replayId} /> : null}
+      {replayId ? <ReplayProgress id={replayId} load={() => replayProgress(session)(replayId)} /> : null}
       {can(session.me, 'endpoint_admin') ? (
         <div class="row">
           <button
             type="button"
             disabled={selected.length === 0}
-            onClick={() =>
-              replay({
-                event_ids: selected,
-                ...(applied.endpoint_id ? { endpoint_id: applied.endpoint_id } : {}),
-              })
-            }
+            onClick={() => replay({ event_ids: selected })}
           >
             Replay selected ({selected.length})
           </button>
@@ -540,14 +529,7 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
             <button
               type="button"
               class="secondary"
-              onClick={() =>
-                replay({
-                  from: applied.from,
-                  to: applied.to,
-                  ...(applied.status ? { status: applied.status } : {}),
-                  ...(applied.endpoint_id ? { endpoint_id: applied.endpoint_id } : {}),
-                })
-              }
+              onClick={() => replay({ from: applied.from, to: applied.to })}
             >
               Replay the window
             </button>
@@ -555,110 +537,35 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
         </div>
       ) : null}
       {events.data ? (
-        <Table
+        <SelectableEvents
           caption="Events and their deliveries"
-          headers={['Select', 'Event', 'Type', 'When', 'Deliveries']}
-          empty="No events in this window."
-          rows={events.data.items.map((item) => [
-            <input
-              key="select"
-              type="checkbox"
-              aria-label={`Select ${item.event_id}`}
-              checked={selected.includes(item.event_id)}
-              onChange={(event) =>
-                setSelected((current) =>
-                  (event.currentTarget as HTMLInputElement).checked
-                    ? [...current, item.event_id]
-                    : current.filter((id) => id !== item.event_id),
-                )
-              }
-            />,
-            <a key="event" href={href('deliveries', item.event_id)}>
-              {item.event_id}
-            </a>,
-            item.type,
-            item.ts,
-            item.deliveries
-              .map((delivery) => `${delivery.endpoint_id}: ${delivery.status} (${delivery.attempts})`)
-              .join('; '),
-          ])}
+          page={events.data}
+          selected={selected}
+          onSelected={setSelected}
+          href={(eventId) => href('deliveries', eventId)}
         />
       ) : null}
     </>
   );
 };
 
-const EventDetail = ({ session, eventId }: { readonly session: Session; readonly eventId: string }) => {
-  const [tick, setTick] = useState(0);
-  const shown = useLoad(
-    () => session.api.get(`/webhooks/events/${eventId}`, eventHistoryResponseSchema),
-    [eventId, tick],
-  );
-  const [replayId, setReplayId] = useState<string>();
-  const [error, setError] = useState<string>();
-  if (shown.loading && !shown.data) return <Loading />;
-  if (!shown.data)
-    return (
-      <>
-        <Alert message={shown.error} />
-        <button type="button" class="secondary" onClick={() => setTick((value) => value + 1)}>
-          Refresh
-        </button>
-      </>
-    );
-  const replay = async () => {
-    try {
-      const accepted = await session.api.post('/webhooks/replay', replayAcceptedResponseSchema, {
-        event_ids: [eventId],
-      });
-      setReplayId(accepted.replay_id);
-      setTimeout(() => setTick((value) => value + 1), 1500);
-    } catch (caught) {
-      setError(describeError(caught));
-    }
-  };
-  return (
-    <>
-      <Alert message={error} />
-      {can(session.me, 'endpoint_admin') ? (
-        <div class="row">
-          <button type="button" onClick={replay}>
-            Replay this event
-          </button>
-          <button type="button" class="secondary" onClick={() => setTick((value) => value + 1)}>
-            Refresh
-          </button>
-        </div>
-      ) : null}
-      {replayId ? <ReplayProgress session={session} replayId={replayId} /> : null}
-      {shown.data.deliveries.map((delivery) => (
-        <section key={delivery.endpoint_id} aria-label={`Delivery to ${delivery.endpoint_id}`}>
-          <h2>
-            To {delivery.endpoint_id}:{' '}
-            <span data-testid={`delivery-status-${delivery.endpoint_id}`}>{delivery.status}</span>
-          </h2>
-          <Table
-            caption={`Attempts to ${delivery.endpoint_id}`}
-            headers={['#', 'At', 'Outcome', 'Status', 'Latency', 'Response', 'Next attempt']}
-            rows={delivery.attempts.map((attempt) => [
-              String(attempt.attempt),
-              attempt.at,
-              attempt.outcome,
-              attempt.http_status !== undefined
-                ? String(attempt.http_status)
-                : `${attempt.error ?? ''} ${attempt.error_detail ?? ''}`,
-              `${attempt.duration_ms} ms`,
-              attempt.response_excerpt ?? '',
-              attempt.next_attempt_at ?? '',
-            ])}
-          />
-        </section>
-      ))}
-      <h2>Envelope</h2>
-      <Code label="Envelope" text={JSON.stringify(shown.data.envelope, null, 2)} />
-    </>
-  );
-};
+const EventDetail = ({ session, eventId }: { readonly session: Session; readonly eventId: string }) => (
+  <EventHistory
+    eventId={eventId}
+    load={() => session.api.get(`/webhooks/events/${segment(eventId)}`, eventHistoryResponseSchema)}
+    {...(can(session.me, 'endpoint_admin')
+      ? {
+          replay: async () =>
+            (
+              await session.api.post('/webhooks/replay', replayAcceptedResponseSchema, {
+                event_ids: [eventId],
+              })
+            ).replay_id,
+        }
+      : {})}
+    progress={replayProgress(session)}
+  />
+);
 
 // ——— Endpoints ———
 
@@ -751,35 +658,23 @@ const EndpointDetail = ({
   readonly session: Session;
   readonly endpointId: string;
 }) => {
-  const endpoint = useLoad(
-    () => session.api.get(`/webhooks/endpoints/${endpointId}`, endpointResponseSchema),
-    [endpointId],
-  );
-  const [window, setWindow] = useState('1h');
-  const stats = useLoad(
-    () => session.api.get(`/webhooks/endpoints/${endpointId}/stats`, endpointStatsResponseSchema, { window }),
-    [endpointId, window],
-  );
-  const [secret, setSecret] = useState<string>();
-  const [type, setType] = useState(EVENT_TYPES[0] ?? '');
-  const [sent, setSent] = useState<string>();
+  const path = `/webhooks/endpoints/${segment(endpointId)}`;
+  const endpoint = useLoad(() => session.api.get(path, endpointResponseSchema), [endpointId]);
   const [error, setError] = useState<string>();
   const admin = can(session.me, 'endpoint_admin');
   if (endpoint.loading && !endpoint.data) return <Loading />;
   if (!endpoint.data) return <Alert message={endpoint.error} />;
   const view = endpoint.data;
-  const run = (action: () => Promise<void>) => () => {
-    setError(undefined);
-    action().catch((caught: unknown) => setError(describeError(caught)));
-  };
+  const where =
+    view.url ??
+    (view.destination?.type === 'sqs'
+      ? `sqs: ${view.destination.queue_url}`
+      : `eventbridge: ${view.destination?.event_bus_arn ?? ''}`);
   return (
     <>
       <dl class="facts">
         <dt>Where</dt>
-        <dd>
-          {view.url ??
-            `${view.destination?.type}: ${view.destination?.type === 'sqs' ? view.destination.queue_url : view.destination?.event_bus_arn}`}
-        </dd>
+        <dd>{where}</dd>
         <dt>Topics</dt>
         <dd>{view.topics.join(', ') || 'all'}</dd>
         <dt>Status</dt>
@@ -803,105 +698,39 @@ const EndpointDetail = ({
         <dd>{view.filter ? JSON.stringify(view.filter) : 'none'}</dd>
       </dl>
       <h2>Health</h2>
-      <Select
-        label="Window"
-        name="window"
-        value={window}
-        onChange={setWindow}
-        options={[
-          ['1h', 'Last hour'],
-          ['24h', 'Last day'],
-          ['7d', 'Last week'],
-        ]}
-      />
-      {stats.data ? (
-        <>
-          <p>
-            {stats.data.attempts} attempts, success rate{' '}
-            {stats.data.success_rate === null ? '—' : `${(stats.data.success_rate * 100).toFixed(1)} %`},
-            latency p50 {stats.data.latency_ms.p50 ?? '—'} ms, p95 {stats.data.latency_ms.p95 ?? '—'} ms.
-          </p>
-          <LineChart
-            title="Attempts by status class"
-            points={Object.entries(stats.data.by_status_class).map(([at, value]) => ({
-              at,
-              value: Number(value),
-            }))}
-          />
-        </>
-      ) : (
-        <Alert message={stats.error} />
-      )}
-      <Notice message={sent} />
-      <Alert message={error} />
+      <Health load={(window) => session.api.get(`${path}/stats`, endpointStatsResponseSchema, { window })} />
       {admin ? (
         <>
           <h2>Secret</h2>
-          <button
-            type="button"
-            onClick={run(async () => {
-              const rotated = await session.api.post(
-                `/webhooks/endpoints/${endpointId}/rotate-secret`,
-                endpointWithSecretResponseSchema,
-                {},
-              );
-              setSecret(rotated.secret);
-              endpoint.reload();
-            })}
-          >
-            Rotate the secret
-          </button>
-          {secret ? <SecretOnce label="New signing secret" value={secret} /> : null}
+          <SecretRotation
+            rotate={async () =>
+              (await session.api.post(`${path}/rotate-secret`, endpointWithSecretResponseSchema, {})).secret
+            }
+          />
           <h2>Test event</h2>
-          <div class="row">
-            <Select
-              label="Type"
-              name="type"
-              value={type}
-              onChange={setType}
-              options={EVENT_TYPES.map((entry) => [entry, entry] as const)}
-            />
-            <button
-              type="button"
-              onClick={run(async () => {
-                const test = await session.api.post(
-                  `/webhooks/endpoints/${endpointId}/test`,
-                  testEventResponseSchema,
-                  { type },
-                );
-                setSent(`Sent ${test.event_id}.`);
-                go('deliveries', test.event_id);
-              })}
-            >
-              Send a test event
-            </button>
-          </div>
+          <TestEvent
+            send={async (type) =>
+              (await session.api.post(`${path}/test`, testEventResponseSchema, { type })).event_id
+            }
+            sent={(eventId) => go('deliveries', eventId)}
+          />
           <h2>Status</h2>
+          <Alert message={error} />
           <button
             type="button"
             class="secondary"
-            onClick={run(async () => {
-              await session.api.patch(`/webhooks/endpoints/${endpointId}`, endpointResponseSchema, {
-                status: view.status === 'enabled' ? 'disabled' : 'enabled',
-              });
-              endpoint.reload();
-            })}
+            onClick={() =>
+              session.api
+                .patch(path, endpointResponseSchema, {
+                  status: view.status === 'enabled' ? 'disabled' : 'enabled',
+                })
+                .then(endpoint.reload, (caught: unknown) => setError(describeError(caught)))
+            }
           >
             {view.status === 'enabled' ? 'Disable' : 'Enable'}
           </button>
         </>
       ) : null}
-      <p>
-        <a
-          href={`#/deliveries?endpoint=${endpointId}`}
-          onClick={(event) => {
-            event.preventDefault();
-            go('deliveries');
-          }}
-        >
-          Its deliveries
-        </a>
-      </p>
     </>
   );
 };
@@ -919,7 +748,7 @@ const Receipts = ({
   const receipt = useLoad(
     async () =>
       receiptId
-        ? (session.api.raw(`/admin/receipts/${receiptId}`) as Promise<Record<string, unknown>>)
+        ? (session.api.raw(`/admin/receipts/${segment(receiptId)}`) as Promise<Record<string, unknown>>)
         : undefined,
     [receiptId],
   );
@@ -1197,7 +1026,8 @@ const Console = () => {
       who={`${me.data.identity} (${me.data.roles.join(', ')})`}
       onSignOut={signOut}
     >
-      {page}
+      {/* A new page for a new route: nothing of the last one (a verdict, a secret, a late answer) stays. */}
+      <div key={route.join('/')}>{page}</div>
     </Frame>
   );
 };

@@ -27,30 +27,28 @@ import {
   Frame,
   go,
   href,
-  LineChart,
   Loading,
   loadCredential,
-  Notice,
-  SecretOnce,
   Select,
   SignIn,
   saveCredential,
-  Table,
   useLoad,
   useRoute,
 } from '../shared/app';
+import {
+  EventHistory,
+  Health,
+  ReplayProgress,
+  SecretRotation,
+  SelectableEvents,
+  segment,
+  TestEvent,
+} from '../shared/deliveries';
 import '../shared/styles.css';
 
 type Endpoint = z.infer<typeof endpointResponseSchema>;
 type Session = { readonly api: Api; readonly endpoint: Endpoint };
 
-const EVENT_TYPES = [
-  'catalog.PriceListUpdated',
-  'catalog.FXRatePublished',
-  'catalog.TaxRuleChanged',
-  'catalog.PromoChanged',
-  'payout.processed',
-];
 const NAV: readonly (readonly [string, string])[] = [
   ['endpoint', 'Endpoint'],
   ['deliveries', 'Deliveries'],
@@ -59,19 +57,6 @@ const NAV: readonly (readonly [string, string])[] = [
 
 const EndpointPage = ({ session }: { readonly session: Session }) => {
   const view = session.endpoint;
-  const [window, setWindow] = useState('24h');
-  const stats = useLoad(
-    () => session.api.get('/partner/endpoint/stats', endpointStatsResponseSchema, { window }),
-    [window],
-  );
-  const [secret, setSecret] = useState<string>();
-  const [type, setType] = useState(EVENT_TYPES[0] ?? '');
-  const [notice, setNotice] = useState<string>();
-  const [error, setError] = useState<string>();
-  const run = (action: () => Promise<void>) => () => {
-    setError(undefined);
-    action().catch((caught: unknown) => setError(describeError(caught)));
-  };
   return (
     <>
       <dl class="facts">
@@ -89,95 +74,30 @@ const EndpointPage = ({ session }: { readonly session: Session }) => {
         <dd>{view.status}</dd>
       </dl>
       <h2>Health</h2>
-      <Select
-        label="Window"
-        name="window"
-        value={window}
-        onChange={setWindow}
-        options={[
-          ['1h', 'Last hour'],
-          ['24h', 'Last day'],
-          ['7d', 'Last week'],
-        ]}
+      <Health
+        load={(window) => session.api.get('/partner/endpoint/stats', endpointStatsResponseSchema, { window })}
       />
-      {stats.data ? (
-        <>
-          <p>
-            {stats.data.attempts} attempts, success rate{' '}
-            {stats.data.success_rate === null ? '—' : `${(stats.data.success_rate * 100).toFixed(1)} %`},
-            latency p95 {stats.data.latency_ms.p95 ?? '—'} ms.
-          </p>
-          <LineChart
-            title="Attempts by status class"
-            points={Object.entries(stats.data.by_status_class).map(([at, value]) => ({
-              at,
-              value: Number(value),
-            }))}
-          />
-        </>
-      ) : (
-        <Alert message={stats.error} />
-      )}
-      <Notice message={notice} />
-      <Alert message={error} />
       <h2>Signing secret</h2>
-      <button
-        type="button"
-        onClick={run(async () => {
-          const rotated = await session.api.post(
-            '/partner/endpoint/rotate-secret',
-            endpointWithSecretResponseSchema,
-            {},
-          );
-          setSecret(rotated.secret);
-        })}
-      >
-        Rotate the secret
-      </button>
-      {secret ? (
-        <SecretOnce label="New signing secret (the old one is still sent for 24 hours)" value={secret} />
-      ) : null}
+      <SecretRotation
+        note="New signing secret (the old one is still sent for 24 hours)"
+        rotate={async () =>
+          (await session.api.post('/partner/endpoint/rotate-secret', endpointWithSecretResponseSchema, {}))
+            .secret
+        }
+      />
       <h2>Test event</h2>
-      <div class="row">
-        <Select
-          label="Type"
-          name="type"
-          value={type}
-          onChange={setType}
-          options={EVENT_TYPES.map((entry) => [entry, entry] as const)}
-        />
-        <button
-          type="button"
-          onClick={run(async () => {
-            const sent = await session.api.post('/partner/endpoint/test', testEventResponseSchema, { type });
-            setNotice(`Sent ${sent.event_id}.`);
-            go('deliveries', sent.event_id);
-          })}
-        >
-          Send a test event
-        </button>
-      </div>
+      <TestEvent
+        send={async (type) =>
+          (await session.api.post('/partner/endpoint/test', testEventResponseSchema, { type })).event_id
+        }
+        sent={(eventId) => go('deliveries', eventId)}
+      />
     </>
   );
 };
 
-const ReplayProgress = ({ session, replayId }: { readonly session: Session; readonly replayId: string }) => {
-  const [tick, setTick] = useState(0);
-  const progress = useLoad(
-    () => session.api.get(`/partner/replays/${replayId}`, replayProgressResponseSchema),
-    [replayId, tick],
-  );
-  if (progress.data && !progress.data.done) setTimeout(() => setTick((value) => value + 1), 500);
-  const figures = progress.data?.progress;
-  return (
-    <p role="status" aria-live="polite" data-testid="replay-progress">
-      {replayId}:{' '}
-      {figures
-        ? `${figures.delivered} delivered, ${figures.pending + figures.retrying} in progress, ${figures.dead} dead${progress.data?.done ? ' — done' : ''}`
-        : 'starting…'}
-    </p>
-  );
-};
+const replayProgress = (session: Session) => (replayId: string) =>
+  session.api.get(`/partner/replays/${segment(replayId)}`, replayProgressResponseSchema);
 
 const Deliveries = ({ session }: { readonly session: Session }) => {
   const [status, setStatus] = useState('');
@@ -205,12 +125,12 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
         name="status"
         value={status}
         onChange={setStatus}
-        options={['', 'delivered', 'retrying', 'dead', 'stopped', 'skipped', 'filtered', 'pending'].map(
+        options={['', 'delivered', 'retrying', 'dead', 'stopped', 'skipped', 'pending'].map(
           (entry) => [entry, entry || 'any'] as const,
         )}
       />
       <Alert message={list.error ?? error} />
-      {replayId ? <ReplayProgress session={session} replayId={replayId} /> : null}
+      {replayId ? <ReplayProgress id={replayId} load={() => replayProgress(session)(replayId)} /> : null}
       <button
         type="button"
         disabled={selected.length === 0}
@@ -227,32 +147,12 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
         Replay selected ({selected.length})
       </button>
       {list.data ? (
-        <Table
+        <SelectableEvents
           caption="Your deliveries (the last 24 hours)"
-          headers={['Select', 'Event', 'Type', 'When', 'Status', 'Attempts']}
-          empty="No deliveries in this window."
-          rows={list.data.items.map((item) => [
-            <input
-              key="select"
-              type="checkbox"
-              aria-label={`Select ${item.event_id}`}
-              checked={selected.includes(item.event_id)}
-              onChange={(event) =>
-                setSelected((current) =>
-                  (event.currentTarget as HTMLInputElement).checked
-                    ? [...current, item.event_id]
-                    : current.filter((id) => id !== item.event_id),
-                )
-              }
-            />,
-            <a key="event" href={href('deliveries', item.event_id)}>
-              {item.event_id}
-            </a>,
-            item.type,
-            item.ts,
-            item.deliveries[0]?.status ?? '',
-            String(item.deliveries[0]?.attempts ?? 0),
-          ])}
+          page={list.data}
+          selected={selected}
+          onSelected={setSelected}
+          href={(eventId) => href('deliveries', eventId)}
         />
       ) : null}
       <form
@@ -286,67 +186,17 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
   );
 };
 
-const Delivery = ({ session, eventId }: { readonly session: Session; readonly eventId: string }) => {
-  const [tick, setTick] = useState(0);
-  const shown = useLoad(
-    () => session.api.get(`/partner/deliveries/${eventId}`, eventHistoryResponseSchema),
-    [eventId, tick],
-  );
-  const [replayId, setReplayId] = useState<string>();
-  const [error, setError] = useState<string>();
-  if (shown.loading && !shown.data) return <Loading />;
-  if (!shown.data)
-    return (
-      <>
-        <Alert message={shown.error} />
-        <button type="button" class="secondary" onClick={() => setTick((value) => value + 1)}>
-          Refresh
-        </button>
-      </>
-    );
-  const delivery = shown.data.deliveries[0];
-  return (
-    <>
-      <p>
-        Status: <strong data-testid="delivery-status">{delivery?.status ?? 'none'}</strong>
-      </p>
-      <Alert message={error} />
-      <div class="row">
-        <button
-          type="button"
-          onClick={() =>
-            session.api.post('/partner/replay', replayAcceptedResponseSchema, { event_ids: [eventId] }).then(
-              (accepted) => setReplayId(accepted.replay_id),
-              (caught: unknown) => setError(describeError(caught)),
-            )
-          }
-        >
-          Replay this event
-        </button>
-        <button type="button" class="secondary" onClick={() => setTick((value) => value + 1)}>
-          Refresh
-        </button>
-      </div>
-      {replayId ? <ReplayProgress session={session} replayId={replayId} /> : null}
-      <Table
-        caption="Attempts"
-        headers={['#', 'At', 'Outcome', 'Status', 'Latency', 'Response']}
-        rows={(delivery?.attempts ?? []).map((attempt) => [
-          String(attempt.attempt),
-          attempt.at,
-          attempt.outcome,
-          attempt.http_status !== undefined
-            ? String(attempt.http_status)
-            : `${attempt.error ?? ''} ${attempt.error_detail ?? ''}`,
-          `${attempt.duration_ms} ms`,
-          attempt.response_excerpt ?? '',
-        ])}
-      />
-      <h2>Envelope</h2>
-      <Code label="Envelope" text={JSON.stringify(shown.data.envelope, null, 2)} />
-    </>
-  );
-};
+const Delivery = ({ session, eventId }: { readonly session: Session; readonly eventId: string }) => (
+  <EventHistory
+    eventId={eventId}
+    load={() => session.api.get(`/partner/deliveries/${segment(eventId)}`, eventHistoryResponseSchema)}
+    replay={async () =>
+      (await session.api.post('/partner/replay', replayAcceptedResponseSchema, { event_ids: [eventId] }))
+        .replay_id
+    }
+    progress={replayProgress(session)}
+  />
+);
 
 const TS_SNIPPET = `import { verifyWebhook } from '@pricing-service/webhook-receiver';
 
@@ -409,7 +259,11 @@ const Portal = () => {
           label="Partner key"
           hint="The partner key issued with your endpoint (pk_…); it is kept in this tab only."
           check={(candidate) => candidate.get('/partner/endpoint', endpointResponseSchema)}
-          onSignedIn={setCredential}
+          onSignedIn={(signedIn) => {
+            setCredential(signedIn);
+            // The same key again after a refusal: read the endpoint anew.
+            endpoint.reload();
+          }}
         />
       </Frame>
     );
@@ -439,7 +293,8 @@ const Portal = () => {
       who={endpoint.data.endpoint_id}
       onSignOut={signOut}
     >
-      {page}
+      {/* A new page for a new route: nothing of the last one (a verdict, a secret, a late answer) stays. */}
+      <div key={route.join('/')}>{page}</div>
     </Frame>
   );
 };

@@ -55,18 +55,30 @@ export const describeError = (error: unknown): string => {
   return error instanceof Error ? error.message : String(error);
 };
 
-/** Loads `load()` when its inputs change; `reload()` runs it again. */
+/**
+ * Loads `load()` when its inputs change; `reload()` runs it again. An answer for inputs since replaced (or for a view
+ * gone) is dropped, so a slow answer never shows under the wrong page.
+ */
 export const useLoad = <T,>(load: () => Promise<T>, inputs: readonly unknown[]) => {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
-  const run = useCallback(() => {
+  const [runs, setRuns] = useState(0);
+  useEffect(() => {
+    let current = true;
     setState((previous) => ({ ...previous, loading: true }));
     load().then(
-      (data) => setState({ data, loading: false }),
-      (error: unknown) => setState({ error: describeError(error), loading: false }),
+      (data) => {
+        if (current) setState({ data, loading: false });
+      },
+      (error: unknown) => {
+        if (current) setState({ error: describeError(error), loading: false });
+      },
     );
-  }, inputs);
-  useEffect(run, [run]);
-  return { ...state, reload: run };
+    return () => {
+      current = false;
+    };
+  }, [...inputs, runs]);
+  const reload = useCallback(() => setRuns((value) => value + 1), []);
+  return { ...state, reload };
 };
 
 /** An error, announced as it appears. */

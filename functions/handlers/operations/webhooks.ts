@@ -64,6 +64,7 @@ import {
   catalogSnapshot,
   partnerDeliveries,
   partnerDelivery,
+  partnerEventIds,
   partnerEvents,
   partnerReplayProgress,
 } from '../../usecases/webhooks/partner';
@@ -333,6 +334,16 @@ export const partnerRotateSecretOperation =
     const { event } = request;
     const endpoint = await partnerOf(ctx, event);
     const body = parseJsonBody(rotationSchema, event.body || '{}', event.isBase64Encoded);
+    // Ending the old secret at once is an operator's call (a leaked partner key must not be able to cut the
+    // partner's own receiver off): a partner's rotation always keeps an overlap.
+    if (body.overlap_hours === 0)
+      throw new HttpError(
+        'invalid_request',
+        'overlap_hours: at least 1 here; ask an operator for an emergency rotation',
+        {
+          details: { problems: [{ path: '$.overlap_hours', message: 'at least 1 for a partner' }] },
+        },
+      );
     return rotated(
       await rotateSecret(ctx, endpoint.endpoint_id, exactlyOnce(request, rotated), body.overlap_hours),
     );
@@ -382,10 +393,13 @@ export const partnerReplayOperation =
     const { event } = request;
     const endpoint = await partnerOf(ctx, event);
     const body = parseJsonBody(partnerReplayRequestSchema, event.body, event.isBase64Encoded);
+    const eventIds = body.event_ids ? await partnerEventIds(ctx, endpoint, body.event_ids) : undefined;
+    if (eventIds?.length === 0)
+      throw new HttpError('not_found', 'none of these events was delivered to your endpoint');
     return replayAccepted(
       await replayDeliveries(
         ctx,
-        { ...body, endpoint_id: endpoint.endpoint_id },
+        { ...body, ...(eventIds ? { event_ids: eventIds } : {}), endpoint_id: endpoint.endpoint_id },
         exactlyOnce(request, replayAccepted),
       ),
     );

@@ -86,11 +86,35 @@ export const partnerEvents = async (
  * `GET /partner/deliveries`: the partner's own deliveries in the window (its endpoint is the key's, never a query
  * parameter), each event with that one delivery.
  */
-export const partnerDeliveries = (
+export const partnerDeliveries = async (
   ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries'>,
   endpoint: EndpointRecord,
   query: PartnerDeliveriesQuery,
-): Promise<Page<EventSummary>> => listEvents(ctx, { ...query, endpoint_id: endpoint.endpoint_id });
+): Promise<Page<EventSummary>> => {
+  const page = await listEvents(ctx, { ...query, endpoint_id: endpoint.endpoint_id });
+  // An event its filter kept from the endpoint is not the partner's to see (it never received it).
+  return {
+    ...page,
+    items: page.items.filter((item) => item.deliveries.every((delivery) => delivery.status !== 'filtered')),
+  };
+};
+
+/**
+ * The event ids of a partner's replay that its endpoint received: others are dropped before the replay looks at
+ * them, so no answer says whether another endpoint's event exists.
+ */
+export const partnerEventIds = async (
+  ctx: Pick<WebhookContext, 'deliveries'>,
+  endpoint: EndpointRecord,
+  eventIds: readonly string[],
+): Promise<string[]> => {
+  const own: string[] = [];
+  for (const eventId of new Set(eventIds)) {
+    const delivery = await ctx.deliveries.get(eventId, endpoint.endpoint_id);
+    if (delivery && delivery.status !== 'filtered') own.push(eventId);
+  }
+  return own;
+};
 
 /**
  * `GET /partner/deliveries/{event_id}`: the event's envelope and the partner's own delivery with its attempts. An
@@ -103,7 +127,8 @@ export const partnerDelivery = async (
   eventId: string,
 ) => {
   const own = await ctx.deliveries.get(eventId, endpoint.endpoint_id);
-  if (!own) throw new EventNotFoundError(eventId);
+  // Filtered out: the endpoint never received it, so neither does the partner see it.
+  if (!own || own.status === 'filtered') throw new EventNotFoundError(eventId);
   const shown = await showEvent(ctx, eventId);
   return {
     event_id: shown.event_id,

@@ -60,6 +60,35 @@ const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string,
 };
 
 /**
+ * The events of one endpoint's deliveries in the window, through the deliveries' endpoint index: a replay or a
+ * recovery of one endpoint reads its own deliveries, not every event of the window.
+ */
+const endpointEventsInWindow = async (
+  ctx: Pick<WebhookContext, 'events' | 'deliveries'>,
+  endpointId: string,
+  from: string,
+  to: string,
+) => {
+  const items: OutboxItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await ctx.deliveries.query({ endpointId }, from, to, 200, cursor);
+    for (const delivery of page.items) {
+      const item = await ctx.events.get(delivery.event_id);
+      // An expunged event is never sent again; one whose body expired cannot be.
+      if (item && item.expunged_at === undefined) items.push(item);
+    }
+    cursor = page.cursor;
+    if (items.length > MAX_REPLAY_DELIVERIES)
+      throw new ReplayRefusedError(
+        'invalid_request',
+        `the window holds more than ${MAX_REPLAY_DELIVERIES} deliveries: replay a shorter window`,
+      );
+  } while (cursor);
+  return items;
+};
+
+/**
  * Replays deliveries (C15): by `event_ids` or by a `from`/`to` window, optionally one endpoint and one status.
  * Each selected delivery in a final state (dead, stopped, delivered) is sent again with the same `event_id` and
  * the next `attempt`, on a fresh round of the backoff schedule; with `force`, pending and retrying ones too.
@@ -92,7 +121,11 @@ export const replayDeliveries = async (
         },
       );
   } else if (request.from && request.to) {
-    items.push(...(await eventsInWindow(ctx, request.from, request.to)));
+    items.push(
+      ...(request.endpoint_id
+        ? await endpointEventsInWindow(ctx, request.endpoint_id, request.from, request.to)
+        : await eventsInWindow(ctx, request.from, request.to)),
+    );
   }
   const horizon = now.getTime() - ctx.settings.replayHorizonDays * 86_400_000;
   const tooOld = items.filter((item) => Date.parse(item.ts) < horizon).map((item) => item.event_id);
