@@ -147,8 +147,10 @@ export class WebSite extends Construct {
       {
         id: 'AwsSolutions-CFR2',
         reason:
-          'The pages are static files; every API path reaches API Gateway, whose regional WAF (ApiFirewall) applies ' +
-          'to it as to direct calls.',
+          'The pages are static files; API paths reach API Gateway, whose regional WAF (ApiFirewall: managed rules ' +
+          'and a per-address rate rule) still inspects them. Its rate rule sees CloudFront edge addresses for the ' +
+          "site's share of the traffic (operators and partners at the same edge share a bucket): a CloudFront-scope " +
+          'web ACL (us-east-1) keyed on the viewer is the next step, recorded in docs/decisions.md.',
       },
       {
         id: 'AwsSolutions-CFR4',
