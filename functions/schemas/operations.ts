@@ -183,6 +183,14 @@ export const PARAMETER_DESCRIPTIONS: Readonly<Record<string, string>> = {
 const EXAMPLE_QUOTE_ID = 'q_01JQ4S6T1X5V8R2W3Y4Z5A6B7C';
 const EXAMPLE_RECEIPT_ID = 'rcpt_01JQ4S6T1X5V8R2W3Y4Z5A6B7D';
 
+/** What the operators' and the partner's recoveries answer, and their example window. */
+const RECOVERY_STARTED = {
+  status: 202,
+  schema: recoveryAcceptedResponseSchema,
+  description: 'The recovery was started.',
+} as const;
+const RECOVERY_WINDOW_EXAMPLE = { since: '2026-11-20T00:00:00.000Z', until: '2026-11-25T00:00:00.000Z' };
+
 export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
   health: {
     summary: 'Liveness of the service.',
@@ -717,14 +725,10 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       'ids after 7 days; `POST /webhooks/replay` with `force` sends those).',
     path: endpointPathSchema,
     body: recoverRequestSchema,
-    response: {
-      status: 202,
-      schema: recoveryAcceptedResponseSchema,
-      description: 'The recovery was started.',
-    },
+    response: RECOVERY_STARTED,
     errors: [400, 404, 409, 413],
     idempotent: true,
-    example: { since: '2026-11-20T00:00:00.000Z', until: '2026-11-25T00:00:00.000Z' },
+    example: RECOVERY_WINDOW_EXAMPLE,
   },
   sendTestEvent: {
     summary: 'Send a test event to one endpoint.',
@@ -895,14 +899,10 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       'As `POST /webhooks/endpoints/{endpoint_id}/recover` for the endpoint of the partner key: what it missed between ' +
       '`since` and `until` (skipped, dead, stopped) is delivered again; progress at `GET /partner/replays/{recovery_id}`.',
     body: recoverRequestSchema,
-    response: {
-      status: 202,
-      schema: recoveryAcceptedResponseSchema,
-      description: 'The recovery was started.',
-    },
+    response: RECOVERY_STARTED,
     errors: [400, 409, 413, 422],
     idempotent: true,
-    example: { since: '2026-11-20T00:00:00.000Z', until: '2026-11-25T00:00:00.000Z' },
+    example: RECOVERY_WINDOW_EXAMPLE,
   },
   partnerReplayProgress: {
     summary: "Progress of one of the partner's replays.",

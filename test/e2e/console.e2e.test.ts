@@ -187,8 +187,17 @@ describe('the console and the portal in a browser', () => {
     const rotated = (await page.getByTestId('secret').textContent()) ?? '';
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(firstSecret);
+    // Its settings: a rate limit and an ordering, saved through PATCH.
+    await page.getByLabel('Deliveries per second').fill('5');
+    await page.getByLabel('Ordering key').fill('endpoint');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    const endpointId =
+      (await page.getByRole('heading', { level: 1 }).textContent())?.replace('Endpoints: ', '') ?? '';
+    const stored = await ann('GET', `/webhooks/endpoints/${endpointId}`);
+    expect(stored.body).toMatchObject({ rate_limit: { per_second: 5 }, ordering: { key: 'endpoint' } });
     await checkPage(page, 'console-endpoint');
-    await page.getByLabel('Type').selectOption('payout.processed');
+    await page.getByLabel('Type', { exact: true }).selectOption('payout.processed');
     await page.getByRole('button', { name: 'Send a test event' }).click();
     await page.getByRole('heading', { name: /^Deliveries: evt_/ }).waitFor();
     const eventId =

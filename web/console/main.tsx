@@ -50,6 +50,7 @@ import {
   useRoute,
 } from '../shared/app';
 import {
+  EVENT_TYPE_NAMES,
   EventHistory,
   Health,
   ReplayProgress,
@@ -432,7 +433,7 @@ const replayProgress = (session: Session) => (replayId: string) =>
   session.api.get(`/webhooks/replays/${segment(replayId)}`, replayProgressResponseSchema);
 
 const Deliveries = ({ session }: { readonly session: Session }) => {
-  const [filters, setFilters] = useState({ status: '', endpoint_id: '', from: '', to: '' });
+  const [filters, setFilters] = useState({ status: '', endpoint_id: '', from: '', to: '', type: '' });
   const [applied, setApplied] = useState(filters);
   const [selected, setSelected] = useState<string[]>([]);
   const [replayId, setReplayId] = useState<string>();
@@ -483,6 +484,13 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
             value={filters.status}
             onChange={set('status')}
             options={DELIVERY_STATUSES.map((status) => [status, status || 'any'] as const)}
+          />
+          <Select
+            label="Type"
+            name="type"
+            value={filters.type}
+            onChange={set('type')}
+            options={[['', 'any'], ...EVENT_TYPE_NAMES.map((type) => [type, type] as const)]}
           />
           <Field
             label="Endpoint"
@@ -539,7 +547,11 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
       {events.data ? (
         <SelectableEvents
           caption="Events and their deliveries"
-          page={events.data}
+          page={{
+            ...events.data,
+            // The type is picked among the events of the window shown (the listing has no type parameter).
+            items: events.data.items.filter((item) => !applied.type || item.type === applied.type),
+          }}
           selected={selected}
           onSelected={setSelected}
           href={(eventId) => href('deliveries', eventId)}
@@ -651,6 +663,112 @@ const Endpoints = ({ session }: { readonly session: Session }) => {
   );
 };
 
+/** Edits an endpoint: each field as the API takes it (`PATCH`); empty removes a restriction. */
+const EndpointSettings = (props: {
+  readonly session: Session;
+  readonly path: string;
+  readonly view: z.infer<typeof endpointResponseSchema>;
+  readonly saved: () => void;
+}) => {
+  const { view } = props;
+  const [form, setForm] = useState({
+    url: view.url ?? '',
+    topics: view.topics.join(', '),
+    event_types: view.event_types?.join(', ') ?? '',
+    filter: view.filter ? JSON.stringify(view.filter) : '',
+    per_second: view.rate_limit?.per_second?.toString() ?? '',
+    max_in_flight: view.rate_limit?.max_in_flight?.toString() ?? '',
+    ordering: view.ordering?.key ?? '',
+  });
+  const [error, setError] = useState<string>();
+  const [notice, setNotice] = useState<string>();
+  const set = (name: keyof typeof form) => (value: string) =>
+    setForm((current) => ({ ...current, [name]: value }));
+  const list = (text: string) =>
+    text
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+  const save = async () => {
+    setError(undefined);
+    setNotice(undefined);
+    let filter: unknown = null;
+    try {
+      filter = form.filter.trim() ? JSON.parse(form.filter) : null;
+    } catch {
+      setError('The filter is not JSON.');
+      return;
+    }
+    const limits = {
+      ...(form.per_second ? { per_second: Number(form.per_second) } : {}),
+      ...(form.max_in_flight ? { max_in_flight: Number(form.max_in_flight) } : {}),
+    };
+    try {
+      await props.session.api.patch(props.path, endpointResponseSchema, {
+        ...(view.url !== undefined && form.url !== view.url ? { url: form.url } : {}),
+        topics: list(form.topics),
+        event_types: list(form.event_types).length > 0 ? list(form.event_types) : null,
+        filter,
+        rate_limit: Object.keys(limits).length > 0 ? limits : null,
+        ordering: form.ordering ? { key: form.ordering } : null,
+      });
+      setNotice('Saved.');
+      props.saved();
+    } catch (caught) {
+      setError(describeError(caught));
+    }
+  };
+  return (
+    <form
+      aria-label="Endpoint settings"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save();
+      }}
+    >
+      <h2>Settings</h2>
+      {view.url !== undefined ? <Field label="URL" name="url" value={form.url} onInput={set('url')} /> : null}
+      {(
+        [
+          ['Topics', 'topics', 'Comma-separated.'],
+          ['Event types', 'event_types', 'Comma-separated; empty: every type of its topics.'],
+          [
+            'Filter',
+            'filter',
+            'JSON over type, tenant, producer and data, e.g. {"data.amount":{"$gte":"100"}}; empty: none.',
+          ],
+        ] as const
+      ).map(([label, name, hint]) => (
+        <Field key={name} label={label} name={name} value={form[name]} onInput={set(name)} hint={hint} />
+      ))}
+      <div class="row">
+        <Field
+          label="Deliveries per second"
+          name="per_second"
+          value={form.per_second}
+          onInput={set('per_second')}
+        />
+        <Field
+          label="At most in flight"
+          name="max_in_flight"
+          value={form.max_in_flight}
+          onInput={set('max_in_flight')}
+        />
+      </div>
+      <Field
+        label="Ordering key"
+        name="ordering"
+        value={form.ordering}
+        onInput={set('ordering')}
+        hint="endpoint, tenant or data.<field>; empty: unordered."
+      />
+      <Alert message={error} />
+      <Notice message={notice} />
+      <button type="submit">Save</button>
+    </form>
+  );
+};
+
 const EndpointDetail = ({
   session,
   endpointId,
@@ -699,6 +817,7 @@ const EndpointDetail = ({
       </dl>
       <h2>Health</h2>
       <Health load={(window) => session.api.get(`${path}/stats`, endpointStatsResponseSchema, { window })} />
+      {admin ? <EndpointSettings session={session} path={path} view={view} saved={endpoint.reload} /> : null}
       {admin ? (
         <>
           <h2>Secret</h2>

@@ -6,6 +6,7 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import type * as z from 'zod';
+import SIGNATURE_VECTORS from '../../docs/webhook-signature-vectors.json';
 import {
   endpointResponseSchema,
   endpointStatsResponseSchema,
@@ -229,9 +230,10 @@ const Verify = ({ session }: { readonly session: Session }) => {
       <Code label="Python" text={PYTHON_SNIPPET} />
       <h2>Test vectors</h2>
       <p>
-        Published signature vectors for every scheme are in <code>docs/webhook-signature-vectors.json</code>{' '}
-        of the service's repository, with the full guide in <code>docs/receiving-webhooks.md</code>.
+        The published signature vectors for every scheme: check your verifier against them before your first
+        delivery (the full guide is <code>docs/receiving-webhooks.md</code> in the service's repository).
       </p>
+      <Code label="Signature vectors" text={JSON.stringify(SIGNATURE_VECTORS, null, 2)} />
     </>
   );
 };
