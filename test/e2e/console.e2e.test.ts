@@ -119,6 +119,20 @@ describe('the console and the portal in a browser', () => {
     expect((await fetch(`${stack.url}/portal`, { redirect: 'manual' })).status).toBe(301);
   });
 
+  it('signs in with the keyboard, announces a refused credential, and passes axe', async () => {
+    const page = await newPage();
+    for (const app of ['console', 'portal'] as const) {
+      await page.goto(`${stack.url}/${app}/`);
+      await checkPage(page, `${app}-sign-in`);
+      // Keyboard only: the field has the focus after a tab past the skip link, Enter submits.
+      await page.getByLabel(app === 'console' ? 'Operator token' : 'Partner key').focus();
+      await page.keyboard.type('not-a-valid-credential');
+      await page.keyboard.press('Enter');
+      await page.getByRole('alert').waitFor();
+      expect(await page.getByRole('alert').textContent()).toContain('401');
+    }
+  });
+
   it('four eyes: the author cannot approve, one approval does not publish, the second does', async () => {
     const exported = await ann('GET', `/admin/catalog/export`);
     const pricelist = (
