@@ -53,6 +53,16 @@ export const ROUTES = [
   },
   {
     method: 'GET',
+    path: '/admin/catalog/prices',
+    function: 'catalog',
+    operation: 'priceMatrix',
+    auth: 'admin',
+    roles: OPERATOR_READ,
+    summary:
+      "A SKU's price in every region and currency the catalog displays, with the explanation on request.",
+  },
+  {
+    method: 'GET',
     path: '/catalog/limits',
     function: 'catalog',
     operation: 'getLimits',

@@ -110,3 +110,10 @@ export const importByUploadSchema = z.strictObject({
   upload_id: catalogUploadResponseSchema.shape.upload_id,
   effective_from: z.string().optional(),
 });
+
+/** `GET /admin/catalog/prices` query: a SKU (of a tenant's prices when the catalog prices it apart). */
+export const priceMatrixQuerySchema = z.strictObject({
+  sku: identifier,
+  tenant: identifier.optional(),
+  explain: explainParameter.optional(),
+});

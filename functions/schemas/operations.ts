@@ -32,6 +32,7 @@ import {
   exportLinkResponseSchema,
   exportQuerySchema,
   importByUploadSchema,
+  priceMatrixQuerySchema,
   priceQuerySchema,
 } from './catalog-api';
 import { catalogDocumentSchema } from './catalog-document';
@@ -63,6 +64,7 @@ import {
   livenessResponseSchema,
   openApiDocumentSchema,
   operatorIdentityResponseSchema,
+  priceMatrixResponseSchema,
   priceResponseSchema,
   quoteResponseSchema,
   receiptResponseSchema,
@@ -303,6 +305,16 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     },
     errors: [400, 404, 422, 503],
     cacheable: true,
+  },
+  priceMatrix: {
+    summary: "A SKU's prices across regions and currencies (operators).",
+    description:
+      'One unit of the SKU priced as `GET /catalog/prices` prices it, in every region and currency the catalog ' +
+      "displays (each display rule's currency whitelist): a price per cell, or why there is none (the storefront's " +
+      "422). `explain=true` adds each price's explanation (C28); `tenant` prices a tenant the catalog prices apart.",
+    query: priceMatrixQuerySchema,
+    response: { status: 200, schema: priceMatrixResponseSchema, description: 'The prices.' },
+    errors: [400, 404, 503],
   },
   getLimits: {
     summary: 'Maximum winnings in a currency and region.',

@@ -587,3 +587,22 @@ export const operatorIdentityResponseSchema = z.object({
   roles: z.array(z.enum(OPERATOR_ROLES)),
   machine: z.boolean(),
 });
+
+/** `GET /admin/catalog/prices`: the SKU in each region and currency displayed, priced or refused with the reason. */
+export const priceMatrixResponseSchema = z.object({
+  sku: z.string(),
+  cells: z.array(
+    z.object({
+      region: z.string(),
+      currency: z.string(),
+      price: priceResponseSchema.optional(),
+      unavailable: z
+        .object({
+          error: z.string(),
+          message: z.string(),
+          details: z.record(z.string(), z.unknown()).optional(),
+        })
+        .optional(),
+    }),
+  ),
+});

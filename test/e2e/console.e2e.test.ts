@@ -315,9 +315,15 @@ describe('the console and the portal in a browser', () => {
     await page.getByLabel('SKU').fill(SKU);
     await page.getByRole('button', { name: 'Show history' }).click();
     await page.getByRole('table', { name: 'Versions, newest first' }).waitFor();
+    // The SKU in every region and currency displayed, each price explained.
+    const prices = page.getByRole('table', { name: `Prices of ${SKU} across regions and currencies` });
+    await prices.waitFor();
+    expect(await prices.textContent()).toContain('EUR');
+    await prices.getByText('Explain').first().click();
+    expect(await prices.textContent()).toMatch(/base · /);
     await checkPage(page, 'console-catalog');
     await page.getByRole('link', { name: 'Objectives' }).click();
-    await page.getByRole('table').waitFor();
+    await page.getByRole('table', { name: /^Objectives from/ }).waitFor();
     await checkPage(page, 'console-objectives');
   });
 

@@ -438,14 +438,14 @@ describe('OPERATOR_ROLES', () => {
       .join('');
   };
 
-  it('is set on exactly the functions behind admin routes (api, admin, checkout, webhooks)', () => {
+  it('is set on exactly the functions behind admin routes (api, admin, catalog, checkout, webhooks)', () => {
     const behindAdmin = [...new Set(adminRoutes.map((route) => route.function))].sort();
     const set = (Object.keys(FUNCTIONS) as FunctionId[]).filter(
       (functionId) =>
         variablesOf(app.fixture().stacks, app.service(), functionId).OPERATOR_ROLES !== undefined,
     );
     expect({ set: set.sort(), behindAdmin }).toEqual({
-      set: ['admin', 'api', 'checkout', 'webhooks'],
+      set: ['admin', 'api', 'catalog', 'checkout', 'webhooks'],
       behindAdmin: set,
     });
   });

@@ -15,6 +15,7 @@ import {
 import {
   jwksResponseSchema,
   operatorIdentityResponseSchema,
+  priceMatrixResponseSchema,
   receiptResponseSchema,
   serviceObjectivesResponseSchema,
 } from '../../functions/schemas/responses';
@@ -345,6 +346,42 @@ const ChangeRequest = ({ session, crId }: { readonly session: Session; readonly 
 
 // ——— Catalog ———
 
+/** A SKU's price in every region and currency the catalog displays, each with its explanation (C28). */
+const PriceMatrix = ({ session, sku }: { readonly session: Session; readonly sku: string }) => {
+  const matrix = useLoad(
+    () => session.api.get('/admin/catalog/prices', priceMatrixResponseSchema, { sku, explain: true }),
+    [sku],
+  );
+  if (!matrix.data) return matrix.loading ? <Loading /> : <Alert message={matrix.error} />;
+  return (
+    <Table
+      caption={`Prices of ${sku} across regions and currencies`}
+      headers={['Region', 'Currency', 'Display price', 'Tax included', 'Promotions', 'How it came about']}
+      rows={matrix.data.cells.map((cell) =>
+        cell.price
+          ? [
+              cell.region,
+              cell.currency,
+              `${cell.price.display_price} ${cell.price.currency}`,
+              cell.price.price_includes_tax ? 'yes' : 'no',
+              cell.price.applied_promotions.map((promotion) => promotion.promo_id).join(', ') || '—',
+              <details key="explain">
+                <summary>Explain</summary>
+                <ol>
+                  {(cell.price.explain?.steps ?? []).map((step, index) => (
+                    <li key={index}>
+                      {step.step} · {step.rule}: {step.detail}
+                    </li>
+                  ))}
+                </ol>
+              </details>,
+            ]
+          : [cell.region, cell.currency, '—', '—', '—', cell.unavailable?.message ?? 'not available'],
+      )}
+    />
+  );
+};
+
 const Catalog = ({ session }: { readonly session: Session }) => {
   const [sku, setSku] = useState('');
   const [pair, setPair] = useState('');
@@ -413,6 +450,7 @@ const Catalog = ({ session }: { readonly session: Session }) => {
           />
         </>
       ) : null}
+      {query?.sku ? <PriceMatrix session={session} sku={query.sku} /> : null}
       <h2>FX breakers</h2>
       {slo.data ? (
         <p>

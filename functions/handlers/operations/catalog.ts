@@ -8,6 +8,7 @@ import {
   createUploadRequestSchema,
   exportQuerySchema,
   type PriceQuery,
+  priceMatrixQuerySchema,
   priceQuerySchema,
 } from '../../schemas/catalog-api';
 import { currencyCode, identifier, regionCode } from '../../schemas/catalog-document';
@@ -24,6 +25,7 @@ import {
   priceCacheRequestOf,
   warmPriceCache,
 } from '../../usecases/catalog/price-cache';
+import { priceMatrix } from '../../usecases/catalog/price-matrix';
 import type { CatalogReader } from '../../usecases/catalog/reader';
 import { type CatalogRelease, priceQueryFor } from '../../usecases/catalog/release';
 import { causeOf, type Operation } from '../middleware/http';
@@ -102,6 +104,19 @@ export const getPriceOperation = (reader: CatalogReader, clock: Clock, cache?: P
     };
   };
 };
+
+/** `GET /admin/catalog/prices?sku=&tenant=&explain=`: operators see a SKU across regions and currencies. */
+export const priceMatrixOperation =
+  (reader: CatalogReader, clock: Clock): Operation =>
+  async ({ event }) => {
+    const query = parseWith(priceMatrixQuerySchema, event.queryStringParameters ?? {}, 'query');
+    const { release } = await reader.current();
+    return {
+      statusCode: 200,
+      headers: { 'Cache-Control': 'no-store' },
+      body: priceMatrix(release, query, clock.now()),
+    };
+  };
 
 /** `GET /catalog/limits?currency=&region=` (rule 15). */
 export const getLimitsOperation =
