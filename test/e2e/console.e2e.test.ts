@@ -315,6 +315,11 @@ describe('the console and the portal in a browser', () => {
     await page.getByLabel('SKU').fill(SKU);
     await page.getByRole('button', { name: 'Show history' }).click();
     await page.getByRole('table', { name: 'Versions, newest first' }).waitFor();
+    // The price history as figures and as a chart (its points also in a table for screen readers).
+    expect(await page.getByRole('table', { name: 'Versions, newest first' }).textContent()).toContain(
+      '64.99',
+    );
+    await page.getByRole('img', { name: new RegExp(`^Price of ${SKU}: \\d+ points$`) }).waitFor();
     // The SKU in every region and currency displayed, each price explained.
     const prices = page.getByRole('table', { name: `Prices of ${SKU} across regions and currencies` });
     await prices.waitFor();

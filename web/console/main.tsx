@@ -382,6 +382,16 @@ const PriceMatrix = ({ session, sku }: { readonly session: Session; readonly sku
   );
 };
 
+/** The figure of a history entry: a price list item's base price, a rate's rate, else the value as text. */
+const figureOf = (value: unknown): string => {
+  if (value === null || value === undefined) return '—';
+  if (typeof value !== 'object') return String(value);
+  const record = value as { base_price?: unknown; rate?: unknown };
+  if (record.base_price !== undefined) return String(record.base_price);
+  if (record.rate !== undefined) return String(record.rate);
+  return JSON.stringify(value);
+};
+
 const Catalog = ({ session }: { readonly session: Session }) => {
   const [sku, setSku] = useState('');
   const [pair, setPair] = useState('');
@@ -395,8 +405,8 @@ const Catalog = ({ session }: { readonly session: Session }) => {
   );
   const slo = useLoad(() => session.api.get('/admin/slo', serviceObjectivesResponseSchema), []);
   const points = (history.data?.items ?? [])
-    .filter((item) => item.value !== null && Number.isFinite(Number(item.value)))
-    .map((item) => ({ at: item.effective_from, value: Number(item.value) }))
+    .map((item) => ({ at: item.effective_from, value: Number(figureOf(item.value)) }))
+    .filter((point) => Number.isFinite(point.value))
     .reverse();
   return (
     <>
@@ -436,7 +446,7 @@ const Catalog = ({ session }: { readonly session: Session }) => {
             headers={['Effective from', 'Value', 'Change', 'Price list / currency', 'Change request']}
             rows={history.data.items.map((item) => [
               item.effective_from,
-              item.value === null ? '—' : String(item.value),
+              figureOf(item.value),
               item.change,
               [item.pricelist_id, item.currency, item.rate_set].filter(Boolean).join(' '),
               item.change_request ? (
@@ -451,6 +461,13 @@ const Catalog = ({ session }: { readonly session: Session }) => {
         </>
       ) : null}
       {query?.sku ? <PriceMatrix session={session} sku={query.sku} /> : null}
+      {query?.pair && history.data?.items[0] ? (
+        <p data-testid="fx-staleness">
+          The rate in force was published {history.data.items[0].published_at} (
+          {Math.max(0, Math.round((Date.now() - Date.parse(history.data.items[0].published_at)) / 60_000))}{' '}
+          minutes ago), effective from {history.data.items[0].effective_from}.
+        </p>
+      ) : null}
       <h2>FX breakers</h2>
       {slo.data ? (
         <p>
