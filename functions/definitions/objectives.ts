@@ -158,3 +158,23 @@ export const meetsObjective = (objective: ObjectiveDefinition, measured: number)
 
 /** How far back the report looks in AWS (the in-process counters count since the local stack started). */
 export const OBJECTIVES_WINDOW_SECONDS = 24 * 3600;
+
+/**
+ * How fast a ratio objective spends its error budget over the measured window: the share of misses divided by the
+ * share the target allows (1: exactly at budget; 14.4 sustained for an hour spends 2 % of 30 days' budget, the page
+ * threshold of the availability alarm). Undefined for other objectives (latencies, counts), and without a
+ * measurement; an objective with no budget (target 1) burns infinitely on any miss, 0 without one.
+ */
+export const burnRateOf = (objective: {
+  readonly comparison: ObjectiveComparison;
+  readonly unit: string;
+  readonly target: number;
+  readonly measured: number | null;
+}): number | undefined => {
+  if (objective.unit !== 'ratio' || objective.comparison !== 'at_least' || objective.measured === null)
+    return undefined;
+  const misses = Math.max(0, 1 - objective.measured);
+  const budget = 1 - objective.target;
+  if (budget <= 0) return misses > 0 ? Number.POSITIVE_INFINITY : 0;
+  return misses / budget;
+};

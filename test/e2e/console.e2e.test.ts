@@ -329,6 +329,7 @@ describe('the console and the portal in a browser', () => {
     await checkPage(page, 'console-catalog');
     await page.getByRole('link', { name: 'Objectives' }).click();
     await page.getByRole('table', { name: /^Objectives from/ }).waitFor();
+    expect(await page.getByRole('table', { name: /^Objectives from/ }).textContent()).toContain('Burn rate');
     await checkPage(page, 'console-objectives');
   });
 

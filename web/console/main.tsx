@@ -6,6 +6,7 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import * as z from 'zod';
+import { burnRateOf } from '../../functions/definitions/objectives';
 import type { CatalogDiff } from '../../functions/domain/change-control/diff';
 import { catalogHistoryResponseSchema } from '../../functions/schemas/catalog-history';
 import {
@@ -1022,17 +1023,22 @@ const Receipts = ({
 
 // ——— Objectives ———
 
+/** A burn rate as the page shows it: "—" where an objective has none (latencies, counts). */
+const burnText = (rate: number | undefined): string =>
+  rate === undefined ? '—' : Number.isFinite(rate) ? `${rate.toFixed(2)}×` : 'budget spent';
+
 const Objectives = ({ session }: { readonly session: Session }) => {
   const slo = useLoad(() => session.api.get('/admin/slo', serviceObjectivesResponseSchema), []);
   if (!slo.data) return slo.loading ? <Loading /> : <Alert message={slo.error} />;
   return (
     <Table
       caption={`Objectives from ${slo.data.window_start} to ${slo.data.window_end} (${slo.data.source})`}
-      headers={['Objective', 'Target', 'Measured', 'Samples', 'Status']}
+      headers={['Objective', 'Target', 'Measured', 'Burn rate', 'Samples', 'Status']}
       rows={Object.entries(slo.data.objectives).map(([id, objective]) => [
         `${id}: ${objective.description}`,
         `${objective.comparison} ${objective.target} ${objective.unit}`,
         objective.measured === null ? '—' : String(objective.measured),
+        burnText(burnRateOf(objective)),
         String(objective.samples),
         objective.status.replace('_', ' '),
       ])}
