@@ -62,6 +62,8 @@ const buildOptions = (outDir: string, minify: boolean): BuildOptions => ({
   target: ['es2022'],
   jsx: 'automatic',
   jsxImportSource: 'preact',
+  // The portal shows the receiving guide's own code (web/shared/receiving-guide.ts).
+  loader: { '.md': 'text' },
   minify,
   legalComments: 'none',
   logLevel: 'error',

@@ -364,6 +364,12 @@ describe('the console and the portal in a browser', () => {
     await page.getByRole('table').waitFor();
     await checkPage(page, 'portal-deliveries');
     await page.getByRole('link', { name: 'How to verify' }).click();
+    // The guide's own receivers (docs/receiving-webhooks.md, section 9) and the published vectors.
+    expect(await page.getByRole('region', { name: 'Python' }).textContent()).toContain('def verify_webhook(');
+    expect(await page.getByRole('region', { name: 'TypeScript' }).textContent()).toContain('verifyWebhook');
+    expect(await page.getByRole('region', { name: 'Signature vectors' }).textContent()).toContain(
+      'canonical_string',
+    );
     await checkPage(page, 'portal-verify');
 
     // Typing B's event into the URL: not found, and nothing of it shown.

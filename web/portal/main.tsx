@@ -6,6 +6,7 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import type * as z from 'zod';
+import GUIDE from '../../docs/receiving-webhooks.md';
 import SIGNATURE_VECTORS from '../../docs/webhook-signature-vectors.json';
 import {
   endpointResponseSchema,
@@ -45,6 +46,7 @@ import {
   segment,
   TestEvent,
 } from '../shared/deliveries';
+import { guideSnippet } from '../shared/receiving-guide';
 import '../shared/styles.css';
 
 type Endpoint = z.infer<typeof endpointResponseSchema>;
@@ -199,16 +201,6 @@ const Delivery = ({ session, eventId }: { readonly session: Session; readonly ev
   />
 );
 
-const TS_SNIPPET = `import { verifyWebhook } from '@pricing-service/webhook-receiver';
-
-const envelope = verifyWebhook({
-  body: rawBody, method: req.method, path: req.url, headers: req.headers,
-  secrets: [process.env.WEBHOOK_SECRET], now: new Date(),
-});`;
-
-const PYTHON_SNIPPET = `# verify_webhook from docs/receiving-webhooks.md, section 9 (standard library only)
-envelope = verify_webhook([os.environ["WEBHOOK_SECRET"]], method, path, headers, raw_body)`;
-
 const Verify = ({ session }: { readonly session: Session }) => {
   const view = session.endpoint;
   const scheme = view.signature_scheme ?? 'native';
@@ -225,9 +217,9 @@ const Verify = ({ session }: { readonly session: Session }) => {
           : 'The key is your endpoint secret (whsec_…).'}
       </p>
       <h2>TypeScript (the receiver kit)</h2>
-      <Code label="TypeScript" text={TS_SNIPPET} />
-      <h2>Python</h2>
-      <Code label="Python" text={PYTHON_SNIPPET} />
+      <Code label="TypeScript" text={guideSnippet(GUIDE, 'TypeScript', 'ts')} />
+      <h2>Python (standard library only)</h2>
+      <Code label="Python" text={guideSnippet(GUIDE, 'Python', 'python')} />
       <h2>Test vectors</h2>
       <p>
         The published signature vectors for every scheme: check your verifier against them before your first
