@@ -33,7 +33,6 @@ import {
 import { type Api, type Credential, createApi } from '../shared/api';
 import {
   Alert,
-  credentialKey,
   describeError,
   Field,
   Frame,
@@ -41,7 +40,6 @@ import {
   href,
   LineChart,
   Loading,
-  loadCredential,
   Notice,
   SecretOnce,
   Select,
@@ -50,6 +48,7 @@ import {
   Table,
   useLoad,
   useRoute,
+  useSignedIn,
 } from '../shared/app';
 import {
   EVENT_TYPE_NAMES,
@@ -1133,19 +1132,15 @@ const TITLES: Readonly<Record<string, string>> = Object.fromEntries(NAV);
 
 const Console = () => {
   const route = useRoute();
-  const [credential, setCredential] = useState<Credential | undefined>(() =>
-    loadCredential(['operator', 'aws']),
-  );
   const config = useLoad(loadSiteConfig, []);
-  const api = credential ? createApi(credential) : undefined;
-  const me = useLoad(
-    async () => (api ? api.get('/admin/me', operatorIdentityResponseSchema) : undefined),
-    [credentialKey(credential)],
+  const {
+    api,
+    who: me,
+    setCredential,
+    signOut,
+  } = useSignedIn(['operator', 'aws'], (signedIn) =>
+    signedIn.get('/admin/me', operatorIdentityResponseSchema),
   );
-  const signOut = () => {
-    saveCredential(undefined);
-    setCredential(undefined);
-  };
   if (!api) {
     return (
       <Frame product="Pricing console" nav={[]} current="" title="Sign in">

@@ -19,23 +19,21 @@ import {
   replayProgressResponseSchema,
   testEventResponseSchema,
 } from '../../functions/schemas/webhooks';
-import { type Api, type Credential, createApi } from '../shared/api';
+import type { Api } from '../shared/api';
 import {
   Alert,
   Code,
-  credentialKey,
   describeError,
   Field,
   Frame,
   go,
   href,
   Loading,
-  loadCredential,
   Select,
   SignIn,
-  saveCredential,
   useLoad,
   useRoute,
+  useSignedIn,
 } from '../shared/app';
 import {
   EventHistory,
@@ -234,16 +232,12 @@ const TITLES: Readonly<Record<string, string>> = Object.fromEntries(NAV);
 
 const Portal = () => {
   const route = useRoute();
-  const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential(['partner']));
-  const api = credential ? createApi(credential) : undefined;
-  const endpoint = useLoad(
-    async () => (api ? api.get('/partner/endpoint', endpointResponseSchema) : undefined),
-    [credentialKey(credential)],
-  );
-  const signOut = () => {
-    saveCredential(undefined);
-    setCredential(undefined);
-  };
+  const {
+    api,
+    who: endpoint,
+    setCredential,
+    signOut,
+  } = useSignedIn(['partner'], (signedIn) => signedIn.get('/partner/endpoint', endpointResponseSchema));
   if (!api || endpoint.error) {
     return (
       <Frame product="Partner portal" nav={[]} current="" title="Sign in">

@@ -353,3 +353,18 @@ export const Code = ({ label, text }: { readonly label: string; readonly text: s
     <pre>{text}</pre>
   </section>
 );
+
+/**
+ * The tab's sign-in: its credential (sessionStorage), an API with it, who it is (`whoAmI`, read again for a new
+ * credential), and signing out.
+ */
+export const useSignedIn = <T,>(kinds: readonly Credential['kind'][], whoAmI: (api: Api) => Promise<T>) => {
+  const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential(kinds));
+  const api = credential ? createApi(credential) : undefined;
+  const who = useLoad(async () => (api ? whoAmI(api) : undefined), [credentialKey(credential)]);
+  const signOut = () => {
+    saveCredential(undefined);
+    setCredential(undefined);
+  };
+  return { api, who, setCredential, signOut };
+};
