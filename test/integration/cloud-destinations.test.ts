@@ -40,6 +40,12 @@ let busQueueUrl: string;
 
 const roleArn = (name: string) => `arn:aws:iam::${LOCAL_PARTNER_ACCOUNT}:role/${name}`;
 const newExternalId = () => externalIdFrom(randomBytes(24));
+/** A partner role that trusts the service with a fresh external id: its ARN and that id. */
+const trustedRole = async (name: string) => {
+  const external_id = newExternalId();
+  await createPartnerRole(partner.endpoint, `${prefix}${name}`, trustPolicy(PRINCIPAL, external_id));
+  return { role_arn: roleArn(`${prefix}${name}`), external_id };
+};
 const sender = (egress = LOCAL_EGRESS, emulatorQueues = true) =>
   new AwsCloudDestinations({
     region: LOCAL_REGION,
@@ -171,14 +177,11 @@ describe('SQS destinations through the partner role (fauxqs, the partner twin)',
 
   it('keeps the session: a deleted role still sends until a refusal drops it, then assumes afresh (and is refused)', async () => {
     const name = `${prefix}sqs-cached`;
-    const externalId = newExternalId();
-    await createPartnerRole(partner.endpoint, name, trustPolicy(PRINCIPAL, externalId));
     const destinations = sender();
     const destination: CloudDestination = {
       type: 'sqs',
       queue_url: queueUrl,
-      role_arn: roleArn(name),
-      external_id: externalId,
+      ...(await trustedRole('sqs-cached')),
     };
     expect(await destinations.send(request(destination))).toMatchObject({ kind: 'response' });
     await deletePartnerRole(partner.endpoint, name);
@@ -200,14 +203,10 @@ describe('SQS destinations through the partner role (fauxqs, the partner twin)',
   });
 
   it('groups a FIFO queue by the ordering key and deduplicates a resent attempt', async () => {
-    const name = `${prefix}fifo-writer`;
-    const externalId = newExternalId();
-    await createPartnerRole(partner.endpoint, name, trustPolicy(PRINCIPAL, externalId));
     const destination: CloudDestination = {
       type: 'sqs',
       queue_url: fifoUrl,
-      role_arn: roleArn(name),
-      external_id: externalId,
+      ...(await trustedRole('fifo-writer')),
     };
     const destinations = sender();
     expect(await destinations.send(request(destination, { orderingKey: 'sku-1' }))).toMatchObject({
@@ -289,15 +288,11 @@ describe('SQS destinations through the partner role (fauxqs, the partner twin)',
 
 describe('EventBridge destinations (the partner twin, a bus delivering into its queue)', () => {
   it('puts the envelope as the detail of an event on the partner bus, only in the role account', async () => {
-    const name = `${prefix}bus-writer`;
-    const externalId = newExternalId();
-    await createPartnerRole(partner.endpoint, name, trustPolicy(PRINCIPAL, externalId));
     const bus = `arn:aws:events:${LOCAL_REGION}:${LOCAL_PARTNER_ACCOUNT}:event-bus/${prefix}bus`;
     const destination: CloudDestination = {
       type: 'eventbridge',
       event_bus_arn: bus,
-      role_arn: roleArn(name),
-      external_id: externalId,
+      ...(await trustedRole('bus-writer')),
     };
     const destinations = sender();
     const sent = await destinations.send(request(destination));

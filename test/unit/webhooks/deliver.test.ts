@@ -1372,6 +1372,18 @@ describe('SQS and EventBridge destinations (C34)', () => {
   const role = 'arn:aws:iam::111122223333:role/pricing-deliveries';
   const queueUrl = 'https://sqs.eu-west-1.amazonaws.com/111122223333/orders.fifo';
 
+  /** A payout event fanned out to the endpoints: the event and its first delivery message. */
+  const fannedOut = async (data: Record<string, unknown>) => {
+    const item = outboxItemOf(
+      { type: 'payout.processed', data, trace_id: 'trc_t', versions: NO_VERSIONS },
+      w.now.value,
+      30,
+    );
+    await w.ctx.events.put(item);
+    await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
+    return { item, message: w.sent.shift()?.body as DeliveryMessage };
+  };
+
   const cloudEndpoint = () =>
     createEndpoint(w.ctx, {
       destination: { type: 'sqs', queue_url: queueUrl, role_arn: role },
@@ -1481,19 +1493,7 @@ describe('SQS and EventBridge destinations (C34)', () => {
 
   it('sends the signed envelope with its headers, the ordering key and `/<topic>` as the signed path', async () => {
     const endpoint = await cloudEndpoint();
-    const item = outboxItemOf(
-      {
-        type: 'payout.processed',
-        data: { payout_id: 'po_1', account: 'acct-9' },
-        trace_id: 'trc_t',
-        versions: NO_VERSIONS,
-      },
-      w.now.value,
-      30,
-    );
-    await w.ctx.events.put(item);
-    await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
-    const message = w.sent.shift()?.body as DeliveryMessage;
+    const { item, message } = await fannedOut({ payout_id: 'po_1', account: 'acct-9' });
     const result = await deliverAttempt(w.ctx, message);
     expect(result).toMatchObject({ kind: 'attempted', decision: { kind: 'delivered' }, sent: true });
     expect(w.posts).toEqual([]);
@@ -1524,19 +1524,7 @@ describe('SQS and EventBridge destinations (C34)', () => {
 
   it('retries a refused send on the same schedule as an HTTP failure, and records what AWS said', async () => {
     await cloudEndpoint();
-    const item = outboxItemOf(
-      {
-        type: 'payout.processed',
-        data: { payout_id: 'po_2', account: 'a' },
-        trace_id: 'trc_t',
-        versions: NO_VERSIONS,
-      },
-      w.now.value,
-      30,
-    );
-    await w.ctx.events.put(item);
-    await fanOutEvent(w.ctx, item, [...w.endpoints.values()]);
-    const message = w.sent.shift()?.body as DeliveryMessage;
+    const { message } = await fannedOut({ payout_id: 'po_2', account: 'a' });
     w.answers.push({
       kind: 'network_error',
       error: 'other',
