@@ -40,22 +40,38 @@ export interface ReplayAccepted {
   readonly skipped: number;
 }
 
+/** Pages of a window's replayable events, gathered until none is left (refused beyond the replay's bound). */
+const gathered = async (
+  pages: (
+    cursor: string | undefined,
+  ) => Promise<{ items: readonly (OutboxItem | undefined)[]; cursor?: string }>,
+  what: string,
+): Promise<OutboxItem[]> => {
+  const items: OutboxItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await pages(cursor);
+    // An expunged event is never sent again; one whose body expired cannot be.
+    for (const item of page.items) if (item && item.expunged_at === undefined) items.push(item);
+    cursor = page.cursor;
+    if (items.length > MAX_REPLAY_DELIVERIES)
+      throw new ReplayRefusedError(
+        'invalid_request',
+        `the window holds more than ${MAX_REPLAY_DELIVERIES} ${what}: replay a shorter window`,
+      );
+  } while (cursor);
+  return items;
+};
+
 const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string, to: string) => {
   const items: OutboxItem[] = [];
-  for (const day of daysBetween(from, to)) {
-    let cursor: string | undefined;
-    do {
-      const page = await ctx.events.byDay(day, from, to, 500, cursor);
-      // An expunged event is never sent again.
-      items.push(...page.items.filter((item) => item.expunged_at === undefined));
-      cursor = page.cursor;
-      if (items.length > MAX_REPLAY_DELIVERIES)
-        throw new ReplayRefusedError(
-          'invalid_request',
-          `the window holds more than ${MAX_REPLAY_DELIVERIES} events: replay a shorter window`,
-        );
-    } while (cursor);
-  }
+  for (const day of daysBetween(from, to))
+    items.push(...(await gathered((cursor) => ctx.events.byDay(day, from, to, 500, cursor), 'events')));
+  if (items.length > MAX_REPLAY_DELIVERIES)
+    throw new ReplayRefusedError(
+      'invalid_request',
+      `the window holds more than ${MAX_REPLAY_DELIVERIES} events: replay a shorter window`,
+    );
   return items;
 };
 
@@ -63,30 +79,19 @@ const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string,
  * The events of one endpoint's deliveries in the window, through the deliveries' endpoint index: a replay or a
  * recovery of one endpoint reads its own deliveries, not every event of the window.
  */
-const endpointEventsInWindow = async (
+const endpointEventsInWindow = (
   ctx: Pick<WebhookContext, 'events' | 'deliveries'>,
   endpointId: string,
   from: string,
   to: string,
-) => {
-  const items: OutboxItem[] = [];
-  let cursor: string | undefined;
-  do {
+) =>
+  gathered(async (cursor) => {
     const page = await ctx.deliveries.query({ endpointId }, from, to, 200, cursor);
-    for (const delivery of page.items) {
-      const item = await ctx.events.get(delivery.event_id);
-      // An expunged event is never sent again; one whose body expired cannot be.
-      if (item && item.expunged_at === undefined) items.push(item);
-    }
-    cursor = page.cursor;
-    if (items.length > MAX_REPLAY_DELIVERIES)
-      throw new ReplayRefusedError(
-        'invalid_request',
-        `the window holds more than ${MAX_REPLAY_DELIVERIES} deliveries: replay a shorter window`,
-      );
-  } while (cursor);
-  return items;
-};
+    return {
+      items: await Promise.all(page.items.map((delivery) => ctx.events.get(delivery.event_id))),
+      ...(page.cursor ? { cursor: page.cursor } : {}),
+    };
+  }, 'deliveries');
 
 /**
  * Replays deliveries (C15): by `event_ids` or by a `from`/`to` window, optionally one endpoint and one status.
