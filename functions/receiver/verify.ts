@@ -1,31 +1,11 @@
-/**
- * Verifying a signed webhook delivery (spec "Authentication", decision C13): the first thing a receiver does
- * with a request, before it reads anything from the body.
- *
- * ```ts
- * import { verifyWebhook, WebhookVerificationError } from '<kit>/receiver';
- *
- * try {
- *   const envelope = verifyWebhook({ body: rawBytes, method: req.method, path: req.url, headers: req.headers,
- *     secrets: [process.env.WEBHOOK_SECRET], now: new Date() });
- *   // … dedupe and apply: see process-once.ts
- * } catch (error) {
- *   if (error instanceof WebhookVerificationError) {
- *     log.warn({ code: error.code }); // the code is for your logs only
- *     return respond(401, { error: 'unauthorized', error_description: 'request not authenticated', trace_id });
- *   }
- *   throw error; // a configuration error (bad secret): answer 500
- * }
- * ```
- *
- * The signature is computed over the raw request bytes: give the body exactly as it arrived, before any JSON
- * parsing or re-encoding, and the path exactly as it arrived (with its query string, not decoded or normalised).
- * Behind a proxy that rewrites the path, give the path the sender used (the one registered as endpoint URL).
- */
-import { createHash } from 'node:crypto';
 import { secretBytes } from '../domain/webhooks/secret';
 import { ed25519Verify } from '../domain/webhooks/sender-keys';
-import { SIGNATURE_SCHEME, verifySignatureHeader } from '../domain/webhooks/signature';
+import {
+  canonicalString,
+  SIGNATURE_SCHEME,
+  SignatureInputError,
+  verifySignatureHeader,
+} from '../domain/webhooks/signature';
 import { standardSignedContent, verifyStandardSignature } from '../domain/webhooks/standard-webhooks';
 import type { PublicJwk } from './jwks';
 
@@ -285,13 +265,15 @@ export const kidOf = (headers: VerifyWebhookInput['headers']): string | undefine
 const verifiedByPublicKey = (
   input: VerifyWebhookInput,
   signatures: readonly string[],
-  content: () => Uint8Array,
+  /** The signed bytes; undefined when they cannot be formed (the signature then cannot match). */
+  content: () => Uint8Array | undefined,
 ): boolean => {
   if (signatures.length === 0 || !input.publicKeys || input.publicKeys.length === 0) return false;
   const kid = kidOf(input.headers);
   const jwk = input.publicKeys.find((key) => key.kid === kid);
   if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519') return false;
   const bytes = content();
+  if (!bytes) return false;
   return signatures.some((signature) =>
     ed25519Verify({ kty: 'OKP', crv: 'Ed25519', x: jwk.x }, bytes, signature),
   );
@@ -396,12 +378,18 @@ export const verifyWebhook = (input: VerifyWebhookInput): ReceivedEnvelope => {
     });
   const byKey =
     !bySecret &&
-    verifiedByPublicKey(input, asymmetric, () =>
-      Buffer.from(
-        `${timestamp}\n${input.method}\n${input.path}\n${createHash('sha256').update(body).digest('hex')}`,
-        'utf8',
-      ),
-    );
+    verifiedByPublicKey(input, asymmetric, () => {
+      // The same canonical string (and the same refusal of a line break in its parts) as the HMAC's (C13).
+      try {
+        return Buffer.from(
+          canonicalString({ timestamp, method: input.method, path: input.path, body }),
+          'utf8',
+        );
+      } catch (error) {
+        if (error instanceof SignatureInputError) return undefined;
+        throw error;
+      }
+    });
   if (!bySecret && !byKey) fail('signature_mismatch');
 
   // 4. The envelope, and that it is the event the headers name (and, signed by the shared key, this endpoint's).

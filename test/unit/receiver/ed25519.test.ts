@@ -4,10 +4,14 @@
  * signature are refused with the usual codes; the JWKS cache fetches again for an unknown key id, but not more
  * often than its refetch interval, and keeps its keys when a fetch fails.
  */
-import { createPublicKey, verify } from 'node:crypto';
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ed25519KeyOfSeed, jwkOf } from '../../../functions/domain/webhooks/sender-keys';
+import {
+  ed25519KeyOfSeed,
+  jwkOf,
+  nativeAsymmetricSignature,
+} from '../../../functions/domain/webhooks/sender-keys';
 import {
   JwksCache,
   kidOf,
@@ -197,5 +201,42 @@ describe('JwksCache', () => {
     expect(await w.cache.keysFor('a')).toEqual([key('a'), key('b')]);
     w.at(800_000 + 86_400_001 + 300_000);
     expect(await w.cache.keysFor('a')).toEqual([]);
+  });
+
+  it('refuses a native signature over a path with a line break, as the HMAC path does (one canonical string)', () => {
+    const { privateKey, publicJwk } = ed25519KeyOfSeed(new Uint8Array(32).fill(7));
+    const timestamp = new Date().toISOString();
+    const vector = vectors.find((candidate) => candidate.scheme === 'native' && candidate.body.length > 0);
+    if (!vector) throw new Error('no native vector');
+    const { body } = vector;
+    const eventId = (JSON.parse(body) as { event_id: string }).event_id;
+    const path = '/webhooks/v1/catalog\nX';
+    // What a signer without C13's guard would sign: the parts joined with their line break inside.
+    const unguarded = `${timestamp}\nPOST\n${path}\n${createHash('sha256').update(body).digest('hex')}`;
+    const input = {
+      body,
+      method: 'POST',
+      path,
+      headers: {
+        'X-Timestamp': timestamp,
+        'X-Signature': nativeAsymmetricSignature(privateKey, unguarded),
+        'X-Signature-Key-Id': 'whk_line',
+        'X-Event-Id': eventId,
+      },
+      secrets: [],
+      publicKeys: [{ ...publicJwk, kid: 'whk_line' }],
+      endpointId: vector.endpoint_id,
+      now: new Date(),
+    };
+    expect(failureOf(() => verifyWebhook(input))).toBe('signature_mismatch');
+    // The same signer over a clean path verifies: the refusal is the line break's.
+    const clean = '/webhooks/v1/catalog';
+    const signed = nativeAsymmetricSignature(
+      privateKey,
+      `${timestamp}\nPOST\n${clean}\n${createHash('sha256').update(body).digest('hex')}`,
+    );
+    expect(
+      verifyWebhook({ ...input, path: clean, headers: { ...input.headers, 'X-Signature': signed } }).event_id,
+    ).toBe(eventId);
   });
 });
