@@ -1,8 +1,9 @@
 /**
  * The partner portal's API (partner key): a partner reads and acts on its own endpoint only — its deliveries and their
  * attempts, replays and recoveries, its secret, test events — and nothing a URL names of another partner's: another
- * endpoint's event is not found, its replay is not found, a replay naming its events matches nothing, and a cursor
- * of another partner's listing is refused as malformed.
+ * endpoint's event is not found, its replay is not found, a replay naming only its events is the same 404, and a
+ * cursor of another partner's listing is never an error of the service (the listing is keyed by the key's own
+ * endpoint, so it can only page that endpoint's rows).
  */
 import { describe, expect, it } from 'vitest';
 import {

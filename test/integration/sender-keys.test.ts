@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
 import { DynamoSenderKeyStore } from '../../functions/adapters/aws/sender-key-store';
 import { LocalDataCipher } from '../../functions/adapters/local/local-signing';
+import { ed25519KeyOfSeed } from '../../functions/domain/webhooks/sender-keys';
 import {
   ensureSenderKey,
   KeyRotationConflictError,
@@ -42,6 +43,17 @@ describe('webhook signing keys on DynamoDB', () => {
     const [stored] = await store.list();
     expect(stored?.generation).toBe(1);
     expect(stored?.private_key_ciphertext).not.toContain(stored?.public_jwk.x ?? '');
+    // Encrypted with the secrets key under its own key id: it opens to the seed of the published public half, and
+    // not under another key's context.
+    if (!stored) throw new Error('no key stored');
+    const seed = await cipher.decrypt(stored.private_key_ciphertext, {
+      purpose: 'webhook-sender-key',
+      kid: stored.kid,
+    });
+    expect(ed25519KeyOfSeed(seed).publicJwk.x).toBe(stored.public_jwk.x);
+    await expect(
+      cipher.decrypt(stored.private_key_ciphertext, { purpose: 'webhook-sender-key', kid: 'whk_other' }),
+    ).rejects.toThrow();
     expect(await ensureSenderKey(ctx())).toMatchObject({ kid: stored?.kid });
   });
 

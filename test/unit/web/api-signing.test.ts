@@ -58,6 +58,7 @@ describe('operator calls signed in the browser (SigV4, execute-api)', () => {
       { signingDate: new Date('2026-11-27T00:15:00Z'), unsignableHeaders: new Set(['content-type']) },
     );
     const signature = (value: string | undefined) => /Signature=([0-9a-f]{64})/.exec(value ?? '')?.[1];
+    expect(signature(signed.authorization)).toMatch(/^[0-9a-f]{64}$/);
     expect(signature(signed.authorization)).toBe(signature(sdk.headers.authorization));
     expect(signed.authorization).toContain('/eu-west-1/execute-api/aws4_request');
   });
