@@ -1,22 +1,20 @@
 /**
  * Verifies a receipt in the browser (C10) with WebCrypto, against the service's published keys (`GET /keys`): the
  * same canonical bytes the service signs (RFC 8785, the domain's own `canonicalJson`), its `hash`, and its ES256
- * signature (DER, turned into the raw r‖s WebCrypto takes). The signature covers the receipt as issued: a read
- * adds `refunds` and the current `status`, which are set back first.
+ * signature (DER, turned into the raw r‖s WebCrypto takes), over the receipt as issued (`issuedReceiptOf`: the
+ * domain's own undoing of what a read adds).
  */
-import { canonicalJson, type Json } from '../../functions/domain/money/canonical';
+import { canonicalJson } from '../../functions/domain/money/canonical';
+import {
+  issuedReceiptOf,
+  type JsonObject,
+  type Jwk,
+  receiptPayload,
+} from '../../functions/domain/receipts/receipt';
 
 export type ReceiptVerdict =
   | { readonly valid: true; readonly kid: string }
   | { readonly valid: false; readonly reason: string };
-
-interface PublicJwk {
-  readonly kty: string;
-  readonly crv?: string;
-  readonly x?: string;
-  readonly y?: string;
-  readonly kid?: string;
-}
 
 const hex = (bytes: ArrayBuffer): string =>
   [...new Uint8Array(bytes)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
@@ -49,12 +47,12 @@ export const derToRaw = (der: Uint8Array): Uint8Array<ArrayBuffer> | undefined =
 
 export const verifyReceiptInBrowser = async (
   receipt: Readonly<Record<string, unknown>>,
-  keys: readonly PublicJwk[],
+  keys: readonly Jwk[],
 ): Promise<ReceiptVerdict> => {
-  const { hash, signature, key_id: kid, refunds: _refunds, ...rest } = receipt;
+  const { hash, signature, key_id: kid } = receipt;
   if (typeof hash !== 'string' || typeof signature !== 'string' || typeof kid !== 'string')
     return { valid: false, reason: 'the receipt has no hash, signature or key_id' };
-  const payload = { ...rest, key_id: kid, status: 'issued' } as Json;
+  const payload = receiptPayload(issuedReceiptOf(receipt as JsonObject));
   const bytes = new TextEncoder().encode(canonicalJson(payload));
   const digest = `sha256:${hex(await crypto.subtle.digest('SHA-256', bytes))}`;
   if (digest !== hash)

@@ -16,6 +16,15 @@ export const receiptPayload = (receipt: JsonObject): JsonObject => {
   return payload;
 };
 
+/**
+ * The receipt as issued (and signed) from a receipt as read: a read adds `refunds` and the current `status`, which
+ * the signature never covered (a receipt is signed once, at commit, with status `issued`).
+ */
+export const issuedReceiptOf = (read: JsonObject): JsonObject => {
+  const { refunds: _refunds, ...issued } = read;
+  return { ...issued, status: 'issued' };
+};
+
 export type ReceiptCheck =
   | { readonly valid: true }
   | {

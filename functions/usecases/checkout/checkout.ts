@@ -27,6 +27,13 @@ import { quoteRateFreshness } from '../rates/freshness';
 /** Quotes stay readable this long after their lock ends, so a late commit can still be answered. */
 export const QUOTE_RETENTION_AFTER_LOCK_SECONDS = 24 * 3600;
 
+/** A receipt as read: the signed receipt with its lifecycle (status, refunds), which `issuedReceiptOf` undoes. */
+const receiptRead = (stored: StoredReceipt): JsonObject => ({
+  ...stored.receipt,
+  status: stored.status,
+  refunds: asJson(stored.refunds),
+});
+
 export class CheckoutError extends ServiceError {
   declare readonly code: 'not_found' | 'quote_expired' | 'invalid_signature' | 'invalid_state';
   declare readonly details: Readonly<Record<string, Json>>;
@@ -176,17 +183,21 @@ export class Checkout {
     return { ...payload, signature, ...(explain ? { explain: asJson(explain) } : {}) };
   }
 
-  private async receiptOf(receiptId: string): Promise<JsonObject> {
+  /** A stored receipt, or not found. */
+  private async storedReceipt(receiptId: string): Promise<StoredReceipt> {
     const stored = await this.deps.repository.receipt(receiptId);
     if (!stored) throw new CheckoutError('not_found', `no receipt ${receiptId}`);
-    return stored.receipt;
+    return stored;
+  }
+
+  private async receiptOf(receiptId: string): Promise<JsonObject> {
+    return (await this.storedReceipt(receiptId)).receipt;
   }
 
   /** A receipt of `tenant` (C26): another tenant's is answered as if it did not exist. */
   private async tenantReceipt(receiptId: string, tenant: string): Promise<StoredReceipt> {
-    const stored = await this.deps.repository.receipt(receiptId);
-    if (!stored || tenantOf(stored.receipt) !== tenant)
-      throw new CheckoutError('not_found', `no receipt ${receiptId}`);
+    const stored = await this.storedReceipt(receiptId);
+    if (tenantOf(stored.receipt) !== tenant) throw new CheckoutError('not_found', `no receipt ${receiptId}`);
     return stored;
   }
 
@@ -289,8 +300,7 @@ export class Checkout {
 
   /** The signed receipt with its lifecycle (status and refunds are not part of the signed payload). */
   async receipt(receiptId: string, tenant: string): Promise<JsonObject> {
-    const stored = await this.tenantReceipt(receiptId, tenant);
-    return { ...stored.receipt, status: stored.status, refunds: asJson(stored.refunds) };
+    return receiptRead(await this.tenantReceipt(receiptId, tenant));
   }
 
   /**
@@ -298,9 +308,7 @@ export class Checkout {
    * with its lifecycle as tenants see it.
    */
   async receiptForOperator(receiptId: string): Promise<JsonObject> {
-    const stored = await this.deps.repository.receipt(receiptId);
-    if (!stored) throw new CheckoutError('not_found', `no receipt ${receiptId}`);
-    return { ...stored.receipt, status: stored.status, refunds: asJson(stored.refunds) };
+    return receiptRead(await this.storedReceipt(receiptId));
   }
 
   /**
