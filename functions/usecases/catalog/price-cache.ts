@@ -469,6 +469,24 @@ const overrideExpiryMs = (priced: BasketPricing): number | undefined => {
   return expiries.length > 0 ? Math.min(...expiries) : undefined;
 };
 
+/**
+ * A display price, or the storefront's refusal of it (a blocked currency, not sellable in the region, no price): the
+ * error `GET /catalog/prices` would answer, returned rather than thrown. Any other error is thrown.
+ */
+export const displayPriceOrRefusal = (
+  release: CatalogRelease,
+  query: PriceQuery,
+  at: Date,
+  ttlOverrides: Readonly<Record<string, number>> = {},
+): ComputedPrice | PricingError | CatalogNotFoundError => {
+  try {
+    return computeDisplayPrice(release, query, at, ttlOverrides);
+  } catch (error) {
+    if (error instanceof PricingError || error instanceof CatalogNotFoundError) return error;
+    throw error;
+  }
+};
+
 /** The earlier of two optional instants (ms). */
 const earliest = (a: number | undefined, b: number | undefined): number | undefined =>
   a === undefined ? b : b === undefined ? a : Math.min(a, b);
@@ -590,16 +608,10 @@ export const warmPriceCache = async (
           continue;
         }
         const query: PriceQuery = { sku: product.sku_id, region, currency };
-        try {
-          entries.push({
-            request: priceCacheRequestOf(deps.release, query),
-            computed: computeDisplayPrice(deps.release, query, deps.at, ttlOverrides),
-          });
-        } catch (error) {
-          // Blocked currency, not sellable in the region, no price: nothing a storefront could read either.
-          if (!(error instanceof PricingError || error instanceof CatalogNotFoundError)) throw error;
-          skipped += 1;
-        }
+        const computed = displayPriceOrRefusal(deps.release, query, deps.at, ttlOverrides);
+        // Blocked currency, not sellable in the region, no price: nothing a storefront could read either.
+        if (computed instanceof Error) skipped += 1;
+        else entries.push({ request: priceCacheRequestOf(deps.release, query), computed });
       }
     }
   }

@@ -1,6 +1,5 @@
-import { PricingError } from '../../domain/pricing/errors';
 import type { PriceQuery } from '../../schemas/catalog-api';
-import { computeDisplayPrice } from './price-cache';
+import { displayPriceOrRefusal } from './price-cache';
 import { CatalogNotFoundError } from './reader';
 import type { CatalogRelease } from './release';
 
@@ -45,24 +44,20 @@ export const priceMatrix = (
         ...(query.tenant !== undefined ? { tenant: query.tenant } : {}),
         ...(query.explain ? { explain: true } : {}),
       };
-      try {
-        cells.push({
-          region: rule.region,
-          currency,
-          price: computeDisplayPrice(release, priceQuery, at).body,
-        });
-      } catch (error) {
-        if (!(error instanceof PricingError || error instanceof CatalogNotFoundError)) throw error;
-        cells.push({
-          region: rule.region,
-          currency,
-          unavailable: {
-            error: error.code,
-            message: error.message,
-            ...(error.details !== undefined ? { details: error.details } : {}),
-          },
-        });
-      }
+      const computed = displayPriceOrRefusal(release, priceQuery, at);
+      cells.push(
+        computed instanceof Error
+          ? {
+              region: rule.region,
+              currency,
+              unavailable: {
+                error: computed.code,
+                message: computed.message,
+                ...(computed.details !== undefined ? { details: computed.details } : {}),
+              },
+            }
+          : { region: rule.region, currency, price: computed.body },
+      );
     }
   }
   return { sku: query.sku, cells };
