@@ -6,7 +6,6 @@ import { CatalogReader } from '../usecases/catalog/reader';
 import { lazyHandler } from './lazy';
 import { createHttpApi, type HttpHandler } from './middleware/http';
 import { idempotent } from './middleware/idempotency';
-import { operatorOf } from './middleware/principal';
 import {
   createApiKeyOperation,
   listApiKeysOperation,
@@ -32,6 +31,7 @@ import {
 } from './operations/change-requests';
 import { catalogHistoryOperation } from './operations/history';
 import { getServiceObjectivesOperation } from './operations/objectives';
+import { whoAmIOperation } from './operations/operators';
 
 /** The `admin` function: operator routes (IAM in AWS, the admin tokens locally): catalog changes, cache, audit. */
 export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
@@ -50,13 +50,7 @@ export const createAdminHandler = (deps: ServiceDependencies): HttpHandler => {
     logger,
     metrics: deps.metrics.recorder('admin'),
     operations: {
-      whoAmI: async ({ principal }) => {
-        const operator = operatorOf(principal);
-        return {
-          statusCode: 200,
-          body: { identity: operator.identity, roles: operator.roles, machine: operator.machine },
-        };
-      },
+      whoAmI: whoAmIOperation,
       importCatalog: idempotent(importCatalogOperation(changes, deps.catalogFiles), idempotency),
       // The answer carries a pre-signed upload URL: stored sealed, like a caller key's secret.
       createCatalogUpload: idempotent(createCatalogUploadOperation(deps.catalogFiles), sealed),
