@@ -96,6 +96,7 @@ import {
   partnerEventsResponseSchema,
   partnerKeyResponseSchema,
   partnerReplayRequestSchema,
+  partnerRotationSchema,
   publishEventSchema,
   recoverRequestSchema,
   recoveryAcceptedResponseSchema,
@@ -856,7 +857,7 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       'As `POST /webhooks/endpoints/{endpoint_id}/rotate-secret`, for the endpoint of the partner key: the new ' +
       'secret is in this answer only; the old one is still sent for `overlap_hours` (default 24, at least 1: ending ' +
       'the old secret at once is for operators, so a leaked partner key cannot cut the receiver off).',
-    body: rotationSchema,
+    body: partnerRotationSchema,
     response: {
       status: 200,
       schema: endpointWithSecretResponseSchema,

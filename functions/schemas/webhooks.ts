@@ -592,6 +592,19 @@ export const rotationSchema = z.strictObject({
   overlap_hours: z.number().int().min(0).max(168).optional(),
 });
 
+/**
+ * A partner's rotation (`POST /partner/endpoint/rotate-secret`) always keeps an overlap: ending the old secret at once
+ * is an operator's call, so a leaked partner key cannot cut the partner's own receiver off.
+ */
+export const partnerRotationSchema = z.strictObject({
+  overlap_hours: z
+    .number()
+    .int()
+    .min(1, "at least 1 for a partner; an emergency rotation (0) is an operator's")
+    .max(168)
+    .optional(),
+});
+
 export const partnerKeyResponseSchema = endpointResponseSchema.extend({
   partner_key: z.string().regex(/^pk_[A-Za-z0-9_-]{43}$/),
 });

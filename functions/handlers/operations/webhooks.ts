@@ -17,6 +17,7 @@ import {
   partnerDeliveriesQuerySchema,
   partnerEventsQuerySchema,
   partnerReplayRequestSchema,
+  partnerRotationSchema,
   publishEventSchema,
   recoverRequestSchema,
   replayPathSchema,
@@ -64,8 +65,8 @@ import {
   catalogSnapshot,
   partnerDeliveries,
   partnerDelivery,
-  partnerEventIds,
   partnerEvents,
+  partnerReplay,
   partnerReplayProgress,
 } from '../../usecases/webhooks/partner';
 import {
@@ -289,149 +290,116 @@ export const showReplayOperation =
     return { statusCode: 200, body: await replayProgress(ctx, replay_id) };
   };
 
-const authorizationOf = (
-  headers: Readonly<Record<string, string | undefined>> | null,
-): string | undefined => {
-  for (const [name, value] of Object.entries(headers ?? {}))
-    if (name.toLowerCase() === 'authorization') return value;
-  return undefined;
-};
-
-/** `GET /partner/events` (partner key). */
-export const partnerEventsOperation =
-  (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
-    const endpoint = await authenticatePartner(ctx, authorizationOf(event.headers));
-    const query = parseWith(partnerEventsQuerySchema, event.queryStringParameters ?? {}, 'query');
-    return { statusCode: 200, body: await partnerEvents(ctx, endpoint, query) };
-  };
-
 /**
- * The partner portal's routes (partner key): the same use cases as the operators', always for the key's own
- * endpoint — never one a request names.
+ * A partner route (partner key): the key's endpoint is authenticated first, and the operation runs for it — the
+ * operators' use cases, always for the key's own endpoint, never one a request names.
  */
-const partnerOf = (ctx: WebhookContext, event: APIGatewayProxyEvent) =>
-  authenticatePartner(ctx, authorizationOf(event.headers));
+const forPartner =
+  (
+    ctx: WebhookContext,
+    run: (request: Parameters<Operation>[0], endpoint: EndpointRecord) => Promise<HttpResult>,
+  ): Operation =>
+  async (request) =>
+    run(request, await authenticatePartner(ctx, headerOf(request.event, 'authorization')));
+
+const queryOf = (event: APIGatewayProxyEvent) => event.queryStringParameters ?? {};
+
+/** `GET /partner/events` (resync). */
+export const partnerEventsOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async ({ event }, endpoint) => ({
+    statusCode: 200,
+    body: await partnerEvents(ctx, endpoint, parseWith(partnerEventsQuerySchema, queryOf(event), 'query')),
+  }));
 
 /** `GET /partner/endpoint`. */
-export const partnerEndpointOperation =
-  (ctx: WebhookContext): Operation =>
-  async ({ event }) => ({ statusCode: 200, body: endpointView(await partnerOf(ctx, event)) });
+export const partnerEndpointOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async (_request, endpoint) => ({ statusCode: 200, body: endpointView(endpoint) }));
 
 /** `GET /partner/endpoint/stats?window=`. */
-export const partnerEndpointStatsOperation =
-  (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
-    const endpoint = await partnerOf(ctx, event);
-    const query = parseWith(endpointStatsQuerySchema, event.queryStringParameters ?? {}, 'query');
+export const partnerEndpointStatsOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async ({ event }, endpoint) => {
+    const query = parseWith(endpointStatsQuerySchema, queryOf(event), 'query');
     return { statusCode: 200, body: await endpointStatsOf(ctx, endpoint.endpoint_id, query.window) };
-  };
+  });
 
-/** `POST /partner/endpoint/rotate-secret {"overlap_hours"?}`: the new secret, once. */
-export const partnerRotateSecretOperation =
-  (ctx: WebhookContext): Operation =>
-  async (request) => {
-    const { event } = request;
-    const endpoint = await partnerOf(ctx, event);
-    const body = parseJsonBody(rotationSchema, event.body || '{}', event.isBase64Encoded);
-    // Ending the old secret at once is an operator's call (a leaked partner key must not be able to cut the
-    // partner's own receiver off): a partner's rotation always keeps an overlap.
-    if (body.overlap_hours === 0)
-      throw new HttpError(
-        'invalid_request',
-        'overlap_hours: at least 1 here; ask an operator for an emergency rotation',
-        {
-          details: { problems: [{ path: '$.overlap_hours', message: 'at least 1 for a partner' }] },
-        },
-      );
+/** `POST /partner/endpoint/rotate-secret {"overlap_hours"?}`: the new secret, once; always with an overlap. */
+export const partnerRotateSecretOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async (request, endpoint) => {
+    const body = parseJsonBody(
+      partnerRotationSchema,
+      request.event.body || '{}',
+      request.event.isBase64Encoded,
+    );
     return rotated(
       await rotateSecret(ctx, endpoint.endpoint_id, exactlyOnce(request, rotated), body.overlap_hours),
     );
-  };
+  });
 
 /** `POST /partner/endpoint/test {"type"}`. */
-export const partnerTestEventOperation =
-  (ctx: WebhookContext): Operation =>
-  async (request) => {
-    const { event, traceId } = request;
-    const endpoint = await partnerOf(ctx, event);
-    const body = parseJsonBody(testEventRequestSchema, event.body, event.isBase64Encoded);
+export const partnerTestEventOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async (request, endpoint) => {
+    const body = parseJsonBody(testEventRequestSchema, request.event.body, request.event.isBase64Encoded);
     return testEventSent(
       await sendTestEvent(
         ctx,
         endpoint.endpoint_id,
         body.type,
-        traceId,
+        request.traceId,
         exactlyOnce(request, testEventSent),
         `partner:${endpoint.endpoint_id}`,
       ),
     );
-  };
+  });
 
 /** `GET /partner/deliveries?status=&from=&to=`. */
-export const partnerDeliveriesOperation =
-  (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
-    const endpoint = await partnerOf(ctx, event);
-    const query = parseWith(partnerDeliveriesQuerySchema, event.queryStringParameters ?? {}, 'query');
-    return { statusCode: 200, body: await partnerDeliveries(ctx, endpoint, query) };
-  };
+export const partnerDeliveriesOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async ({ event }, endpoint) => ({
+    statusCode: 200,
+    body: await partnerDeliveries(
+      ctx,
+      endpoint,
+      parseWith(partnerDeliveriesQuerySchema, queryOf(event), 'query'),
+    ),
+  }));
 
 /** `GET /partner/deliveries/{event_id}`. */
-export const partnerDeliveryOperation =
-  (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
-    const endpoint = await partnerOf(ctx, event);
+export const partnerDeliveryOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async ({ event }, endpoint) => {
     const { event_id } = parseWith(eventPathSchema, pathOf(event), 'path');
     return { statusCode: 200, body: await partnerDelivery(ctx, endpoint, event_id) };
-  };
+  });
 
 /** `POST /partner/replay`: its own deliveries only (the endpoint is the key's). */
-export const partnerReplayOperation =
-  (ctx: WebhookContext): Operation =>
-  async (request) => {
-    const { event } = request;
-    const endpoint = await partnerOf(ctx, event);
-    const body = parseJsonBody(partnerReplayRequestSchema, event.body, event.isBase64Encoded);
-    const eventIds = body.event_ids ? await partnerEventIds(ctx, endpoint, body.event_ids) : undefined;
-    if (eventIds?.length === 0)
-      throw new HttpError('not_found', 'none of these events was delivered to your endpoint');
-    return replayAccepted(
-      await replayDeliveries(
-        ctx,
-        { ...body, ...(eventIds ? { event_ids: eventIds } : {}), endpoint_id: endpoint.endpoint_id },
-        exactlyOnce(request, replayAccepted),
-      ),
-    );
-  };
+export const partnerReplayOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async (request, endpoint) => {
+    const body = parseJsonBody(partnerReplayRequestSchema, request.event.body, request.event.isBase64Encoded);
+    return replayAccepted(await partnerReplay(ctx, endpoint, body, exactlyOnce(request, replayAccepted)));
+  });
 
 /** `POST /partner/recover {"since","until"}`. */
-export const partnerRecoverOperation =
-  (ctx: WebhookContext): Operation =>
-  async (request) => {
-    const { event } = request;
-    const endpoint = await partnerOf(ctx, event);
-    const body = parseJsonBody(recoverRequestSchema, event.body, event.isBase64Encoded);
+export const partnerRecoverOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async (request, endpoint) => {
+    const body = parseJsonBody(recoverRequestSchema, request.event.body, request.event.isBase64Encoded);
     return recoveryAccepted(
       await recoverEndpoint(ctx, endpoint.endpoint_id, body, exactlyOnce(request, recoveryAccepted)),
     );
-  };
+  });
 
 /** `GET /partner/replays/{replay_id}`. */
-export const partnerReplayProgressOperation =
-  (ctx: WebhookContext): Operation =>
-  async ({ event }) => {
-    const endpoint = await partnerOf(ctx, event);
+export const partnerReplayProgressOperation = (ctx: WebhookContext): Operation =>
+  forPartner(ctx, async ({ event }, endpoint) => {
     const { replay_id } = parseWith(replayPathSchema, pathOf(event), 'path');
     return { statusCode: 200, body: await partnerReplayProgress(ctx, endpoint, replay_id) };
-  };
+  });
 
 /** `GET /catalog/snapshot?as_of=` (partner key). */
-export const catalogSnapshotOperation =
-  (ctx: WebhookContext, reader: CatalogReader, repository: CatalogRepository): Operation =>
-  async ({ event }) => {
-    const endpoint = await authenticatePartner(ctx, authorizationOf(event.headers));
-    const query = parseWith(catalogSnapshotQuerySchema, event.queryStringParameters ?? {}, 'query');
+export const catalogSnapshotOperation = (
+  ctx: WebhookContext,
+  reader: CatalogReader,
+  repository: CatalogRepository,
+): Operation =>
+  forPartner(ctx, async ({ event }, endpoint) => {
+    const query = parseWith(catalogSnapshotQuerySchema, queryOf(event), 'query');
     return {
       statusCode: 200,
       body: await catalogSnapshot(reader, repository, new Date(query.as_of), {
@@ -439,7 +407,7 @@ export const catalogSnapshotOperation =
         now: ctx.clock.now(),
       }),
     };
-  };
+  });
 
 /** Every value of a header, case-insensitively: all of `multiValueHeaders`, else the single `headers` value. */
 const headerValues = (event: APIGatewayProxyEvent, name: string): string[] => {
@@ -528,7 +496,7 @@ export const confirmEventOperation = (ctx: WebhookContext, deps: ConfirmEventDep
   };
   return async (request) => {
     const { event, traceId } = request;
-    const authorization = authorizationOf(event.headers) ?? '';
+    const authorization = headerOf(event, 'authorization') ?? '';
     const endpoint = await authenticatePartner(ctx, authorization);
     try {
       await requireDpop(dpopContext, endpoint, partnerRequestOf(event, authorization));

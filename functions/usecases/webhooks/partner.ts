@@ -3,15 +3,26 @@ import { ServiceError } from '../../domain/errors';
 import type { Envelope } from '../../domain/webhooks/envelope';
 import { isEnvelopeVersion, LATEST_ENVELOPE_VERSION, renderEnvelope } from '../../domain/webhooks/envelope';
 import type { CatalogRepository } from '../../ports/catalog';
+import type { ExactlyOnce } from '../../ports/idempotency';
 import type { EndpointRecord, Page } from '../../ports/webhooks';
-import { type PartnerDeliveriesQuery, partnerCatalogSchema } from '../../schemas/webhooks';
+import {
+  type PartnerDeliveriesQuery,
+  type PartnerReplayRequest,
+  partnerCatalogSchema,
+} from '../../schemas/webhooks';
 import { exportCatalog } from '../catalog/export';
 import type { CatalogReader } from '../catalog/reader';
 import { partVersionNames } from '../catalog/release';
 import type { WebhookContext } from './context';
 import { partnerKeyHash } from './endpoints';
 import { EventNotFoundError, type EventSummary, listEvents, showEvent } from './history';
-import { type ReplayProgress, ReplayRefusedError, replayProgress } from './replay';
+import {
+  type ReplayAccepted,
+  type ReplayProgress,
+  ReplayRefusedError,
+  replayDeliveries,
+  replayProgress,
+} from './replay';
 
 /** A partner route without a valid partner key: 401, never saying whether the key exists. */
 export class PartnerUnauthorizedError extends ServiceError {
@@ -99,21 +110,40 @@ export const partnerDeliveries = async (
   };
 };
 
+/** Reads of a partner's replay made at once (a replay names at most 1 000 events). */
+const OWN_EVENT_READS_AT_ONCE = 25;
+
 /**
- * The event ids of a partner's replay that its endpoint received: others are dropped before the replay looks at
- * them, so no answer says whether another endpoint's event exists.
+ * `POST /partner/replay`: a replay of the partner's own endpoint only. Named events its endpoint did not receive
+ * (another endpoint's, filtered out, or none at all) are dropped before the replay looks at them, so no answer says
+ * whether another endpoint's event exists; when none is left, the answer is the same 404 for every such request.
  */
-export const partnerEventIds = async (
-  ctx: Pick<WebhookContext, 'deliveries'>,
+export const partnerReplay = async (
+  ctx: WebhookContext,
   endpoint: EndpointRecord,
-  eventIds: readonly string[],
-): Promise<string[]> => {
-  const own: string[] = [];
-  for (const eventId of new Set(eventIds)) {
-    const delivery = await ctx.deliveries.get(eventId, endpoint.endpoint_id);
-    if (delivery && delivery.status !== 'filtered') own.push(eventId);
+  request: PartnerReplayRequest,
+  once?: ExactlyOnce<ReplayAccepted>,
+): Promise<ReplayAccepted> => {
+  let eventIds: string[] | undefined;
+  if (request.event_ids) {
+    const named = [...new Set(request.event_ids)];
+    eventIds = [];
+    for (let start = 0; start < named.length; start += OWN_EVENT_READS_AT_ONCE) {
+      const batch = named.slice(start, start + OWN_EVENT_READS_AT_ONCE);
+      const deliveries = await Promise.all(batch.map((id) => ctx.deliveries.get(id, endpoint.endpoint_id)));
+      batch.forEach((id, index) => {
+        const delivery = deliveries[index];
+        if (delivery && delivery.status !== 'filtered') eventIds?.push(id);
+      });
+    }
+    if (eventIds.length === 0)
+      throw new ReplayRefusedError('not_found', 'none of these events was delivered to your endpoint');
   }
-  return own;
+  return replayDeliveries(
+    ctx,
+    { ...request, ...(eventIds ? { event_ids: eventIds } : {}), endpoint_id: endpoint.endpoint_id },
+    once,
+  );
 };
 
 /**
