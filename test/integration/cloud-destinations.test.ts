@@ -175,19 +175,16 @@ describe('SQS destinations through the partner role (fauxqs, the partner twin)',
     });
   });
 
-  it('keeps the session: a deleted role still sends until a refusal drops it, then assumes afresh (and is refused)', async () => {
+  it('keeps the session through refusals that are not about credentials; a credential refusal drops it', async () => {
     const name = `${prefix}sqs-cached`;
     const destinations = sender();
-    const destination: CloudDestination = {
-      type: 'sqs',
-      queue_url: queueUrl,
-      ...(await trustedRole('sqs-cached')),
-    };
+    const role = await trustedRole('sqs-cached');
+    const destination: CloudDestination = { type: 'sqs', queue_url: queueUrl, ...role };
     expect(await destinations.send(request(destination))).toMatchObject({ kind: 'response' });
     await deletePartnerRole(partner.endpoint, name);
     // AWS does not end a session when its role's trust changes: the cached credentials still work.
     expect(await destinations.send(request(destination))).toMatchObject({ kind: 'response' });
-    // A refusal (the queue is gone) drops the session; the next attempt assumes again, which the role's removal stops.
+    // A refusal that is not about credentials (the queue is gone) keeps the session: the next send still goes.
     const gone = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${prefix}gone` }));
     await clients.sqs.send(new DeleteQueueCommand({ QueueUrl: gone.QueueUrl }));
     const missing = await destinations.send(
@@ -195,6 +192,16 @@ describe('SQS destinations through the partner role (fauxqs, the partner twin)',
     );
     expect(missing).toMatchObject({ kind: 'network_error', error: 'other' });
     if (missing.kind === 'network_error') expect(missing.message).toMatch(/^sqs:SendMessage: /);
+    expect(await destinations.send(request(destination))).toMatchObject({ kind: 'response' });
+    // A credential refusal (the bus refuses a session of a deleted role) drops it: the next attempt assumes the role
+    // again, which the role's removal stops.
+    const bus = `arn:aws:events:${LOCAL_REGION}:${LOCAL_PARTNER_ACCOUNT}:event-bus/${prefix}bus`;
+    expect(
+      await destinations.send(request({ type: 'eventbridge', event_bus_arn: bus, ...role })),
+    ).toMatchObject({
+      kind: 'network_error',
+      message: 'events:PutEvents: AccessDeniedException (HTTP 400)',
+    });
     expect(await destinations.send(request(destination))).toMatchObject({
       kind: 'network_error',
       message: 'sts:AssumeRole: AccessDenied (HTTP 403)',

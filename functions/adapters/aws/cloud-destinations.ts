@@ -14,7 +14,7 @@ import type { NetworkErrorKind } from '../../domain/webhooks/retry-policy';
 import type { CloudDeliveryRequest, CloudDestinationSender } from '../../ports/webhook-destinations';
 import type { WebhookResponse } from '../../ports/webhook-http';
 import { isInsideAllowedCidrs } from '../http/egress-address';
-import type { EgressPolicy } from '../http/guarded-http-client';
+import { type EgressPolicy, networkErrorKindOf } from '../http/guarded-http-client';
 
 export interface CloudDestinationOptions {
   /** The service's region: STS is called there (its regional endpoint). */
@@ -64,14 +64,21 @@ class CloudCallError extends Error {
   }
 }
 
-const NETWORK_CODES: Readonly<Record<string, NetworkErrorKind>> = {
-  ECONNREFUSED: 'connection_refused',
-  ECONNRESET: 'connection_reset',
-  EPIPE: 'connection_reset',
-  ENOTFOUND: 'dns_failure',
-  EAI_AGAIN: 'dns_failure',
-  ETIMEDOUT: 'timeout',
-};
+/**
+ * AWS's answers that mean the session's credentials are no good any more (the role's trust or the role itself
+ * changed, the session expired): the cached session is dropped and the next attempt assumes the role again. Other
+ * refusals (throttling, a missing queue, a rejected event, the network) keep it: assuming again cannot help them.
+ */
+const CREDENTIAL_ERRORS = new Set([
+  'AccessDenied',
+  'AccessDeniedException',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'InvalidClientTokenId',
+  'UnrecognizedClientException',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+]);
 
 /** What an SDK error says, as the attempt history shows it: the call, AWS's error code, its HTTP status. */
 const describeFailure = (call: string, error: unknown, aborted: boolean): CloudCallError => {
@@ -86,8 +93,9 @@ const describeFailure = (call: string, error: unknown, aborted: boolean): CloudC
   if (aborted || failure.name === 'AbortError' || failure.name === 'TimeoutError')
     return new CloudCallError('timeout', `${call}: no answer within the attempt's time`);
   const code = failure.code ?? failure.cause?.code;
-  const network = code !== undefined ? NETWORK_CODES[code] : undefined;
-  if (network) return new CloudCallError(network, `${call}: ${code}`);
+  // The same reading of Node's network codes as the HTTP deliveries'.
+  const network = code !== undefined ? networkErrorKindOf({ code }) : 'other';
+  if (network !== 'other') return new CloudCallError(network, `${call}: ${code}`);
   const status = failure.$metadata?.httpStatusCode;
   return new CloudCallError(
     'other',
@@ -142,8 +150,9 @@ export class AwsCloudDestinations implements CloudDestinationSender {
             ? await this.sendMessage(session, target.queueUrl, target.address, request, abort.signal)
             : await this.putEvent(session, target.region, request, abort.signal);
       } catch (error) {
-        // Refused with credentials that were good: assume again next time (the trust or the policy may be new).
-        if (!abort.signal.aborted) this.drop(sessionKey(request.destination), entry);
+        // Credentials refused that were good: assume again next time (the trust or the role may be new).
+        if (CREDENTIAL_ERRORS.has((error as { name?: string }).name ?? ''))
+          this.drop(sessionKey(request.destination), entry);
         throw error;
       }
       return {

@@ -123,7 +123,8 @@ const errorCode = (error: unknown): string | undefined => {
   return typeof error.code === 'string' ? error.code : undefined;
 };
 
-const classify = (error: unknown): WebhookNetworkError => {
+/** What kind of network error a Node or SDK error is, by its code (`other` when none says more). */
+export const networkErrorKindOf = (error: unknown): WebhookNetworkError => {
   if (error instanceof EgressRefusedError) return 'address_not_allowed';
   if (error instanceof DnsResolutionError) return 'dns_failure';
   const code = errorCode(error);
@@ -359,7 +360,7 @@ const runAttempt = (
     const fail = (error: WebhookNetworkError, message: string): void =>
       settle({ kind: 'network_error', error, message, durationMs: elapsedMs() });
     const failWith = (error: unknown): void => {
-      const kind = classify(error);
+      const kind = networkErrorKindOf(error);
       fail(kind, describe(kind, error));
     };
     const onResponse = (incoming: IncomingMessage): void => {
@@ -537,7 +538,7 @@ export class GuardedFetchError extends Error {
 
 const guardedFetchError = (error: unknown): GuardedFetchError => {
   if (error instanceof GuardedFetchError) return error;
-  const kind = classify(error);
+  const kind = networkErrorKindOf(error);
   const code = errorCode(error);
   return new GuardedFetchError(
     kind,

@@ -213,6 +213,9 @@ export const startPartnerAws = async (options: PartnerAwsOptions): Promise<Partn
         'UnrecognizedClientException',
         'The security token included in the request is invalid.',
       );
+    // A session of a role since deleted acts as nothing (the role's policies are gone with it).
+    if (!roles.has(session.roleArn))
+      throw new TwinError('AccessDeniedException', `${session.roleArn} no longer exists.`);
     const results: Json[] = [];
     for (const entry of list(body.Entries) as Json[]) {
       const bus = EVENT_BUS_ARN.exec(String(entry.EventBusName ?? ''));
