@@ -23,6 +23,7 @@ import {
 import {
   endpointResponseSchema,
   endpointStatsResponseSchema,
+  endpointsPageResponseSchema,
   endpointWithSecretResponseSchema,
   eventHistoryResponseSchema,
   eventsPageResponseSchema,
@@ -58,6 +59,7 @@ import {
   SecretRotation,
   SelectableEvents,
   segment,
+  statusOptions,
   TestEvent,
 } from '../shared/deliveries';
 import { verifyReceiptInBrowser } from '../shared/receipt-verify';
@@ -66,10 +68,8 @@ import '../shared/styles.css';
 type Operator = z.infer<typeof operatorIdentityResponseSchema>;
 type Session = { readonly api: Api; readonly me: Operator };
 
-const DELIVERY_STATUSES = ['', 'pending', 'delivered', 'retrying', 'stopped', 'dead', 'filtered', 'skipped'];
-const endpointsPage = z.object({ items: z.array(endpointResponseSchema), cursor: z.string().optional() });
-const can = (me: Operator, role: Operator['roles'][number]) =>
-  me.roles.includes(role) && !(me.machine && role === 'approver');
+/** What the signed-in operator's roles allow (the roles as the API counts them: a machine's never approve). */
+const can = (me: Operator, role: Operator['roles'][number]) => me.roles.includes(role);
 
 const NAV: readonly (readonly [string, string])[] = [
   ['change-requests', 'Change requests'],
@@ -538,7 +538,7 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
             name="status"
             value={filters.status}
             onChange={set('status')}
-            options={DELIVERY_STATUSES.map((status) => [status, status || 'any'] as const)}
+            options={statusOptions()}
           />
           <Select
             label="Type"
@@ -637,7 +637,10 @@ const EventDetail = ({ session, eventId }: { readonly session: Session; readonly
 // ——— Endpoints ———
 
 const Endpoints = ({ session }: { readonly session: Session }) => {
-  const list = useLoad(() => session.api.get('/webhooks/endpoints', endpointsPage, { limit: 100 }), []);
+  const list = useLoad(
+    () => session.api.get('/webhooks/endpoints', endpointsPageResponseSchema, { limit: 100 }),
+    [],
+  );
   const [url, setUrl] = useState('');
   const [topics, setTopics] = useState('catalog');
   const [created, setCreated] = useState<z.infer<typeof endpointWithSecretResponseSchema>>();

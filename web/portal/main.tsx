@@ -42,6 +42,7 @@ import {
   SecretRotation,
   SelectableEvents,
   segment,
+  statusOptions,
   TestEvent,
 } from '../shared/deliveries';
 import { guideSnippet } from '../shared/receiving-guide';
@@ -126,9 +127,7 @@ const Deliveries = ({ session }: { readonly session: Session }) => {
         name="status"
         value={status}
         onChange={setStatus}
-        options={['', 'delivered', 'retrying', 'dead', 'stopped', 'skipped', 'pending'].map(
-          (entry) => [entry, entry || 'any'] as const,
-        )}
+        options={statusOptions(['filtered'])}
       />
       <Alert message={list.error ?? error} />
       {replayId ? <ReplayProgress id={replayId} load={() => replayProgress(session)(replayId)} /> : null}

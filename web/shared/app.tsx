@@ -4,7 +4,7 @@
  * accessible building blocks. Preact renders text as text: nothing from the API is ever inserted as HTML.
  */
 import type { ComponentChildren, JSX } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { type Api, ApiError, type Credential, createApi, type TokenCredential } from './api';
 
 const SESSION_KEY = 'pricing-session';
@@ -360,7 +360,8 @@ export const Code = ({ label, text }: { readonly label: string; readonly text: s
  */
 export const useSignedIn = <T,>(kinds: readonly Credential['kind'][], whoAmI: (api: Api) => Promise<T>) => {
   const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential(kinds));
-  const api = credential ? createApi(credential) : undefined;
+  // One client per credential, not per render.
+  const api = useMemo(() => (credential ? createApi(credential) : undefined), [credential]);
   const who = useLoad(async () => (api ? whoAmI(api) : undefined), [credentialKey(credential)]);
   const signOut = () => {
     saveCredential(undefined);

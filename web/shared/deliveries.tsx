@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type * as z from 'zod';
+import { DELIVERY_STATUSES } from '../../functions/domain/webhooks/envelope';
 import { EVENT_TYPES } from '../../functions/schemas/event-types';
 import type {
   endpointStatsResponseSchema,
@@ -18,6 +19,14 @@ type Stats = z.infer<typeof endpointStatsResponseSchema>;
 type History = z.infer<typeof eventHistoryResponseSchema>;
 type EventsPage = z.infer<typeof eventsPageResponseSchema>;
 type Progress = z.infer<typeof replayProgressResponseSchema>;
+
+/** The delivery statuses as filter options (first: any), from the domain's list, without those `hidden`. */
+export const statusOptions = (hidden: readonly string[] = []): (readonly [string, string])[] => [
+  ['', 'any'],
+  ...DELIVERY_STATUSES.filter((status) => !hidden.includes(status)).map(
+    (status) => [status, status] as const,
+  ),
+];
 
 /** Every event type of the catalog (its single source), for test events. */
 export const EVENT_TYPE_NAMES: readonly string[] = EVENT_TYPES.map((definition) => definition.type);

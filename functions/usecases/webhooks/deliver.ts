@@ -481,7 +481,6 @@ const throttle = async (
 const wholeSecondsBefore = (atMs: number, nowMs: number): number =>
   Math.max(1, Math.floor((atMs - nowMs) / 1000));
 
-/** The claimed attempt: stop it, or sign and POST it and enqueue what comes next. */
 /**
  * The signature headers of an attempt (C13, C33), by the endpoint's scheme and algorithm: this service's
  * `X-Timestamp` and `X-Signature` or Standard Webhooks' three headers (the event id as `webhook-id`, so receivers
@@ -560,6 +559,7 @@ const postToUrl = async (
   );
 };
 
+/** The claimed attempt: stop it, or sign and send it (HTTP or a cloud destination) and enqueue what comes next. */
 const attempt = async (
   ctx: WebhookContext,
   message: DeliveryMessage,

@@ -9,6 +9,7 @@ import {
 } from '../../domain/webhooks/outbound-auth';
 import type { WebhookNetworkError, WebhookResponse } from '../../ports/webhook-http';
 import type { EndpointRecord } from '../../ports/webhooks';
+import { LruMap } from '../../shared/lru';
 import type { WebhookContext } from './context';
 import { sealedJson } from './sealed-json';
 
@@ -25,12 +26,18 @@ const authOf = async (
     ? undefined
     : sealedAuth.open(ctx, endpoint.endpoint_id, endpoint.auth_ciphertext);
 
+/** Access tokens kept per instance at most (one per endpoint and credentials; the least recently used go first). */
+const CACHED_TOKENS = 1_000;
+
 /**
  * Access tokens per endpoint and credentials, kept until shortly before they expire (one instance's memory: a
- * new instance fetches its own). A token refused with 401 is dropped and fetched again once.
+ * new instance fetches its own; a changed credential's old token ages out of the LRU). A token refused with 401 is
+ * dropped and fetched again once.
  */
 export class OAuthTokenCache {
-  private readonly tokens = new Map<string, { readonly token: string; readonly expiresAtMs: number }>();
+  private readonly tokens = new LruMap<{ readonly token: string; readonly expiresAtMs: number }>(
+    CACHED_TOKENS,
+  );
   private readonly inFlight = new Map<string, Promise<string>>();
 
   get(key: string, nowMs: number): string | undefined {
