@@ -31,7 +31,8 @@ const HEADERS: Json = {
   description:
     'The native scheme (C13) sends X-Timestamp and X-Signature; an endpoint with signature_scheme "standard-webhooks" ' +
     'gets webhook-id, webhook-timestamp and webhook-signature instead. X-Event-Id, X-Attempt and X-Webhook-Producer ' +
-    'are always sent.',
+    'are always sent. An endpoint with signing_algorithm "ed25519" is signed with the service key instead of its ' +
+    'secret (v1a signatures) and gets X-Signature-Key-Id, the key id in GET /webhooks/jwks.json.',
   properties: {
     'X-Event-Id': { type: 'string', description: 'The event_id (the same on every retry and replay).' },
     'X-Attempt': { type: 'string', description: 'The delivery attempt, from 1.' },
@@ -44,14 +45,20 @@ const HEADERS: Json = {
       type: 'string',
       description:
         'Native scheme: "v1=" + base64 HMAC-SHA-256 of X-Timestamp, method, path and the hex SHA-256 of the body, ' +
-        'joined by line feeds; one per secret during a rotation, space-separated.',
+        'joined by line feeds; one per secret during a rotation, space-separated. Ed25519 endpoints: "v1a=" + base64 ' +
+        'Ed25519 signature over the same canonical string.',
+    },
+    'X-Signature-Key-Id': {
+      type: 'string',
+      description: 'Ed25519 endpoints: the id (kid) of the signing key in GET /webhooks/jwks.json.',
     },
     'webhook-id': { type: 'string', description: 'Standard Webhooks: the event_id.' },
     'webhook-timestamp': { type: 'string', description: 'Standard Webhooks: Unix seconds.' },
     'webhook-signature': {
       type: 'string',
       description:
-        'Standard Webhooks: "v1," + base64 HMAC-SHA-256 over "<webhook-id>.<webhook-timestamp>.<body>".',
+        'Standard Webhooks: "v1," + base64 HMAC-SHA-256 over "<webhook-id>.<webhook-timestamp>.<body>"; Ed25519 ' +
+        'endpoints: "v1a," + base64 Ed25519 signature over the same content.',
     },
   },
   required: ['X-Event-Id', 'X-Attempt'],
@@ -133,6 +140,7 @@ export const buildAsyncApi = (): Json => {
         security: [
           { $ref: '#/components/securitySchemes/native' },
           { $ref: '#/components/securitySchemes/standardWebhooks' },
+          { $ref: '#/components/securitySchemes/ed25519' },
         ],
       },
     },
@@ -188,6 +196,15 @@ export const buildAsyncApi = (): Json => {
           description:
             'Standard Webhooks (https://www.standardwebhooks.com), for endpoints with signature_scheme ' +
             '"standard-webhooks": verify with the standardwebhooks libraries and the same secret.',
+        },
+        ed25519: {
+          type: 'httpApiKey',
+          name: 'X-Signature-Key-Id',
+          in: 'header',
+          description:
+            'Ed25519 (signing_algorithm "ed25519", v1a signatures in either scheme) with the service key the header ' +
+            'names, published as a JWKS at GET /webhooks/jwks.json (kid, alg EdDSA); the signed envelope names its ' +
+            'endpoint_id. See docs/receiving-webhooks.md and the ed25519 section of docs/webhook-signature-vectors.json.',
         },
       },
     },

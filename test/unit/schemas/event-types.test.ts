@@ -112,6 +112,16 @@ describe('the AsyncAPI document', () => {
       problems.map((problem) => `${problem.code}: ${problem.message} at ${problem.path.join('.')}`),
     ).toEqual([]);
     expect(document?.version()).toBe('3.0.0');
+    // Every signing the service does: HMAC natively and in Standard Webhooks mode, and Ed25519 with the JWKS key id.
+    const raw = JSON.parse(renderAsyncApi()) as {
+      servers: Record<string, { security: { $ref: string }[] }>;
+      components: { securitySchemes: Record<string, unknown> };
+    };
+    const schemes = Object.values(raw.servers).flatMap((server) =>
+      server.security.map((requirement) => requirement.$ref.split('/').pop() ?? ''),
+    );
+    expect(schemes.sort()).toEqual(['ed25519', 'native', 'standardWebhooks']);
+    expect(Object.keys(raw.components.securitySchemes).sort()).toEqual(schemes);
     const messages = document?.allMessages().all() ?? [];
     expect(messages.map((message) => message.name()).sort()).toEqual(
       definitions.map((definition) => definition.type).sort(),
