@@ -732,10 +732,10 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
       "Re-delivers the endpoint's deliveries of events produced between `since` and `until` that it missed: " +
       '`skipped` (it was disabled when they were produced), `dead` and `stopped`. It runs as a replay of its own ' +
       '(`recovery_id`; progress at `GET /webhooks/replays/{recovery_id}`), each attempt in the delivery history with ' +
-      'that id. The endpoint must be enabled first (422 `invalid_state` otherwise); a window with more than 1 000 ' +
-      'deliveries is ' +
-      'refused (recover it in parts), and so is a window reaching events older than 7 days (422: receivers forget ' +
-      'ids after 7 days; `POST /webhooks/replay` with `force` sends those).',
+      'that id. The endpoint must be enabled first (422 `invalid_state` otherwise). Only the missed deliveries ' +
+      'count: a window with more than 5 000 of them is refused (400: recover it in parts), and so is one whose ' +
+      'missed deliveries include events older than 7 days (422: receivers forget ids after 7 days; ' +
+      '`POST /webhooks/replay` with `force` sends those). What the endpoint received in the window limits nothing.',
     path: endpointPathSchema,
     body: recoverRequestSchema,
     response: RECOVERY_STARTED,

@@ -77,18 +77,21 @@ const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string,
 
 /**
  * The events of one endpoint's deliveries in the window, through the deliveries' endpoint index: a replay or a
- * recovery of one endpoint reads its own deliveries, not every event of the window.
+ * recovery of one endpoint reads its own deliveries, not every event of the window. Only the deliveries `kept`
+ * count against the replay's bound and have their event read: recovering the few deliveries an endpoint missed
+ * in a window of thousands it received reads, and is bounded by, those few.
  */
 const endpointEventsInWindow = (
   ctx: Pick<WebhookContext, 'events' | 'deliveries'>,
   endpointId: string,
   from: string,
   to: string,
+  kept: (delivery: DeliveryRecord) => boolean,
 ) =>
   gathered(async (cursor) => {
     const page = await ctx.deliveries.query({ endpointId }, from, to, 200, cursor);
     return {
-      items: await Promise.all(page.items.map((delivery) => ctx.events.get(delivery.event_id))),
+      items: await Promise.all(page.items.filter(kept).map((delivery) => ctx.events.get(delivery.event_id))),
       ...(page.cursor ? { cursor: page.cursor } : {}),
     };
   }, 'deliveries');
@@ -128,18 +131,19 @@ export const replayDeliveries = async (
   } else if (request.from && request.to) {
     items.push(
       ...(request.endpoint_id
-        ? await endpointEventsInWindow(ctx, request.endpoint_id, request.from, request.to)
+        ? await endpointEventsInWindow(
+            ctx,
+            request.endpoint_id,
+            request.from,
+            request.to,
+            // The statuses wanted, and every delivery a replay restarted: one this very request restarted before
+            // it crashed no longer has the wanted status (the selection below tells which).
+            (delivery) =>
+              wanted === undefined || wanted.includes(delivery.status) || delivery.replay_id !== undefined,
+          )
         : await eventsInWindow(ctx, request.from, request.to)),
     );
   }
-  const horizon = now.getTime() - ctx.settings.replayHorizonDays * 86_400_000;
-  const tooOld = items.filter((item) => Date.parse(item.ts) < horizon).map((item) => item.event_id);
-  if (tooOld.length > 0 && !request.force)
-    throw new ReplayRefusedError(
-      'invalid_state',
-      `events older than ${ctx.settings.replayHorizonDays} days need "force": true (receivers may no longer recognise them as duplicates)`,
-      { event_ids: tooOld.slice(0, 100) },
-    );
 
   // Reserved for the request: a retry after a crash restarts under the same replay and resumes it.
   const replayId = once ? once.reservedId('rpl') : newId('rpl', now);
@@ -161,8 +165,21 @@ export const replayDeliveries = async (
       );
   }
 
-  const restarted: { event_id: string; endpoint_id: string }[] = [];
   const itemsById = new Map(items.map((item) => [item.event_id, item]));
+  // Only the events the replay would send again: old events it would not resend refuse nothing.
+  const horizon = now.getTime() - ctx.settings.replayHorizonDays * 86_400_000;
+  const tooOld = [...new Set(selected.map((delivery) => delivery.event_id))].filter((eventId) => {
+    const item = itemsById.get(eventId);
+    return item !== undefined && Date.parse(item.ts) < horizon;
+  });
+  if (tooOld.length > 0 && !request.force)
+    throw new ReplayRefusedError(
+      'invalid_state',
+      `events older than ${ctx.settings.replayHorizonDays} days need "force": true (receivers may no longer recognise them as duplicates)`,
+      { event_ids: tooOld.slice(0, 100) },
+    );
+
+  const restarted: { event_id: string; endpoint_id: string }[] = [];
   const orderings = new Map<string, Promise<EndpointOrdering | undefined>>();
   const orderingOf = (endpointId: string) => {
     let ordering = orderings.get(endpointId);

@@ -43,7 +43,11 @@ import { expungeEvent } from '../../../functions/usecases/webhooks/history';
 import { operationalSignals } from '../../../functions/usecases/webhooks/operational-events';
 import { watchOrderedKeys } from '../../../functions/usecases/webhooks/order-watchdog';
 import { OAuthTokenCache } from '../../../functions/usecases/webhooks/outbound-auth';
-import { replayDeliveries } from '../../../functions/usecases/webhooks/replay';
+import {
+  MAX_REPLAY_DELIVERIES,
+  recoverEndpoint,
+  replayDeliveries,
+} from '../../../functions/usecases/webhooks/replay';
 import { type SenderKeySigner, senderKeySigner } from '../../../functions/usecases/webhooks/sender-keys';
 
 interface World {
@@ -1167,6 +1171,123 @@ describe('replayDeliveries', () => {
     );
     expect(reverted).toEqual(['stopped']);
     expect(w.deliveries.get(key)?.status).toBe('stopped');
+  });
+});
+
+describe('recoverEndpoint: what the endpoint missed, among what it received', () => {
+  it('reads and bounds only the missed deliveries: 2 skipped among more than the bound delivered, some past the horizon', async () => {
+    const w = world();
+    const endpoint = await createEndpoint(w.ctx, { url: 'https://partner.example/webhooks/v1' });
+    const endpointId = endpoint.endpoint_id;
+    const now = w.now.value.getTime();
+    // One delivery every 3 minutes going back 10 days (past the 7-day replay horizon): all delivered but two
+    // recent ones.
+    const count = MAX_REPLAY_DELIVERIES + 1;
+    const missed = new Set([3, 7]);
+    for (let index = 0; index < count; index += 1) {
+      const ts = new Date(now - (index + 1) * 60_000 * 3).toISOString();
+      const eventId = `evt_${String(index).padStart(6, '0')}`;
+      const item = outboxItemOf(
+        {
+          type: 'payout.processed',
+          data: { payout_id: `po_${index}` },
+          trace_id: 'trc_test',
+          versions: NO_VERSIONS,
+        },
+        new Date(ts),
+        30,
+      );
+      w.events.set(eventId, { ...item, event_id: eventId });
+      w.deliveries.set(`${eventId}|${endpointId}`, {
+        event_id: eventId,
+        endpoint_id: endpointId,
+        event_type: 'payout.processed',
+        ts_id: `${ts}#${eventId}`,
+        status: missed.has(index) ? 'skipped' : 'delivered',
+        created_at: ts,
+        updated_at: ts,
+        last_attempt: missed.has(index) ? 0 : 1,
+        completed_attempt: missed.has(index) ? 0 : 1,
+        attempts: [],
+        expires_at: Math.floor(now / 1000) + 86_400,
+      });
+    }
+    const listed = [...w.deliveries.values()].sort((a, b) => a.ts_id.localeCompare(b.ts_id));
+    let pages = 0;
+    w.ctx = {
+      ...w.ctx,
+      deliveries: {
+        ...w.ctx.deliveries,
+        // The endpoint index, 200 a page, as the store pages it.
+        query: async (_index, from, to, limit, cursor) => {
+          pages += 1;
+          const inWindow = listed.filter((d) => d.ts_id >= `${from}#` && d.ts_id <= `${to}#~`);
+          const start = cursor === undefined ? 0 : Number(cursor);
+          const items = inWindow.slice(start, start + limit);
+          return {
+            items,
+            ...(start + limit < inWindow.length ? { cursor: String(start + limit) } : {}),
+          };
+        },
+        startReplay: async (eventId, endpointId, replayId) => {
+          const key = `${eventId}|${endpointId}`;
+          const record = w.deliveries.get(key) as DeliveryRecord;
+          w.deliveries.set(key, { ...record, status: 'retrying', replay_id: replayId });
+          return record.last_attempt + 1;
+        },
+      },
+    };
+    w.eventReads = 0;
+    const accepted = await recoverEndpoint(w.ctx, endpointId, {
+      since: new Date(now - 11 * 86_400_000).toISOString(),
+      until: new Date(now).toISOString(),
+    });
+    expect(accepted).toMatchObject({ matched: 2, enqueued: 2, skipped: 0 });
+    expect(pages).toBe(Math.ceil(count / 200));
+    // The two missed events only, not one read per delivery of the window.
+    expect(w.eventReads).toBe(2);
+    expect(w.sent.map((sent) => (sent.body as DeliveryMessage).event_id).sort()).toEqual(
+      [...missed].map((index) => `evt_${String(index).padStart(6, '0')}`).sort(),
+    );
+  });
+
+  it('still refuses a missed event past the horizon without force', async () => {
+    const w = world();
+    const endpoint = await createEndpoint(w.ctx, { url: 'https://partner.example/webhooks/v1' });
+    const ts = new Date(w.now.value.getTime() - 8 * 86_400_000).toISOString();
+    const item = outboxItemOf(
+      {
+        type: 'payout.processed',
+        data: { payout_id: 'po_old' },
+        trace_id: 'trc_test',
+        versions: NO_VERSIONS,
+      },
+      new Date(ts),
+      30,
+    );
+    w.events.set(item.event_id, item);
+    const delivery: DeliveryRecord = {
+      event_id: item.event_id,
+      endpoint_id: endpoint.endpoint_id,
+      event_type: 'payout.processed',
+      ts_id: `${ts}#${item.event_id}`,
+      status: 'skipped',
+      created_at: ts,
+      updated_at: ts,
+      last_attempt: 0,
+      completed_attempt: 0,
+      attempts: [],
+      expires_at: 0,
+    };
+    w.deliveries.set(`${item.event_id}|${endpoint.endpoint_id}`, delivery);
+    w.ctx = { ...w.ctx, deliveries: { ...w.ctx.deliveries, query: async () => ({ items: [delivery] }) } };
+    await expect(
+      recoverEndpoint(w.ctx, endpoint.endpoint_id, {
+        since: new Date(w.now.value.getTime() - 9 * 86_400_000).toISOString(),
+        until: w.now.value.toISOString(),
+      }),
+    ).rejects.toThrow('need "force": true');
+    expect(w.sent).toEqual([]);
   });
 });
 
