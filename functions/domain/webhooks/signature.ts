@@ -57,16 +57,17 @@ export const canonicalString = (input: {
 };
 
 /**
- * The key goes through `createSecretKey` on purpose: on Node 24 `createHmac` with raw key bytes is about three
+ * HMAC-SHA-256 of `content` (a string as UTF-8) keyed with the secret's bytes. The key goes through
+ * `createSecretKey` on purpose: on Node 24 `createHmac` with raw key bytes is about three
  * times slower than with a KeyObject made per call (see bench/webhooks-sign.bench.ts). A fresh KeyObject per
  * call copies the bytes as they are now, so nothing is cached that a caller could later change.
  */
-const mac = (secret: Uint8Array, canonical: string): Buffer =>
-  createHmac('sha256', createSecretKey(secret)).update(canonical, 'utf8').digest();
+export const hmacSha256 = (secret: Uint8Array, content: string | Uint8Array): Buffer =>
+  createHmac('sha256', createSecretKey(secret)).update(content).digest();
 
 /** `v1=` + base64 (standard, padded) HMAC-SHA-256(secretBytes, canonical string as UTF-8). */
 export const signCanonical = (secret: Uint8Array, canonical: string): string =>
-  `${SCHEME_PREFIX}${mac(secret, canonical).toString('base64')}`;
+  `${SCHEME_PREFIX}${hmacSha256(secret, canonical).toString('base64')}`;
 
 /**
  * The X-Signature header value: one `v1=` signature per secret, space-separated, in the order given (rotation:
@@ -90,18 +91,39 @@ export const signatureHeader = (input: {
  * standard base64 in its canonical form are ignored. Throws MalformedSignatureHeaderError if nothing parseable is left.
  */
 export const parseSignatureHeader = (header: string): string[] => {
-  const signatures = header
+  const signatures = versionedSignatures(header, SCHEME_PREFIX);
+  if (signatures.length === 0) throw new MalformedSignatureHeaderError();
+  return signatures;
+};
+
+/**
+ * The base64 signatures of a header's whitespace-separated entries that start with `prefix` (`v1=`, Standard
+ * Webhooks' `v1,`), without it. Canonical padded base64 only: the last character's unused bits must be zero, so
+ * each signature has exactly one spelling (a header changed in any character never verifies).
+ */
+export const versionedSignatures = (header: string, prefix: string): string[] =>
+  header
     .split(/\s+/)
-    .filter((entry) => entry.startsWith(SCHEME_PREFIX))
-    .map((entry) => entry.slice(SCHEME_PREFIX.length))
-    // Canonical base64 only: the last character's unused bits must be zero, so each signature has exactly
-    // one spelling (a header changed in any character never verifies).
+    .filter((entry) => entry.startsWith(prefix))
+    .map((entry) => entry.slice(prefix.length))
     .filter(
       (value) =>
         value.length > 0 && BASE64.test(value) && Buffer.from(value, 'base64').toString('base64') === value,
     );
-  if (signatures.length === 0) throw new MalformedSignatureHeaderError();
-  return signatures;
+
+/**
+ * Constant-time: whether any received signature (base64) equals any expected MAC. Every pair is compared with
+ * `crypto.timingSafeEqual` after an equal-length guard, with no early exit.
+ */
+export const anySignatureMatches = (expected: readonly Buffer[], received: readonly string[]): boolean => {
+  const decoded = received.map((signature) => Buffer.from(signature, 'base64'));
+  let matched = false;
+  for (const want of expected) {
+    for (const got of decoded) {
+      if (got.length === want.length && timingSafeEqual(got, want)) matched = true;
+    }
+  }
+  return matched;
 };
 
 /**
@@ -127,13 +149,8 @@ export const verifySignatureHeader = (input: {
     if (error instanceof MalformedSignatureHeaderError || error instanceof SignatureInputError) return false;
     throw error;
   }
-  const expected = input.secrets.map((secret) => mac(secret, canonical));
-  const received = signatures.map((signature) => Buffer.from(signature, 'base64'));
-  let matched = false;
-  for (const want of expected) {
-    for (const got of received) {
-      if (got.length === want.length && timingSafeEqual(got, want)) matched = true;
-    }
-  }
-  return matched;
+  return anySignatureMatches(
+    input.secrets.map((secret) => hmacSha256(secret, canonical)),
+    signatures,
+  );
 };

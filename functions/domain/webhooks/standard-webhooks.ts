@@ -6,7 +6,7 @@
  * the specification's format). During a rotation one signature per valid secret, space-separated, newest first.
  * Receivers verify with the published `standardwebhooks` libraries; the ±300 s window is theirs to check.
  */
-import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
+import { anySignatureMatches, hmacSha256, versionedSignatures } from './signature';
 
 /** How an endpoint's deliveries are signed: this service's `X-Signature` (C13) or Standard Webhooks'. */
 export const SIGNATURE_SCHEMES = ['native', 'standard-webhooks'] as const;
@@ -35,9 +35,6 @@ export const standardSignedContent = (input: {
   readonly body: Uint8Array;
 }): Buffer => Buffer.concat([Buffer.from(`${input.id}.${input.timestamp}.`, 'utf8'), input.body]);
 
-const mac = (secret: Uint8Array, content: Buffer): Buffer =>
-  createHmac('sha256', createSecretKey(secret)).update(content).digest();
-
 /** The `webhook-signature` value: `v1,<base64>` per secret, space-separated in the order given. */
 export const standardSignatureHeader = (input: {
   readonly secrets: readonly Uint8Array[];
@@ -47,27 +44,15 @@ export const standardSignatureHeader = (input: {
 }): string => {
   if (input.secrets.length === 0) throw new Error('no_secret');
   const content = standardSignedContent(input);
-  return input.secrets.map((secret) => `${HMAC_PREFIX}${mac(secret, content).toString('base64')}`).join(' ');
-};
-
-/** The three headers of a Standard Webhooks request. */
-export const standardWebhookHeaders = (input: {
-  readonly secrets: readonly Uint8Array[];
-  readonly id: string;
-  readonly at: Date;
-  readonly body: Uint8Array;
-}): Record<(typeof STANDARD_WEBHOOKS_HEADERS)[keyof typeof STANDARD_WEBHOOKS_HEADERS], string> => {
-  const timestamp = unixSeconds(input.at);
-  return {
-    [STANDARD_WEBHOOKS_HEADERS.id]: input.id,
-    [STANDARD_WEBHOOKS_HEADERS.timestamp]: timestamp,
-    [STANDARD_WEBHOOKS_HEADERS.signature]: standardSignatureHeader({ ...input, timestamp }),
-  };
+  return input.secrets
+    .map((secret) => `${HMAC_PREFIX}${hmacSha256(secret, content).toString('base64')}`)
+    .join(' ');
 };
 
 /**
  * Constant-time check of a `webhook-signature` header against secrets: true when any `v1,` signature matches any
- * secret (every pair compared, no early exit). Entries of other versions are ignored; nothing throws.
+ * secret (every pair compared, no early exit). Entries of other versions, and signatures not in canonical padded
+ * base64, are ignored; nothing throws.
  */
 export const verifyStandardSignature = (input: {
   readonly header: string;
@@ -76,15 +61,9 @@ export const verifyStandardSignature = (input: {
   readonly timestamp: string;
   readonly body: Uint8Array;
 }): boolean => {
-  const received = input.header
-    .split(' ')
-    .filter((entry) => entry.startsWith(HMAC_PREFIX))
-    .map((entry) => Buffer.from(entry.slice(HMAC_PREFIX.length), 'base64'));
   const content = standardSignedContent(input);
-  let matched = false;
-  for (const secret of input.secrets) {
-    const want = mac(secret, content);
-    for (const got of received) if (got.length === want.length && timingSafeEqual(got, want)) matched = true;
-  }
-  return matched;
+  return anySignatureMatches(
+    input.secrets.map((secret) => hmacSha256(secret, content)),
+    versionedSignatures(input.header, HMAC_PREFIX),
+  );
 };

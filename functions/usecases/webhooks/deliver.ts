@@ -9,6 +9,7 @@ import {
   renderEnvelope,
   topicOf,
 } from '../../domain/webhooks/envelope';
+import { signedRequestHeaders, type WebhookSigner } from '../../domain/webhooks/request-signing';
 import {
   type AttemptOutcome,
   decideRetry,
@@ -16,13 +17,6 @@ import {
   type RetryDecision,
 } from '../../domain/webhooks/retry-policy';
 import { secretBytes } from '../../domain/webhooks/secret';
-import { nativeAsymmetricSignature, standardAsymmetricSignature } from '../../domain/webhooks/sender-keys';
-import { canonicalString, signatureHeader } from '../../domain/webhooks/signature';
-import {
-  standardSignedContent,
-  standardWebhookHeaders,
-  unixSeconds,
-} from '../../domain/webhooks/standard-webhooks';
 import {
   attemptTimeoutFor,
   delaySecondsUntil,
@@ -492,43 +486,22 @@ const signatureHeaders = async (
   endpoint: EndpointRecord,
   request: { eventId: string; body: Uint8Array; path: string; at: Date; started: Date },
 ): Promise<Record<string, string>> => {
-  const standard = endpoint.signature_scheme === 'standard-webhooks';
+  let signer: WebhookSigner;
   if (endpoint.signing_algorithm === 'ed25519') {
     const key = await ctx.senderSigner.current();
     // Registering an Ed25519 endpoint makes a key; none here is a fault of the deployment, retried like one.
     if (!key) throw new Error('no webhook signing key is active');
-    if (standard) {
-      const timestamp = unixSeconds(request.at);
-      const content = standardSignedContent({ id: request.eventId, timestamp, body: request.body });
-      return {
-        'webhook-id': request.eventId,
-        'webhook-timestamp': timestamp,
-        'webhook-signature': standardAsymmetricSignature(key.privateKey, content),
-        'X-Signature-Key-Id': key.kid,
-      };
-    }
-    const timestamp = request.at.toISOString();
-    const canonical = canonicalString({ timestamp, method: 'POST', path: request.path, body: request.body });
-    return {
-      'X-Timestamp': timestamp,
-      'X-Signature': nativeAsymmetricSignature(key.privateKey, canonical),
-      'X-Signature-Key-Id': key.kid,
-    };
+    signer = { algorithm: 'ed25519', kid: key.kid, privateKey: key.privateKey };
+  } else {
+    const secrets = (await signingSecrets(ctx, endpoint, request.started)).map(secretBytes);
+    signer = { algorithm: 'hmac-sha256', secrets };
   }
-  const secrets = (await signingSecrets(ctx, endpoint, request.started)).map(secretBytes);
-  if (standard)
-    return standardWebhookHeaders({ secrets, id: request.eventId, at: request.at, body: request.body });
-  const timestamp = request.at.toISOString();
-  return {
-    'X-Timestamp': timestamp,
-    'X-Signature': signatureHeader({
-      secrets,
-      timestamp,
-      method: 'POST',
-      path: request.path,
-      body: request.body,
-    }),
-  };
+  return signedRequestHeaders(signer, endpoint.signature_scheme ?? 'native', {
+    id: request.eventId,
+    at: request.at,
+    path: request.path,
+    body: request.body,
+  });
 };
 
 /** One POST to an HTTP endpoint: its client certificate (mTLS) and outbound authentication (C34) with it. */

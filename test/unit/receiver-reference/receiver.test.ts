@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { signedRequestHeaders } from '../../../functions/domain/webhooks/request-signing';
 import { secretBytes } from '../../../functions/domain/webhooks/secret';
 import {
   ed25519KeyOfSeed,
@@ -9,11 +10,7 @@ import {
   standardAsymmetricSignature,
 } from '../../../functions/domain/webhooks/sender-keys';
 import { canonicalString } from '../../../functions/domain/webhooks/signature';
-import {
-  standardSignedContent,
-  standardWebhookHeaders,
-  unixSeconds,
-} from '../../../functions/domain/webhooks/standard-webhooks';
+import { standardSignedContent, unixSeconds } from '../../../functions/domain/webhooks/standard-webhooks';
 import {
   EventInProgressError,
   EventTooOldError,
@@ -153,12 +150,16 @@ describe('POST /webhooks/v1/{topic}: every signing scheme the service sends (C13
       return { id: String(envelope.event_id), body: Buffer.from(JSON.stringify(envelope)) };
     };
     const hmac = bodyOf();
-    const standardHeaders = standardWebhookHeaders({
-      secrets: [secretBytes(SECRET)],
-      id: hmac.id,
-      at: NOW,
-      body: hmac.body,
-    });
+    const standardHeaders = signedRequestHeaders(
+      { algorithm: 'hmac-sha256', secrets: [secretBytes(SECRET)] },
+      'standard-webhooks',
+      {
+        id: hmac.id,
+        at: NOW,
+        body: hmac.body,
+        path: '/',
+      },
+    );
     expect((await receive(deliveryWith(standardHeaders, hmac.body))).statusCode).toBe(200);
 
     const native = bodyOf();

@@ -3,12 +3,10 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it, vi } from 'vitest';
+import { signedRequestHeaders } from '../../../functions/domain/webhooks/request-signing';
 import { InvalidSecretError, secretBytes } from '../../../functions/domain/webhooks/secret';
 import { signatureHeader } from '../../../functions/domain/webhooks/signature';
-import {
-  standardWebhookHeaders,
-  verifyStandardSignature,
-} from '../../../functions/domain/webhooks/standard-webhooks';
+import { verifyStandardSignature } from '../../../functions/domain/webhooks/standard-webhooks';
 import {
   MAX_EVENT_ID_LENGTH,
   parseReceivedEnvelope,
@@ -363,20 +361,28 @@ describe('verifyWebhook: Standard Webhooks requests (C33), signed by the standar
   });
 
   it('agrees with the service’s own signer, which the library verifies', () => {
-    const headers = standardWebhookHeaders({
-      secrets: [secretBytes(NEW_SECRET)],
-      id: EVENT_ID,
-      at: NOW,
-      body: utf8(body),
-    });
+    const headers = signedRequestHeaders(
+      { algorithm: 'hmac-sha256', secrets: [secretBytes(NEW_SECRET)] },
+      'standard-webhooks',
+      {
+        id: EVENT_ID,
+        at: NOW,
+        body: utf8(body),
+        path: '/',
+      },
+    );
     expect(headers['webhook-signature']).toBe(standard()['webhook-signature']);
     // The library checks the timestamp against its own clock: signed now, it verifies.
-    const now = standardWebhookHeaders({
-      secrets: [secretBytes(NEW_SECRET)],
-      id: EVENT_ID,
-      at: new Date(),
-      body: utf8(body),
-    });
+    const now = signedRequestHeaders(
+      { algorithm: 'hmac-sha256', secrets: [secretBytes(NEW_SECRET)] },
+      'standard-webhooks',
+      {
+        id: EVENT_ID,
+        at: new Date(),
+        body: utf8(body),
+        path: '/',
+      },
+    );
     expect(new Webhook(NEW_SECRET).verify(body, { ...now })).toEqual(envelope);
   });
 
