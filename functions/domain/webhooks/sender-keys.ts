@@ -117,6 +117,23 @@ export const nativeAsymmetricSignature = (privateKey: KeyObject, canonical: stri
 export const standardAsymmetricSignature = (privateKey: KeyObject, signedContent: Uint8Array): string =>
   `${STANDARD_PREFIX}${ed25519Sign(privateKey, signedContent)}`;
 
+/**
+ * Public keys already imported, by their `x`: a receiver checks every delivery against the same one or two keys,
+ * and importing a JWK costs about as much as the check itself. Bounded (a JWKS holds two or three keys; a
+ * receiver of many senders' keys keeps the most recent ones).
+ */
+const PUBLIC_KEYS = new Map<string, KeyObject>();
+const PUBLIC_KEYS_KEPT = 32;
+
+const publicKeyOf = (jwk: SenderKey['public_jwk']): KeyObject => {
+  const cached = PUBLIC_KEYS.get(jwk.x);
+  if (cached) return cached;
+  const key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: 'jwk' });
+  if (PUBLIC_KEYS.size >= PUBLIC_KEYS_KEPT) PUBLIC_KEYS.delete(PUBLIC_KEYS.keys().next().value as string);
+  PUBLIC_KEYS.set(jwk.x, key);
+  return key;
+};
+
 /** Checks an Ed25519 signature (base64) of `content` against a public JWK; false for anything malformed. */
 export const ed25519Verify = (
   jwk: SenderKey['public_jwk'],
@@ -124,7 +141,7 @@ export const ed25519Verify = (
   signature: string,
 ): boolean => {
   try {
-    const key = createPublicKey({ key: { ...jwk }, format: 'jwk' });
+    const key = publicKeyOf(jwk);
     const bytes = Buffer.from(signature, 'base64');
     if (bytes.length !== 64 || bytes.toString('base64') !== signature) return false;
     return verify(null, typeof content === 'string' ? Buffer.from(content, 'utf8') : content, key, bytes);
