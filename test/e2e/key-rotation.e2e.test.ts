@@ -22,14 +22,11 @@ import { countingEffect, effectCounterKey } from '../../functions/receiver/refer
 import { type LocalServer, serveProxyHandler } from '../../functions/receiver/reference/local-server';
 import { createReferenceReceiver } from '../../functions/receiver/reference/receiver';
 import { ensureReceiverTable } from '../../functions/receiver/reference/table';
-import {
-  TIMESTAMP_TOLERANCE_SECONDS,
-  verifyWebhook,
-  WebhookVerificationError,
-} from '../../functions/receiver/verify';
+import { TIMESTAMP_TOLERANCE_SECONDS, verifyWebhook } from '../../functions/receiver/verify';
 import { eventHistoryResponseSchema } from '../../functions/schemas/webhooks';
 import { demoCatalogWithoutRatePolicy } from '../support/demo-stack';
 import { eventually } from '../support/engines';
+import { verificationFailureOf } from '../support/verification';
 
 /** How long to wait for the pipeline (a bound, not a timing assertion: it only fails a stuck test). */
 const PATIENCE = { timeoutMs: 30_000, intervalMs: 100 };
@@ -308,14 +305,9 @@ describe('signing-secret rotation at the reference receiver (local stack)', () =
     expect(verifyAt(signedAt + (TIMESTAMP_TOLERANCE_SECONDS - 1) * 1000).event_id).toBe(
       retiredRequest.headers['x-event-id'],
     );
-    const refusal = (() => {
-      try {
-        verifyAt(signedAt + (TIMESTAMP_TOLERANCE_SECONDS + 1) * 1000);
-        return undefined;
-      } catch (error) {
-        return error instanceof WebhookVerificationError ? error.code : error;
-      }
-    })();
+    const refusal = verificationFailureOf(() =>
+      verifyAt(signedAt + (TIMESTAMP_TOLERANCE_SECONDS + 1) * 1000),
+    );
     expect(refusal).toBe('timestamp_out_of_window');
 
     const refusedBefore = receiver('new').refusals.length;

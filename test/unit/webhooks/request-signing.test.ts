@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { signedRequestHeaders, type WebhookSigner } from '../../../functions/domain/webhooks/request-signing';
 import { secretBytes } from '../../../functions/domain/webhooks/secret';
 import { ed25519KeyOfSeed, jwkOf } from '../../../functions/domain/webhooks/sender-keys';
-import { verifyWebhook, WebhookVerificationError } from '../../../functions/receiver/verify';
+import { verifyWebhook } from '../../../functions/receiver/verify';
+import { verificationFailureOf } from '../../support/verification';
 
 const NOW = new Date('2026-11-27T10:00:00.000Z');
 const ENDPOINT = 'ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7E';
@@ -32,15 +33,16 @@ const request = {
   body: Buffer.from(BODY),
 };
 
-const failure = (run: () => unknown): string | undefined => {
-  try {
-    run();
-    return undefined;
-  } catch (error) {
-    if (error instanceof WebhookVerificationError) return error.code;
-    throw error;
-  }
-};
+const failure = verificationFailureOf;
+
+/** The request as a receiver gets it: the signed body and path, the headers with the event id beside them. */
+const received = (headers: Record<string, string>) => ({
+  body: BODY,
+  method: 'POST',
+  path: '/hooks?x=1',
+  headers: { ...headers, 'X-Event-Id': request.id },
+  now: NOW,
+});
 
 describe('signedRequestHeaders', () => {
   it.each(['native', 'standard-webhooks'] as const)(
@@ -57,13 +59,7 @@ describe('signedRequestHeaders', () => {
           ? ['X-Signature', 'X-Timestamp']
           : ['webhook-id', 'webhook-signature', 'webhook-timestamp'],
       );
-      const input = {
-        body: BODY,
-        method: 'POST',
-        path: '/hooks?x=1',
-        headers: { ...headers, 'X-Event-Id': request.id },
-        now: NOW,
-      };
+      const input = received(headers);
       for (const secret of [newer, older])
         expect(verifyWebhook({ ...input, secrets: [secret] }).event_id).toBe(request.id);
       expect(failure(() => verifyWebhook({ ...input, secrets: [secretOf()] }))).toBe('signature_mismatch');
@@ -86,15 +82,7 @@ describe('signedRequestHeaders', () => {
       expect(headers[scheme === 'native' ? 'X-Signature' : 'webhook-signature']).toMatch(
         scheme === 'native' ? /^v1a=/ : /^v1a,/,
       );
-      const input = {
-        body: BODY,
-        method: 'POST',
-        path: '/hooks?x=1',
-        headers: { ...headers, 'X-Event-Id': request.id },
-        now: NOW,
-        secrets: [],
-        endpointId: ENDPOINT,
-      };
+      const input = { ...received(headers), secrets: [], endpointId: ENDPOINT };
       expect(verifyWebhook({ ...input, publicKeys: [jwk] }).event_id).toBe(request.id);
       const other = jwkOf({
         kid: key.kid,
