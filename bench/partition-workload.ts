@@ -31,8 +31,8 @@ export const SHARD_FAMILIES: FamilySizes = (ref) => {
   const { table, index } = ref;
   if (table === 'events' && index === 'by-day') return DAY_SHARDS;
   if (table === 'events' && index === 'fanout-pending') return FANOUT_PENDING_SHARDS;
-  if (table === 'deliveries' && index === 'by-endpoint-shard') return ENDPOINT_SHARDS;
-  if (table === 'deliveries' && index === 'by-status') return STATUS_SHARDS;
+  if (table === 'deliveries' && index === 'by-endpoint-keys') return ENDPOINT_SHARDS;
+  if (table === 'deliveries' && index === 'by-status-keys') return STATUS_SHARDS;
   if (table === 'endpointStats' && index === undefined) return STATS_SHARDS;
   if (table === 'catalog' && index === undefined && ref.key.startsWith('pointer#')) return POINTER_REPLICAS;
   return undefined;

@@ -1,9 +1,9 @@
 /**
  * `npm run migrate -- endpoint-shards --table <deliveries table> [--segments N] [--page-size N] [--state <file>]`
  *
- * The data step of a staged index replacement (docs/decisions.md, "deliveries by endpoint"): run it after the
- * deploy with `-c retiredIndexes=read`, before the one with `-c retiredIndexes=keep`. It sets the new index key
- * on every item written before the index existed, straight on the table with the caller's AWS credentials and
+ * Sets the deliveries' endpoint index key (`endpoint_shard`) on every item written before it existed (docs/
+ * decisions.md, "deliveries by endpoint"): the data step of upgrading a deployment made before the sharded
+ * endpoint index (README, "Upgrading"). It writes straight on the table with the caller's AWS credentials and
  * region (the SDK's default chain; `AWS_ENDPOINT_URL_DYNAMODB` points it at DynamoDB Local). With `--state` the
  * position of each scan segment is saved after every page, and a run with the same file continues from it.
  *

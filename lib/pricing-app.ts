@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { type IndexMigrationStage, parseIndexMigrationStage } from '../functions/definitions';
 import type { OperatorRole } from '../functions/domain/access/principals';
 import type { MachineOperatorRole } from './constructs/operator-roles';
 import { staticEgressFromContext } from './constructs/static-egress';
@@ -28,29 +29,24 @@ export interface PricingAppOptions {
   readonly machineOperatorRoles?: readonly MachineOperatorRole[];
   /** KMS key ARNs of retired receipt keys (C10). @default context `retiredReceiptKeyArns`, else none */
   readonly retiredReceiptKeyArns?: readonly string[];
-  /** A staged index migration's stage (see `retiredIndexesFromContext`). @default context `retiredIndexes`, else none */
-  readonly retiredIndexes?: RetiredIndexesStage;
+  /** A staged index replacement's stage (see `retiredIndexesFromContext`). @default context `retiredIndexes`, else none */
+  readonly retiredIndexes?: IndexMigrationStage;
   /** Build and deploy the console and the partner portal (S3 behind CloudFront). @default true */
   readonly webSite?: boolean;
 }
 
 /**
- * `-c retiredIndexes=read|keep`: the stages of replacing a table's index (`retiredGlobalSecondaryIndexes` in the
- * definitions), since CloudFormation adds or removes one index per table per update and an existing deployment
- * keeps serving meanwhile:
- * 1. `read`: the tables get the new index beside the retired one; the functions write the new key and still read
- *    the retired index. Then `npm run migrate -- endpoint-shards` backfills the key on existing items.
- * 2. `keep`: both indexes stay, the functions read the new one.
- * 3. no value (every later deploy, and a new deployment at once): the retired index is removed.
+ * `-c retiredIndexes=<stage>`: the stage of replacing tables' indexes in an existing deployment
+ * (`retiredGlobalSecondaryIndexes` in the definitions, `functions/definitions/index-migration.ts`), since
+ * CloudFormation adds or removes one index per table per update and an existing deployment keeps serving
+ * meanwhile: `add-1` … `add-n` (one replacement more each; the functions read the retired indexes whose
+ * replacements are still being built), `keep` (all, the replacements read), `drop-1` … `drop-(n-1)` (one retired
+ * index fewer each), then no value (every later deploy, and a new deployment at once). Wait for the index a stage
+ * added to be ACTIVE before the next.
  */
-export type RetiredIndexesStage = 'read' | 'keep';
-
-export const retiredIndexesFromContext = (app: App): RetiredIndexesStage | undefined => {
+export const retiredIndexesFromContext = (app: App): IndexMigrationStage | undefined => {
   const value = contextString(app, 'retiredIndexes');
-  if (value === undefined) return undefined;
-  if (value !== 'read' && value !== 'keep')
-    throw new Error(`context retiredIndexes must be read or keep, got ${JSON.stringify(value)}`);
-  return value;
+  return value === undefined ? undefined : parseIndexMigrationStage(value);
 };
 
 /**
@@ -192,7 +188,7 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
       contextInteger(app, 'receiptRetentionYears') ??
       RECEIPT_RETENTION_YEARS.default,
     terminationProtection: stage === 'prod',
-    ...(retiredIndexes ? { keepRetiredIndexes: true } : {}),
+    ...(retiredIndexes ? { indexStage: retiredIndexes } : {}),
   });
   const tenantRetentionDays = tenantRetentionDaysFromContext(app);
   const service = new PricingServiceStack(app, 'PricingServiceStack', {
@@ -210,7 +206,7 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     ...(operatorTrustAccount ? { operatorTrustAccount } : {}),
     ...(machineOperatorRoles ? { machineOperatorRoles } : {}),
     ...(retiredReceiptKeyArns ? { retiredReceiptKeyArns } : {}),
-    ...(retiredIndexes === 'read' ? { readRetiredIndexes: true } : {}),
+    ...(retiredIndexes ? { indexStage: retiredIndexes } : {}),
     // `-c tenantRetentionDays='{"eu-1":7}'` (or an object in cdk.json): shorter body retention by tenant.
     ...(tenantRetentionDays ? { tenantRetentionDays } : {}),
     // The console and the partner portal, built from web/ into the cloud assembly's directory.

@@ -230,10 +230,12 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         endpoints: () => new DynamoEndpointRepository(documents(), reach.table('endpoints')),
         deliveries: () =>
           new DynamoDeliveryRepository(documents(), reach.table('deliveries'), {
-            // Only a function that queries a replacement index is told to read the retired one instead.
-            readRetiredIndexes:
-              (functionId === undefined || retiredIndexesReadBy(functionId).length > 0) &&
-              env[READ_RETIRED_INDEXES_ENV_VAR] === 'true',
+            // Only a function that queries a replacement index is told to read retired ones instead.
+            readRetiredIndexes: new Set(
+              functionId === undefined || retiredIndexesReadBy(functionId).length > 0
+                ? (env[READ_RETIRED_INDEXES_ENV_VAR] ?? '').split(',').filter(Boolean)
+                : [],
+            ),
           }),
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
         limiter: () => new DynamoEndpointLimiter(documents(), reach.table('endpointLimits')),

@@ -5,6 +5,7 @@
  */
 
 import type { FunctionId } from './functions';
+import { type IndexMigrationStage, retiredIndexesReadAt } from './index-migration';
 import { API_NAME_ENV_VAR, METRICS_NAMESPACE_ENV_VAR } from './objectives';
 import {
   BUCKETS,
@@ -223,9 +224,10 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
       // Producers' events published; event history by day.
       events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
       // An event's deliveries, deliveries by endpoint or status; replays and confirmations update them.
+      // Listings walk the keys-only indexes and read the deliveries back by key.
       deliveries: {
-        actions: ['GetItem', 'Query', 'UpdateItem'],
-        indexes: ['by-endpoint-shard', 'by-status'],
+        actions: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'],
+        indexes: ['by-endpoint-keys', 'by-status-keys'],
       },
       replays: { actions: ['GetItem', 'Query', 'UpdateItem', 'BatchWriteItem'] },
       // An endpoint's stats: its slots of the window.
@@ -303,12 +305,15 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
   },
   replay: {
     ...NOTHING,
-    // Selects deliveries through the events (by id or by day), never through the endpoints.
-    // The replay's record (its summary an update that keeps the ended deliveries' sets), its tally read to
-    // announce it completed (an operational event in the outbox).
+    // Selects deliveries through the events (by id or by day), or one endpoint's through its index (a window
+    // with `endpoint_id`), read back by key. The replay's record (its summary an update that keeps the ended
+    // deliveries' sets), its tally read to announce it completed (an operational event in the outbox).
     tables: {
       events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
-      deliveries: { actions: ['GetItem', 'Query', 'UpdateItem'] },
+      deliveries: {
+        actions: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'],
+        indexes: ['by-endpoint-keys'],
+      },
       replays: { actions: ['GetItem', 'UpdateItem', 'BatchWriteItem'] },
       // A delivery of an ordered endpoint (its ordering read from the endpoint) joins the end of its key, and a
       // forced one leaves the place it held.
@@ -372,22 +377,29 @@ export const WEBHOOK_EMULATOR_QUEUES_ENV_VAR = 'WEBHOOK_EMULATOR_QUEUES';
 export const PARTNER_TRUST_PRINCIPAL_ENV_VAR = 'PARTNER_TRUST_PRINCIPAL';
 
 /**
- * Set to `true` in the first stage of an index replacement (context `retiredIndexes=read`, `TableDefinition.
- * retiredGlobalSecondaryIndexes`): the functions read the retired index instead of its replacement until the new
- * key is backfilled. Only on functions that query a replacement.
+ * The retired indexes a function reads instead of their replacements during a staged index replacement (context
+ * `retiredIndexes=add-s`, `index-migration.ts`), comma-separated. Only on functions that query a replacement.
  */
 export const READ_RETIRED_INDEXES_ENV_VAR = 'READ_RETIRED_INDEXES';
 
-/** The retired indexes a function reads instead of their replacements while a migration is staged. */
+/**
+ * The retired indexes whose replacement a function queries (all of them; with a stage, those it reads at that
+ * stage instead of their replacement).
+ */
 export const retiredIndexesReadBy = (
   functionId: FunctionId,
+  stage?: IndexMigrationStage,
 ): { readonly table: ServiceTableId; readonly index: string }[] =>
   Object.entries(FUNCTION_ACCESS[functionId].tables).flatMap(([table, grant]) => {
     const queried: readonly string[] = grant?.indexes ?? [];
     const definition: TableDefinition = TABLES[table as ServiceTableId];
-    return (definition.retiredGlobalSecondaryIndexes ?? [])
-      .filter((retired) => queried.includes(retired.replacedBy))
-      .map((retired) => ({ table: table as ServiceTableId, index: retired.name }));
+    const retired =
+      stage === undefined
+        ? (definition.retiredGlobalSecondaryIndexes ?? [])
+        : retiredIndexesReadAt(definition, stage);
+    return retired
+      .filter((index) => queried.includes(index.replacedBy))
+      .map((index) => ({ table: table as ServiceTableId, index: index.name }));
   });
 
 /** The functions behind at least one `admin` route: they map IAM principals to operators (`OPERATOR_ROLES`). */

@@ -16,6 +16,12 @@ export interface GlobalSecondaryIndexDefinition {
   readonly name: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey?: KeyAttribute;
+  /**
+   * What the index copies of each item: all of it (the default), or only the table's and the index's keys
+   * (`KEYS_ONLY`: a write that changes no key attribute writes nothing to the index; readers fetch the items by
+   * key). A projection cannot change in place: a new index replaces the old one (`retiredGlobalSecondaryIndexes`).
+   */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
 }
 
 /** An index kept only during a staged migration, and the index that replaces it. */
@@ -40,10 +46,11 @@ export interface TableDefinition {
   readonly timeToLiveAttribute?: string;
   readonly globalSecondaryIndexes?: readonly GlobalSecondaryIndexDefinition[];
   /**
-   * Indexes an existing deployment still has while it moves to their replacement. CloudFormation adds or removes
-   * one index per table per update, so the move takes three deploys (context `retiredIndexes`): `read` (both
-   * indexes, the retired one read while `npm run migrate` backfills the new key), `keep` (both, the replacement
-   * read), then none (only the replacement exists, as on a new deployment).
+   * Indexes an existing deployment still has while it moves to their replacements, in the order they are
+   * replaced. CloudFormation adds or removes one index per table per update, so the move takes a deploy per
+   * change (context `retiredIndexes`, `lib/pricing-app.ts`): `add-1` … `add-n` (one replacement more each, the
+   * retired ones not yet replaced still read), `keep` (all, the replacements read), `drop-1` … `drop-(n-1)` (one
+   * retired index fewer each), then none (only the replacements, as on a new deployment).
    */
   readonly retiredGlobalSecondaryIndexes?: readonly RetiredGlobalSecondaryIndexDefinition[];
 }
@@ -126,26 +133,37 @@ export const TABLES = {
     partitionKey: { name: 'event_id', type: 'S' },
     sortKey: { name: 'endpoint_id', type: 'S' },
     timeToLiveAttribute: 'expires_at',
+    // Keys only: a delivery is rewritten by its claim and its outcome, and an index that copied the whole item
+    // would be rewritten with it (docs/capacity.md §6); listings read the items back by key (`BatchGetItem`).
     globalSecondaryIndexes: [
       // `<endpoint_id>#<shard of the event id>` (ENDPOINT_SHARDS), written once at creation.
+      {
+        name: 'by-endpoint-keys',
+        partitionKey: { name: 'endpoint_shard', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+        projection: 'KEYS_ONLY',
+      },
+      {
+        name: 'by-status-keys',
+        partitionKey: { name: 'status', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+        projection: 'KEYS_ONLY',
+      },
+    ],
+    // The same keys with every attribute copied: replaced by the keys-only indexes above (docs/decisions.md,
+    // "keys-only delivery indexes").
+    retiredGlobalSecondaryIndexes: [
       {
         name: 'by-endpoint-shard',
         partitionKey: { name: 'endpoint_shard', type: 'S' },
         sortKey: { name: 'ts_id', type: 'S' },
+        replacedBy: 'by-endpoint-keys',
       },
       {
         name: 'by-status',
         partitionKey: { name: 'status', type: 'S' },
         sortKey: { name: 'ts_id', type: 'S' },
-      },
-    ],
-    // One partition key per endpoint: replaced by `by-endpoint-shard` (docs/decisions.md, "deliveries by endpoint").
-    retiredGlobalSecondaryIndexes: [
-      {
-        name: 'by-endpoint',
-        partitionKey: { name: 'endpoint_id', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        replacedBy: 'by-endpoint-shard',
+        replacedBy: 'by-status-keys',
       },
     ],
   },

@@ -361,7 +361,7 @@ export interface DeliveryRecord {
   readonly event_id: string;
   readonly endpoint_id: string;
   readonly event_type: string;
-  /** `<event ts>#<event_id>`: the time order of the `by-endpoint` and `by-status` indexes. */
+  /** `<event ts>#<event_id>`: the time order of the endpoint and status indexes. */
   readonly ts_id: string;
   readonly status: DeliveryStatus;
   readonly created_at: string;

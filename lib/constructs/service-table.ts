@@ -2,7 +2,13 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import type { AttributeType, KeyAttribute, TableDefinition } from '../../functions/definitions';
+import {
+  type AttributeType,
+  type IndexMigrationStage,
+  type KeyAttribute,
+  type TableDefinition,
+  tableIndexesAt,
+} from '../../functions/definitions';
 import { SECURE_DEFAULTS } from './defaults';
 
 const ATTRIBUTE_TYPES: Readonly<Record<AttributeType, dynamodb.AttributeType>> = {
@@ -21,8 +27,8 @@ export interface ServiceTableProps {
   readonly definition: TableDefinition;
   /** Customer-managed key that encrypts the table (and its stream). */
   readonly encryptionKey: kms.IKey;
-  /** Keep the definition's retired indexes too (a staged index migration, context `retiredIndexes`). */
-  readonly keepRetiredIndexes?: boolean;
+  /** The stage of a staged index replacement (context `retiredIndexes`): which indexes the table has then. */
+  readonly indexStage?: IndexMigrationStage;
   /** @default SECURE_DEFAULTS.statefulRemovalPolicy (RETAIN) */
   readonly removalPolicy?: RemovalPolicy;
 }
@@ -51,15 +57,12 @@ export class ServiceTable extends Construct {
       removalPolicy,
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     });
-    for (const index of [
-      ...(definition.globalSecondaryIndexes ?? []),
-      ...(props.keepRetiredIndexes ? (definition.retiredGlobalSecondaryIndexes ?? []) : []),
-    ]) {
+    for (const index of tableIndexesAt(definition, props.indexStage)) {
       this.table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: attributeOf(index.partitionKey),
         ...(index.sortKey ? { sortKey: attributeOf(index.sortKey) } : {}),
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType: dynamodb.ProjectionType[index.projection ?? 'ALL'],
       });
     }
   }

@@ -22,6 +22,7 @@ import {
   type FunctionDefinition,
   type FunctionId,
   HEALTH_PROBES,
+  type IndexMigrationStage,
   KEYS,
   type KeyId,
   type KeyUse,
@@ -32,6 +33,7 @@ import {
   READ_RETIRED_INDEXES_ENV_VAR,
   RETIRED_RECEIPT_KEY_IDS_ENV_VAR,
   ROUTES,
+  retiredIndexesReadAt,
   retiredIndexesReadBy,
   SCHEDULER,
   SWEEPER_RATE_MINUTES,
@@ -113,10 +115,10 @@ export interface PricingServiceStackProps extends StackProps {
    */
   readonly retiredReceiptKeyArns?: readonly string[];
   /**
-   * First deploy of a staged index migration (context `retiredIndexes=read`): the functions read the retired
-   * indexes, and are granted them, while the new keys are backfilled.
+   * The stage of a staged index replacement (context `retiredIndexes`): in its `add-` stages the functions read
+   * the retired indexes whose replacements are still being built, and are granted them.
    */
-  readonly readRetiredIndexes?: boolean;
+  readonly indexStage?: IndexMigrationStage;
 }
 
 /** The variable the admin function finds the caller usage plan by (its id would make a dependency cycle). */
@@ -374,6 +376,9 @@ export class PricingServiceStack extends Stack {
     props: PricingServiceStackProps,
     shared: { readonly operatorRoles: string; readonly usagePlanName: string },
   ): Record<string, string> {
+    const readRetired = serviceTableEntries().flatMap(([, definition]) =>
+      retiredIndexesReadAt(definition, props.indexStage).map((index) => index.name),
+    );
     return {
       ...Object.fromEntries(
         serviceTableEntries().map(([tableId, definition]) => [
@@ -405,7 +410,8 @@ export class PricingServiceStack extends Stack {
       ...(props.retiredReceiptKeyArns?.length
         ? { [RETIRED_RECEIPT_KEY_IDS_ENV_VAR]: props.retiredReceiptKeyArns.join(',') }
         : {}),
-      ...(props.readRetiredIndexes ? { [READ_RETIRED_INDEXES_ENV_VAR]: 'true' } : {}),
+      // Given only to the functions that query a replacement (`environmentOf`), each granted what it reads.
+      ...(readRetired.length > 0 ? { [READ_RETIRED_INDEXES_ENV_VAR]: readRetired.join(',') } : {}),
       ...(props.webhookAllowedCidrs !== undefined
         ? { [WEBHOOK_ALLOWED_CIDRS_ENV_VAR]: allowedCidrsOf(props.webhookAllowedCidrs) }
         : {}),
@@ -421,7 +427,7 @@ export class PricingServiceStack extends Stack {
     access: FunctionAccess,
     props: PricingServiceStackProps,
   ): void {
-    const retired = props.readRetiredIndexes ? retiredIndexesReadBy(functionId) : [];
+    const retired = props.indexStage ? retiredIndexesReadBy(functionId, props.indexStage) : [];
     for (const [tableId, grant] of Object.entries(access.tables) as [
       ServiceTableId,
       { readonly actions: readonly TableItemAction[]; readonly indexes?: readonly string[] },

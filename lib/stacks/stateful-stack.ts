@@ -5,7 +5,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
-import type { BucketDefinition, BucketId, KeyId } from '../../functions/definitions';
+import type { BucketDefinition, BucketId, IndexMigrationStage, KeyId } from '../../functions/definitions';
 import { BucketWithAccessLogs } from '../constructs/bucket-with-access-logs';
 import { ReceiptsAnalytics } from '../constructs/receipts-analytics';
 import { ServiceKeys } from '../constructs/service-keys';
@@ -21,8 +21,8 @@ export interface PricingStatefulStackProps extends StackProps {
    * @default 7
    */
   readonly receiptRetentionYears?: number;
-  /** Keep the tables' retired indexes during a staged index migration (context `retiredIndexes`). */
-  readonly keepRetiredIndexes?: boolean;
+  /** The stage of a staged index replacement (context `retiredIndexes`); none: the definitions' indexes. */
+  readonly indexStage?: IndexMigrationStage;
 }
 
 /** The receipts bucket's retention, in years: finance keeps records 7 years, some jurisdictions up to 10. */
@@ -82,7 +82,7 @@ export class PricingStatefulStack extends Stack {
         new ServiceTable(this, `${tableId}Table`, {
           definition,
           encryptionKey: dataKey,
-          keepRetiredIndexes: props.keepRetiredIndexes ?? false,
+          ...(props.indexStage ? { indexStage: props.indexStage } : {}),
         }).table,
       ]),
     ) as Record<ServiceTableId, dynamodb.Table>;

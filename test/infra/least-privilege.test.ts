@@ -267,7 +267,8 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:GetQueueAttributes': ['queue:deliveryDlq'],
   }),
   webhooks: merge(BASE('webhooks'), TABLE_KEY_WRITE, {
-    'dynamodb:BatchGetItem': ['table:catalog'],
+    // The catalog; the deliveries a listing's keys-only index names.
+    'dynamodb:BatchGetItem': ['table:catalog', 'table:deliveries'],
     'dynamodb:BatchWriteItem': ['table:replays'],
     'dynamodb:DeleteItem': ['table:deliveryOrder', 'table:endpoints', 'table:idempotency'],
     'dynamodb:GetItem': [
@@ -289,8 +290,8 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'dynamodb:Query': [
       'table:catalog',
       'table:deliveries',
-      'table:deliveries/index/by-endpoint-shard',
-      'table:deliveries/index/by-status',
+      'table:deliveries/index/by-endpoint-keys',
+      'table:deliveries/index/by-status-keys',
       'table:deliveryOrder',
       'table:endpointStats',
       'table:endpoints/index/by-partner-key',
@@ -367,6 +368,8 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:SendMessage': ['queue:delivery'],
   }),
   replay: merge(BASE('replay'), TABLE_KEY_WRITE, {
+    // An endpoint's deliveries in a window: its keys-only index, then the deliveries by key.
+    'dynamodb:BatchGetItem': ['table:deliveries'],
     'dynamodb:BatchWriteItem': ['table:replays'],
     'dynamodb:DeleteItem': ['table:deliveryOrder'],
     'dynamodb:GetItem': [
@@ -377,7 +380,12 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
       'table:replays',
     ],
     'dynamodb:PutItem': ['table:deliveryOrder', 'table:events'],
-    'dynamodb:Query': ['table:deliveries', 'table:deliveryOrder', 'table:events/index/by-day'],
+    'dynamodb:Query': [
+      'table:deliveries',
+      'table:deliveries/index/by-endpoint-keys',
+      'table:deliveryOrder',
+      'table:events/index/by-day',
+    ],
     'dynamodb:UpdateItem': ['table:deliveries', 'table:deliveryOrder', 'table:replays'],
     'kms:Decrypt': [VIA_SQS],
     'kms:GenerateDataKey': [VIA_SQS],

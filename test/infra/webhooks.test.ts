@@ -45,10 +45,10 @@ const functionOf = (functionId: FunctionId) => fixture.stacks.service.functions[
 
 const hash = (name: string) => ({ AttributeName: name, KeyType: 'HASH' });
 const range = (name: string) => ({ AttributeName: name, KeyType: 'RANGE' });
-const index = (name: string, partition: string, sort: string) => ({
+const index = (name: string, partition: string, sort: string, projection = 'ALL') => ({
   IndexName: name,
   KeySchema: [hash(partition), range(sort)],
-  Projection: { ProjectionType: 'ALL' },
+  Projection: { ProjectionType: projection },
 });
 
 describe('webhook tables', () => {
@@ -84,10 +84,10 @@ describe('webhook tables', () => {
     });
   });
 
-  it('deliveries has the by-endpoint-shard and by-status indexes over ts_id (the retired by-endpoint gone)', () => {
+  it('deliveries has the keys-only by-endpoint-keys and by-status-keys indexes over ts_id (the retired ones gone)', () => {
     expect(tableProperties('deliveries').GlobalSecondaryIndexes).toEqual([
-      index('by-endpoint-shard', 'endpoint_shard', 'ts_id'),
-      index('by-status', 'status', 'ts_id'),
+      index('by-endpoint-keys', 'endpoint_shard', 'ts_id', 'KEYS_ONLY'),
+      index('by-status-keys', 'status', 'ts_id', 'KEYS_ONLY'),
     ]);
   });
 
@@ -478,15 +478,15 @@ describe('webhook grants', () => {
     {
       functionId: 'webhooks',
       indexes: [
-        'deliveries/index/by-endpoint-shard',
-        'deliveries/index/by-status',
+        'deliveries/index/by-endpoint-keys',
+        'deliveries/index/by-status-keys',
         'endpoints/index/by-partner-key',
         'endpoints/index/by-previous-partner-key',
         'events/index/by-day',
       ],
     },
     { functionId: 'sweeper', indexes: ['events/index/fanout-pending'] },
-    { functionId: 'replay', indexes: ['events/index/by-day'] },
+    { functionId: 'replay', indexes: ['deliveries/index/by-endpoint-keys', 'events/index/by-day'] },
     { functionId: 'admin', indexes: ['apiKeys/index/by-created', 'changeRequests/index/by-created'] },
     { functionId: 'rates', indexes: ['changeRequests/index/by-created'] },
     ...allFunctions

@@ -1,12 +1,18 @@
 /**
- * Deliveries by endpoint in shards (`by-endpoint-shard`, `<endpoint_id>#0` … `#63`) on DynamoDB Local, and the
- * staged replacement of the retired `by-endpoint` index: the key written at creation and hidden from the port, a
- * listing by endpoint merged over the shards in time order page by page; deliveries written before the index
- * backfilled (resumably, each once) by `npm run migrate -- endpoint-shards` and by the local stack's start on a
- * table of the old shape; the retired index read while a deployment is in its first stage.
+ * Deliveries listed by endpoint in shards (`<endpoint_id>#0` … `#63`) and by status through keys-only indexes on
+ * DynamoDB Local: the shard key written at creation and hidden from the port, listings merged over the shards in
+ * time order page by page and read back by key, a claim that writes nothing to an index; the staged replacement
+ * of the indexes that copied whole deliveries (each stage reading what it may); deliveries written before the
+ * shard key backfilled (resumably, each once) by `npm run migrate -- endpoint-shards` and by the local stack's
+ * start on a table of an older shape.
  */
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type ConsumedCapacity,
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { run as migrate } from '../../bin/migrate';
 import { destroyAwsClients } from '../../functions/adapters/aws/clients';
@@ -14,7 +20,14 @@ import { backfillEndpointShards, type MigrationProgress } from '../../functions/
 import { DynamoDeliveryRepository } from '../../functions/adapters/aws/webhook-store';
 import { createTableInput, ensureTable } from '../../functions/adapters/local/bootstrap';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
-import { TABLES, type TableDefinition } from '../../functions/definitions';
+import {
+  indexMigrationStages,
+  parseIndexMigrationStage,
+  retiredIndexesReadAt,
+  TABLES,
+  type TableDefinition,
+  tableIndexesAt,
+} from '../../functions/definitions';
 import { ENDPOINT_SHARDS, endpointShardKey } from '../../functions/domain/webhooks/envelope';
 import { InvalidCursorError } from '../../functions/shared/cursor';
 import { cliWorld } from '../support/cli-world';
@@ -40,24 +53,27 @@ const listAll = async (repository: DynamoDeliveryRepository, endpointId: string,
   throw new Error('the listing did not end');
 };
 
-/** The deliveries table as it was before the replacement: the retired `by-endpoint` index and `by-status`. */
+/** The deliveries table as it was before the keys-only indexes: the retired ones, which copy whole items. */
 const OLD_SHAPE: TableDefinition = {
   ...TABLES.deliveries,
-  globalSecondaryIndexes: [
-    ...(TABLES.deliveries.retiredGlobalSecondaryIndexes ?? []),
-    ...TABLES.deliveries.globalSecondaryIndexes.filter((index) => index.name !== 'by-endpoint-shard'),
-  ],
+  globalSecondaryIndexes: [...(TABLES.deliveries.retiredGlobalSecondaryIndexes ?? [])],
   retiredGlobalSecondaryIndexes: [],
 };
 
-/** The table during a staged replacement: the new index and the retired one. */
-const STAGED_SHAPE: TableDefinition = {
+/** The table at a stage of the staged replacement (`-c retiredIndexes=<stage>`). */
+const shapeAt = (stage: string): TableDefinition => ({
   ...TABLES.deliveries,
-  globalSecondaryIndexes: [
-    ...TABLES.deliveries.globalSecondaryIndexes,
-    ...(TABLES.deliveries.retiredGlobalSecondaryIndexes ?? []),
-  ],
-};
+  globalSecondaryIndexes: tableIndexesAt(TABLES.deliveries, parseIndexMigrationStage(stage)),
+  retiredGlobalSecondaryIndexes: [],
+});
+
+/** A repository as a function is composed at a stage: reading the retired indexes of that stage. */
+const repositoryAt = (tableName: string, stage: string) =>
+  new DynamoDeliveryRepository(clients.documents, tableName, {
+    readRetiredIndexes: new Set(
+      retiredIndexesReadAt(TABLES.deliveries, parseIndexMigrationStage(stage)).map((index) => index.name),
+    ),
+  });
 
 /** A table (of the old shape by default) holding `count` deliveries to one endpoint written without the new key. */
 const oldTable = async (count: number, endpointId: string, shape = OLD_SHAPE): Promise<string> => {
@@ -74,8 +90,31 @@ const indexesOf = async (tableName: string) =>
       ?.GlobalSecondaryIndexes ?? []
   )
     .filter((index) => index.IndexStatus !== 'DELETING')
-    .map((index) => index.IndexName)
+    .map((index) => `${index.IndexName} ${index.Projection?.ProjectionType}`)
     .sort();
+
+/** The write units each index consumed while `run` ran (`ReturnConsumedCapacity: INDEXES` on every call). */
+const indexWrites = async (run: () => Promise<unknown>): Promise<Record<string, number>> => {
+  const units: Record<string, number> = {};
+  const name = 'indexWrites';
+  clients.dynamoDb.middlewareStack.add(
+    (next) => async (args) => {
+      (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'INDEXES';
+      const result = await next(args);
+      const consumed = (result.output as { ConsumedCapacity?: ConsumedCapacity }).ConsumedCapacity;
+      for (const [index, used] of Object.entries(consumed?.GlobalSecondaryIndexes ?? {}))
+        units[index] = (units[index] ?? 0) + (used.CapacityUnits ?? 0);
+      return result;
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    await run();
+  } finally {
+    clients.dynamoDb.middlewareStack.remove(name);
+  }
+  return units;
+};
 
 describe('deliveries by endpoint, in shards', () => {
   let deliveries: DynamoDeliveryRepository;
@@ -126,18 +165,86 @@ describe('deliveries by endpoint, in shards', () => {
       deliveries.query({ endpointId: 'ep_a' }, DAY.from, DAY.to, 5, byStatus.cursor),
     ).rejects.toBeInstanceOf(InvalidCursorError);
   });
+
+  it('indexes keys only: a listing reads the deliveries back whole, and only a status change writes to an index', async () => {
+    const created = await deliveries.createIfAbsent(record(500, 'ep_k'));
+    const raw = await clients.documents.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: 'by-endpoint-keys',
+        KeyConditionExpression: 'endpoint_shard = :key',
+        ExpressionAttributeValues: { ':key': endpointShardKey('ep_k', created.event_id) },
+      }),
+    );
+    expect(Object.keys(raw.Items?.[0] ?? {}).sort()).toEqual([
+      'endpoint_id',
+      'endpoint_shard',
+      'event_id',
+      'ts_id',
+    ]);
+    expect((await deliveries.query({ endpointId: 'ep_k' }, DAY.from, DAY.to, 10)).items).toEqual([created]);
+
+    // The claim sets the attempt and its lease: no index key, so no index write.
+    const now = '2026-11-22T19:00:00.000Z';
+    expect(
+      await indexWrites(() => deliveries.claim(created.event_id, 'ep_k', 1, now, '2026-11-22T19:01:00.000Z')),
+    ).toEqual({});
+    // The outcome moves the delivery to another status: its key leaves one place of the status index for another.
+    const attempt = { attempt: 1, at: now, outcome: 'delivered' as const, http_status: 204, duration_ms: 12 };
+    expect(
+      await indexWrites(() =>
+        deliveries.recordAttempt(created.event_id, 'ep_k', attempt, { status: 'delivered' }, now),
+      ),
+    ).toEqual({ 'by-status-keys': 2 });
+    const delivered = await deliveries.query({ status: 'delivered' }, DAY.from, DAY.to, 10);
+    expect(delivered.items).toEqual([
+      expect.objectContaining({ event_id: created.event_id, status: 'delivered', attempts: [attempt] }),
+    ]);
+    expect(delivered.items[0]).not.toHaveProperty('endpoint_shard');
+  });
 });
 
-describe('the staged replacement of by-endpoint', () => {
-  it('the retired index is read in the first stage; the backfill makes the old deliveries listable by shard, each once, resumably', async () => {
-    // The first stage's table: both indexes, the deliveries written before it without the new key.
-    const tableName = await oldTable(60, 'ep_old', STAGED_SHAPE);
+describe('the staged replacement of the indexes, and deliveries older than the shard key', () => {
+  it("each stage reads only indexes its tables have built, on its own shape and on the next stage's", async () => {
+    const stages = [...indexMigrationStages(), 'none'];
+    const expected = Array.from({ length: 12 }, (_, minute) => `${record(minute, 'ep_s').event_id}/ep_s`);
+    for (const [position, stage] of stages.entries()) {
+      for (const shape of [stage, stages[position + 1]]) {
+        if (shape === undefined) continue;
+        // The index the stage adds is still being built: not there to be read.
+        const building = shape.startsWith('add-')
+          ? TABLES.deliveries.retiredGlobalSecondaryIndexes?.[Number(shape.slice(4)) - 1]?.replacedBy
+          : undefined;
+        const definition = shape === 'none' ? TABLES.deliveries : shapeAt(shape);
+        const table: TableDefinition = {
+          ...definition,
+          globalSecondaryIndexes: definition.globalSecondaryIndexes?.filter(
+            (index) => index.name !== building,
+          ),
+        };
+        const name = `${uniquePrefix()}deliveries`;
+        await clients.dynamoDb.send(new CreateTableCommand(createTableInput(table, name)));
+        const repository =
+          stage === 'none'
+            ? new DynamoDeliveryRepository(clients.documents, name)
+            : repositoryAt(name, stage);
+        for (let minute = 0; minute < 12; minute += 1)
+          await repository.createIfAbsent(record(minute, 'ep_s'));
+        expect(await listAll(repository, 'ep_s', 5), `stage ${stage} on the ${shape} table`).toEqual(
+          expected,
+        );
+        const pending = await repository.query({ status: 'pending' }, DAY.from, DAY.to, 20);
+        expect(pending.items.map((item) => `${item.event_id}/${item.endpoint_id}`)).toEqual(expected);
+        expect(pending.items[0]).toEqual(record(0, 'ep_s'));
+      }
+    }
+  });
+
+  it('deliveries written before the shard key are listed once backfilled, each once, resumably', async () => {
+    const tableName = await oldTable(60, 'ep_old', TABLES.deliveries);
     const expected = Array.from({ length: 60 }, (_, minute) => `${record(minute, 'ep_old').event_id}/ep_old`);
-    const stageOne = new DynamoDeliveryRepository(clients.documents, tableName, { readRetiredIndexes: true });
-    const stageTwo = new DynamoDeliveryRepository(clients.documents, tableName);
-    expect(await listAll(stageOne, 'ep_old', 9)).toEqual(expected);
-    // Before the backfill the replacement does not know the old deliveries; new ones are in both.
-    expect(await listAll(stageTwo, 'ep_old', 9)).toEqual([]);
+    const repository = new DynamoDeliveryRepository(clients.documents, tableName);
+    expect(await listAll(repository, 'ep_old', 9)).toEqual([]);
 
     // A run stopped after its first pages, resumed from the progress it saved: every delivery updated once.
     let saved: MigrationProgress | undefined;
@@ -162,8 +269,7 @@ describe('the staged replacement of by-endpoint', () => {
     const again = await backfillEndpointShards(clients.documents, tableName);
     expect(again.updated).toBe(0);
     expect(resumed.updated).toBeLessThanOrEqual(60);
-    expect(await listAll(stageTwo, 'ep_old', 9)).toEqual(expected);
-    expect(await listAll(stageOne, 'ep_old', 9)).toEqual(expected);
+    expect(await listAll(repository, 'ep_old', 9)).toEqual(expected);
   });
 
   it('npm run migrate -- endpoint-shards backfills a table, saves its progress, resumes from it, and refuses a wrong line', async () => {
@@ -226,9 +332,9 @@ describe('the staged replacement of by-endpoint', () => {
 
   it("the local stack's start rebuilds a kept table of the old shape in the new one, the old deliveries listable", async () => {
     const tableName = await oldTable(30, 'ep_kept');
-    expect(await indexesOf(tableName)).toEqual(['by-endpoint', 'by-status']);
+    expect(await indexesOf(tableName)).toEqual(['by-endpoint-shard ALL', 'by-status ALL']);
     await ensureTable(clients.dynamoDb, TABLES.deliveries, tableName);
-    expect(await indexesOf(tableName)).toEqual(['by-endpoint-shard', 'by-status']);
+    expect(await indexesOf(tableName)).toEqual(['by-endpoint-keys KEYS_ONLY', 'by-status-keys KEYS_ONLY']);
     const repository = new DynamoDeliveryRepository(clients.documents, tableName);
     expect(await listAll(repository, 'ep_kept', 8)).toHaveLength(30);
     expect((await repository.get('evt_0029', 'ep_kept'))?.status).toBe('pending');
@@ -253,7 +359,7 @@ describe('the staged replacement of by-endpoint', () => {
     await expect(
       clients.dynamoDb.send(new DescribeTableCommand({ TableName: `${tableName}.rebuild` })),
     ).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
-    expect(await indexesOf(tableName)).toEqual(['by-endpoint-shard', 'by-status']);
+    expect(await indexesOf(tableName)).toEqual(['by-endpoint-keys KEYS_ONLY', 'by-status-keys KEYS_ONLY']);
     return listAll(new DynamoDeliveryRepository(clients.documents, tableName), endpointId, 6);
   };
 

@@ -30,8 +30,9 @@ export interface MigrationOptions {
 }
 
 /**
- * Sets `endpoint_shard` (the `by-endpoint-shard` index key) on every delivery that has none: the deliveries
- * written before the index replaced `by-endpoint`. A delivery gets the key it would have got at creation.
+ * Sets `endpoint_shard` (the key of the deliveries' endpoint index) on every delivery that has none: deliveries
+ * written before the key existed (by a service older than the sharded endpoint index). A delivery gets the key it
+ * would have got at creation.
  */
 export const backfillEndpointShards = async (
   documents: DynamoDBDocumentClient,
@@ -99,9 +100,12 @@ export const backfillEndpointShards = async (
   return { scanned, updated };
 };
 
-/** The backfill of each index that replaces a retired one, by the new index's name. */
+/**
+ * The backfill of an index whose key older items may lack, by the index's name: run by the local stack when it
+ * rebuilds a kept table in a new shape.
+ */
 export const INDEX_BACKFILLS: Readonly<
   Record<string, (documents: DynamoDBDocumentClient, tableName: string) => Promise<MigrationTotals>>
 > = {
-  'by-endpoint-shard': (documents, tableName) => backfillEndpointShards(documents, tableName),
+  'by-endpoint-keys': (documents, tableName) => backfillEndpointShards(documents, tableName),
 };

@@ -9,6 +9,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { TABLES } from '../../definitions';
 import {
   type DeliveryStatus,
   dayKeys,
@@ -42,6 +43,7 @@ import { type OutboxItem, outboxItemSchema } from '../../schemas/envelope';
 import { cursorCodec, keyCursor } from '../../shared/cursor';
 import { conditionalFailure } from './dynamo-errors';
 import { writeWithCompletion } from './idempotency-ledger';
+import { itemBatchesOf } from './item-batches';
 import { type ListingPosition, mergedPage, type ShardPage } from './sharded-query';
 
 /** The listings' cursors: each query's `LastEvaluatedKey` (the table's key and the index's). */
@@ -94,11 +96,6 @@ const timeIndexQuery =
 
 const compareText = (left: string, right: string): number => (left < right ? -1 : left > right ? 1 : 0);
 const endpointsScan = keyCursor('endpoints', { endpoint_id: 'string' });
-const deliveriesByEndpoint = keyCursor('deliveries-by-endpoint', {
-  event_id: 'string',
-  endpoint_id: 'string',
-  ts_id: 'string',
-});
 /** A listing by status over its shards: the last delivery returned (its `ts_id` and endpoint). */
 const deliveriesByStatus = positionCursor('deliveries-by-status-shards');
 /** A listing by endpoint over its shards: the same position (the endpoint is the tie-breaker, constant here). */
@@ -531,14 +528,31 @@ const withChanges = (record: EndpointRecord, changes: EndpointChanges, at: strin
   return next as unknown as EndpointRecord;
 };
 
+/**
+ * The deliveries' listings: each walks a keys-only index (a claim or an outcome then writes nothing to it) and
+ * reads the deliveries back by key; during a staged replacement (`READ_RETIRED_INDEXES`) the retired index that
+ * copied whole items is read instead, as it is.
+ */
 const DELIVERY_INDEX = {
-  endpoint: 'by-endpoint-shard',
-  retiredEndpoint: 'by-endpoint',
-  status: 'by-status',
-} as const;
+  endpoint: { name: 'by-endpoint-keys', retired: 'by-endpoint-shard', key: 'endpoint_shard' },
+  status: { name: 'by-status-keys', retired: 'by-status', key: 'status' },
+} as const satisfies Record<
+  string,
+  {
+    readonly name: (typeof TABLES.deliveries.globalSecondaryIndexes)[number]['name'];
+    readonly retired: (typeof TABLES.deliveries.retiredGlobalSecondaryIndexes)[number]['name'];
+    readonly key: string;
+  }
+>;
+
+/** Whether an index of the deliveries copies only keys (its items are read back by key). */
+const keysOnly = (indexName: string): boolean =>
+  TABLES.deliveries.globalSecondaryIndexes.some(
+    (index) => index.name === indexName && index.projection === 'KEYS_ONLY',
+  );
 
 /**
- * The `by-status` index is written on every status change of every delivery: one key per status would be one
+ * The status index is written on every status change of every delivery: one key per status would be one
  * partition for all of them (≈ 330 deliveries/s). The stored `status` carries a shard of the delivery's keys
  * (`pending#0` … `pending#63`): the store writes and compares that form and answers the status alone; a listing by
  * status merges the 64 shards and the plain status of deliveries written before (docs/capacity.md §8a).
@@ -558,7 +572,7 @@ const decoded = <T extends Record<string, unknown> | undefined>(item: T): T => {
   ) as T;
 };
 
-/** Every `by-status` key of a status: each shard's, and the plain status of deliveries written before. */
+/** Every status index key of a status: each shard's, and the plain status of deliveries written before. */
 const statusKeys = (status: DeliveryStatus): string[] => [
   status,
   ...Array.from({ length: STATUS_SHARDS }, (_, shard) => `${status}#${shard}`),
@@ -566,10 +580,10 @@ const statusKeys = (status: DeliveryStatus): string[] => [
 
 export interface DeliveryRepositoryOptions {
   /**
-   * List by endpoint from the retired `by-endpoint` index, during the first deploy of its staged replacement
-   * (`READ_RETIRED_INDEXES`), while `npm run migrate -- endpoint-shards` backfills the new key.
+   * Retired indexes read instead of their replacements while those are built (`READ_RETIRED_INDEXES`, the
+   * `add-` stages of a staged replacement, `functions/definitions/index-migration.ts`).
    */
-  readonly readRetiredIndexes?: boolean;
+  readonly readRetiredIndexes?: ReadonlySet<string>;
 }
 
 export class DynamoDeliveryRepository implements DeliveryRepository {
@@ -839,25 +853,7 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     // An empty window (`from` after `to`) reads nothing: DynamoDB refuses a BETWEEN whose bounds are inverted.
     if (`${from}#` > `${to}#~`) return { items: [] };
     if ('status' in index) return this.byShards(statusKeys(index.status), 'status', from, to, limit, cursor);
-    if (!this.options.readRetiredIndexes)
-      return this.byShards(endpointShardKeys(index.endpointId), 'endpoint', from, to, limit, cursor);
-    const start = deliveriesByEndpoint.decode(cursor);
-    const result = await this.documents.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: DELIVERY_INDEX.retiredEndpoint,
-        KeyConditionExpression: '#pk = :pk AND ts_id BETWEEN :from AND :to',
-        ExpressionAttributeNames: { '#pk': 'endpoint_id' },
-        ExpressionAttributeValues: { ':pk': index.endpointId, ':from': `${from}#`, ':to': `${to}#~` },
-        Limit: limit,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    const next = deliveriesByEndpoint.encode(result.LastEvaluatedKey);
-    return {
-      items: (result.Items ?? []).map(decoded) as DeliveryRecord[],
-      ...(next ? { cursor: next } : {}),
-    };
+    return this.byShards(endpointShardKeys(index.endpointId), 'endpoint', from, to, limit, cursor);
   }
 
   /**
@@ -877,28 +873,39 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     const upper = `${to}#~`;
     // A cursor past the window (reused with an earlier `to`): nothing is left in it.
     if (after && after.sort > upper) return { items: [] };
+    const { name, retired, key } = DELIVERY_INDEX[index];
+    const indexName = this.options.readRetiredIndexes?.has(retired) ? retired : name;
     const page = await mergedPage(
       {
         keys,
-        query:
-          index === 'status'
-            ? timeIndexQuery(this.documents, this.tableName, DELIVERY_INDEX.status, 'status', upper)
-            : timeIndexQuery(
-                this.documents,
-                this.tableName,
-                DELIVERY_INDEX.endpoint,
-                'endpoint_shard',
-                upper,
-              ),
+        query: timeIndexQuery(this.documents, this.tableName, indexName, key, upper),
         sortOf: (item) => String(item.ts_id),
         tieOf: (item) => String(item.endpoint_id),
       },
       { lower: `${from}#`, limit, ...(after ? { after } : {}) },
     );
+    const items = keysOnly(indexName) ? await this.byKeys(page.items) : page.items;
     return {
-      items: page.items.map(decoded) as unknown as DeliveryRecord[],
+      items: items.map(decoded) as unknown as DeliveryRecord[],
       ...(page.next ? { cursor: codec.encode(page.next) } : {}),
     };
+  }
+
+  /**
+   * The deliveries an index page names, read by key in its order (`BatchGetItem`, eventually consistent like the
+   * index). One that expired (TTL) since the index was read is left out; the cursor still moves past it.
+   */
+  private async byKeys(keys: readonly Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+    const batches = itemBatchesOf(this.documents);
+    const items = await Promise.all(
+      keys.map((item) =>
+        batches.get(this.tableName, {
+          event_id: String(item.event_id),
+          endpoint_id: String(item.endpoint_id),
+        }),
+      ),
+    );
+    return items.filter((item): item is Record<string, unknown> => item !== undefined);
   }
 }
 

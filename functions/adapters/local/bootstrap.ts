@@ -72,7 +72,7 @@ export const createTableInput = (table: TableDefinition, tableName: string): Cre
         GlobalSecondaryIndexes: table.globalSecondaryIndexes.map((index) => ({
           IndexName: index.name,
           KeySchema: keySchemaOf(index.partitionKey, index.sortKey),
-          Projection: { ProjectionType: 'ALL' as const },
+          Projection: { ProjectionType: index.projection ?? 'ALL' },
         })),
       }
     : {}),
@@ -138,8 +138,8 @@ const describe = async (client: DynamoDBClient, tableName: string) => {
 };
 
 /**
- * A table kept from an earlier start (a data directory) whose indexes are not its definition's (a staged index
- * replacement since) is rebuilt in that shape: its items copied to a table of the new shape, the table dropped
+ * A table kept from an earlier start (a data directory) whose indexes (names and projections) are not its
+ * definition's (a staged index replacement since) is rebuilt in that shape: its items copied to a table of the new shape, the table dropped
  * and recreated, the items copied back, the new index keys backfilled (`INDEX_BACKFILLS`), the copy dropped.
  * DynamoDB Local does not reliably finish an index that UpdateTable adds to a table among busy ones, so the
  * rebuild does not use it.
@@ -150,10 +150,9 @@ const describe = async (client: DynamoDBClient, tableName: string) => {
  */
 const rebuildTable = async (client: DynamoDBClient, table: TableDefinition, tableName: string) => {
   const copy = rebuildCopyOf(tableName);
-  const wanted = JSON.stringify(indexNames(table.globalSecondaryIndexes));
+  const wanted = indexShapes(table.globalSecondaryIndexes);
   const original = await describe(client, tableName);
-  const dropped =
-    original === undefined || JSON.stringify(indexNames(original.GlobalSecondaryIndexes)) === wanted;
+  const dropped = original === undefined || indexShapes(original.GlobalSecondaryIndexes) === wanted;
   if (!dropped) {
     if (await tableExists(client, copy)) await deleteTable(client, copy);
     const { stream: _stream, ...withoutStream } = table;
@@ -172,9 +171,23 @@ const rebuildTable = async (client: DynamoDBClient, table: TableDefinition, tabl
   await deleteTable(client, copy);
 };
 
-/** The index names of a definition or a table description, sorted. */
-const indexNames = (indexes: readonly { readonly IndexName?: string; readonly name?: string }[] = []) =>
-  indexes.map((index) => index.IndexName ?? index.name ?? '').sort();
+/** The indexes of a definition or a table description, each as its name and projection, sorted. */
+const indexShapes = (
+  indexes: readonly {
+    readonly IndexName?: string;
+    readonly name?: string;
+    readonly Projection?: { readonly ProjectionType?: string };
+    readonly projection?: string;
+  }[] = [],
+) =>
+  JSON.stringify(
+    indexes
+      .map(
+        (index) =>
+          `${index.IndexName ?? index.name ?? ''} ${index.Projection?.ProjectionType ?? index.projection ?? 'ALL'}`,
+      )
+      .sort(),
+  );
 
 /**
  * Creates the table if missing (else moves it to its definition's indexes), enables its stream and TTL if needed;
@@ -193,8 +206,7 @@ export const ensureTable = async (
     if ((error as Error).name !== 'ResourceInUseException') throw error;
   }
   let description = await waitForActive(client, tableName);
-  const wanted = JSON.stringify(indexNames(table.globalSecondaryIndexes));
-  if (JSON.stringify(indexNames(description.GlobalSecondaryIndexes)) !== wanted) {
+  if (indexShapes(description.GlobalSecondaryIndexes) !== indexShapes(table.globalSecondaryIndexes)) {
     await rebuildTable(client, table, tableName);
     description = await waitForActive(client, tableName);
   }

@@ -178,18 +178,18 @@ export const dayKeys = (day: string): string[] => [
 ];
 
 /**
- * The deliveries' `by-endpoint-shard` index: one key per endpoint would be one partition for every delivery to it,
+ * The deliveries' endpoint index (`by-endpoint-keys`): one key per endpoint would be one partition for every delivery to it,
  * written at each status change (about 330 deliveries/s). The key carries a shard of the event id
  * (`<endpoint_id>#0` … `#63`), set when the delivery is created and never changed; a listing by endpoint merges the
  * 64 by time (docs/capacity.md §8a).
  */
 export const ENDPOINT_SHARDS = 64;
 
-/** The `by-endpoint-shard` key of a delivery: its endpoint and the shard of its event id. */
+/** The endpoint index key of a delivery: its endpoint and the shard of its event id. */
 export const endpointShardKey = (endpointId: string, eventId: string): string =>
   `${endpointId}#${shardOf(eventId, ENDPOINT_SHARDS)}`;
 
-/** Every `by-endpoint-shard` key of an endpoint. */
+/** Every endpoint index key of an endpoint. */
 export const endpointShardKeys = (endpointId: string): string[] =>
   Array.from({ length: ENDPOINT_SHARDS }, (_, shard) => `${endpointId}#${shard}`);
 
