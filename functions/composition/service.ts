@@ -46,6 +46,7 @@ import {
   type QueueId,
   queuesOf,
   READ_RETIRED_INDEXES_ENV_VAR,
+  retiredIndexesOfTable,
   retiredIndexesReadBy,
   type ServiceTableId,
   tablesOf,
@@ -231,11 +232,10 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
         deliveries: () =>
           new DynamoDeliveryRepository(documents(), reach.table('deliveries'), {
             // Only a function that queries a replacement index is told to read retired ones instead.
-            readRetiredIndexes: new Set(
+            readRetiredIndexes:
               functionId === undefined || retiredIndexesReadBy(functionId).length > 0
-                ? (env[READ_RETIRED_INDEXES_ENV_VAR] ?? '').split(',').filter(Boolean)
-                : [],
-            ),
+                ? retiredIndexesOfTable(env[READ_RETIRED_INDEXES_ENV_VAR], 'deliveries')
+                : new Set(),
           }),
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
         limiter: () => new DynamoEndpointLimiter(documents(), reach.table('endpointLimits')),

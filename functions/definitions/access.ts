@@ -5,7 +5,7 @@
  */
 
 import type { FunctionId } from './functions';
-import { type IndexMigrationStage, retiredIndexesReadAt } from './index-migration';
+import { type IndexMigrationStage, retiredIndexesReadAt, tableIndexesAt } from './index-migration';
 import { API_NAME_ENV_VAR, METRICS_NAMESPACE_ENV_VAR } from './objectives';
 import {
   BUCKETS,
@@ -15,6 +15,7 @@ import {
   type KeyKind,
   QUEUES,
   type QueueId,
+  type RetiredGlobalSecondaryIndexDefinition,
   SCHEDULER,
   type ServiceTableId,
   TABLES,
@@ -377,29 +378,56 @@ export const WEBHOOK_EMULATOR_QUEUES_ENV_VAR = 'WEBHOOK_EMULATOR_QUEUES';
 export const PARTNER_TRUST_PRINCIPAL_ENV_VAR = 'PARTNER_TRUST_PRINCIPAL';
 
 /**
- * The retired indexes a function reads instead of their replacements during a staged index replacement (context
- * `retiredIndexes=add-s`, `index-migration.ts`), comma-separated. Only on functions that query a replacement.
+ * The retired indexes the functions read instead of their replacements during a staged index replacement
+ * (context `retiredIndexes=add-s`, `index-migration.ts`), as `<table id>/<index>`, comma-separated. Only on
+ * functions that query a replacement.
  */
 export const READ_RETIRED_INDEXES_ENV_VAR = 'READ_RETIRED_INDEXES';
+
+/** How a retired index is named in `READ_RETIRED_INDEXES`: with its table, since index names repeat across tables. */
+export const retiredIndexRef = (table: ServiceTableId, index: string): string => `${table}/${index}`;
+
+/** The retired indexes of one table named in a `READ_RETIRED_INDEXES` value. */
+export const retiredIndexesOfTable = (value: string | undefined, table: ServiceTableId): Set<string> =>
+  new Set(
+    (value ?? '')
+      .split(',')
+      .filter((ref) => ref.startsWith(`${table}/`))
+      .map((ref) => ref.slice(table.length + 1)),
+  );
+
+/** The retired indexes whose replacement a function queries, among `retired(table)`. */
+const retiredQueriedBy = (
+  functionId: FunctionId,
+  retired: (definition: TableDefinition) => readonly RetiredGlobalSecondaryIndexDefinition[],
+): { readonly table: ServiceTableId; readonly index: string }[] =>
+  Object.entries(FUNCTION_ACCESS[functionId].tables).flatMap(([table, grant]) => {
+    const queried: readonly string[] = grant?.indexes ?? [];
+    return retired(TABLES[table as ServiceTableId])
+      .filter((index) => queried.includes(index.replacedBy))
+      .map((index) => ({ table: table as ServiceTableId, index: index.name }));
+  });
 
 /**
  * The retired indexes whose replacement a function queries (all of them; with a stage, those it reads at that
  * stage instead of their replacement).
  */
-export const retiredIndexesReadBy = (
-  functionId: FunctionId,
-  stage?: IndexMigrationStage,
-): { readonly table: ServiceTableId; readonly index: string }[] =>
-  Object.entries(FUNCTION_ACCESS[functionId].tables).flatMap(([table, grant]) => {
-    const queried: readonly string[] = grant?.indexes ?? [];
-    const definition: TableDefinition = TABLES[table as ServiceTableId];
-    const retired =
-      stage === undefined
-        ? (definition.retiredGlobalSecondaryIndexes ?? [])
-        : retiredIndexesReadAt(definition, stage);
-    return retired
-      .filter((index) => queried.includes(index.replacedBy))
-      .map((index) => ({ table: table as ServiceTableId, index: index.name }));
+export const retiredIndexesReadBy = (functionId: FunctionId, stage?: IndexMigrationStage) =>
+  retiredQueriedBy(functionId, (definition) =>
+    stage === undefined
+      ? (definition.retiredGlobalSecondaryIndexes ?? [])
+      : retiredIndexesReadAt(definition, stage),
+  );
+
+/**
+ * The retired indexes a function is granted at a stage: every one that still exists then and whose replacement it
+ * queries. Not only those it reads: the previous stage's functions keep running, and reading, until this stage's
+ * replace them, and their role is updated before they are.
+ */
+export const retiredIndexesGrantedTo = (functionId: FunctionId, stage: IndexMigrationStage) =>
+  retiredQueriedBy(functionId, (definition) => {
+    const present = new Set(tableIndexesAt(definition, stage).map((index) => index.name));
+    return (definition.retiredGlobalSecondaryIndexes ?? []).filter((index) => present.has(index.name));
   });
 
 /** The functions behind at least one `admin` route: they map IAM principals to operators (`OPERATOR_ROLES`). */

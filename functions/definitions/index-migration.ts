@@ -12,7 +12,8 @@
  * | `drop-d`     | retired d+1…n, every replacement               | every replacement                          |
  * | none         | every replacement (a new deployment at once)   | every replacement                          |
  *
- * Between two stages wait until the index the earlier one added is `ACTIVE` (`aws dynamodb describe-table`).
+ * Between two stages wait until the index the earlier one added is `ACTIVE`, or the one it removed is gone
+ * (`aws dynamodb describe-table`). A function is granted every retired index that still exists at its stage.
  * Pure data and functions: no SDK, no CDK.
  */
 import {

@@ -33,8 +33,9 @@ import {
   READ_RETIRED_INDEXES_ENV_VAR,
   RETIRED_RECEIPT_KEY_IDS_ENV_VAR,
   ROUTES,
+  retiredIndexesGrantedTo,
   retiredIndexesReadAt,
-  retiredIndexesReadBy,
+  retiredIndexRef,
   SCHEDULER,
   SWEEPER_RATE_MINUTES,
   type TableItemAction,
@@ -376,8 +377,8 @@ export class PricingServiceStack extends Stack {
     props: PricingServiceStackProps,
     shared: { readonly operatorRoles: string; readonly usagePlanName: string },
   ): Record<string, string> {
-    const readRetired = serviceTableEntries().flatMap(([, definition]) =>
-      retiredIndexesReadAt(definition, props.indexStage).map((index) => index.name),
+    const readRetired = serviceTableEntries().flatMap(([tableId, definition]) =>
+      retiredIndexesReadAt(definition, props.indexStage).map((index) => retiredIndexRef(tableId, index.name)),
     );
     return {
       ...Object.fromEntries(
@@ -427,7 +428,7 @@ export class PricingServiceStack extends Stack {
     access: FunctionAccess,
     props: PricingServiceStackProps,
   ): void {
-    const retired = props.indexStage ? retiredIndexesReadBy(functionId, props.indexStage) : [];
+    const retired = props.indexStage ? retiredIndexesGrantedTo(functionId, props.indexStage) : [];
     for (const [tableId, grant] of Object.entries(access.tables) as [
       ServiceTableId,
       { readonly actions: readonly TableItemAction[]; readonly indexes?: readonly string[] },

@@ -1,7 +1,7 @@
 /**
  * A staged index replacement (`retiredGlobalSecondaryIndexes`, context `retiredIndexes`): the deliveries' indexes
  * that copied whole items replaced by keys-only ones in deploys that each add or remove one index per table, the
- * functions reading (and granted) a retired index only while its replacement is being built.
+ * functions reading a retired index only while its replacement is being built, and granted it while it exists.
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -11,6 +11,7 @@ import {
   indexMigrationStages,
   parseIndexMigrationStage,
   READ_RETIRED_INDEXES_ENV_VAR,
+  retiredIndexesOfTable,
   retiredIndexesReadBy,
   TABLES,
   type TableDefinition,
@@ -56,6 +57,12 @@ const synthesize = (stage?: string) => {
 };
 
 const KEYS_ONLY = ['by-endpoint-keys KEYS_ONLY', 'by-status-keys KEYS_ONLY'];
+const ALL_FOUR = [
+  '/index/by-endpoint-keys"',
+  '/index/by-endpoint-shard"',
+  '/index/by-status"',
+  '/index/by-status-keys"',
+];
 
 describe('staged replacement of the deliveries indexes by keys-only ones', () => {
   it('a new deployment (and the last stage) has only the keys-only indexes, read and granted', () => {
@@ -77,28 +84,29 @@ describe('staged replacement of the deliveries indexes by keys-only ones', () =>
       'Replay for operators, invoked directly',
       'Webhook operator routes',
     ]);
-    expect(readers['Webhook operator routes']).toBe('by-endpoint-shard,by-status');
-    expect(granted).toEqual([
-      '/index/by-endpoint-keys"',
-      '/index/by-endpoint-shard"',
-      '/index/by-status"',
-      '/index/by-status-keys"',
-    ]);
+    expect(readers['Webhook operator routes']).toBe('deliveries/by-endpoint-shard,deliveries/by-status');
+    expect(granted).toEqual(ALL_FOUR);
   });
 
   it('add-2: the status replacement is built; the endpoint one, built, is read', () => {
-    const { indexes, granted } = synthesize('add-2');
+    const { indexes, readers, granted } = synthesize('add-2');
     expect(indexes).toEqual([...KEYS_ONLY, 'by-endpoint-shard ALL', 'by-status ALL']);
-    expect(granted).toEqual(['/index/by-endpoint-keys"', '/index/by-status"', '/index/by-status-keys"']);
+    expect(readers['Webhook operator routes']).toBe('deliveries/by-status');
+    // Still granted what add-1's functions read: they run (with this role) until this deploy replaces them.
+    expect(granted).toEqual(ALL_FOUR);
   });
 
-  it('keep, then drop-1: the retired indexes leave one per deploy once nothing reads them', () => {
+  it('keep, then drop-1: the retired indexes leave one per deploy once nothing reads them, granted while they exist', () => {
     expect(synthesize('keep')).toEqual({
       indexes: [...KEYS_ONLY, 'by-endpoint-shard ALL', 'by-status ALL'],
       readers: {},
-      granted: ['/index/by-endpoint-keys"', '/index/by-status-keys"'],
+      granted: ALL_FOUR,
     });
-    expect(synthesize('drop-1')).toMatchObject({ indexes: [...KEYS_ONLY, 'by-status ALL'], readers: {} });
+    expect(synthesize('drop-1')).toEqual({
+      indexes: [...KEYS_ONLY, 'by-status ALL'],
+      readers: {},
+      granted: ['/index/by-endpoint-keys"', '/index/by-status"', '/index/by-status-keys"'],
+    });
   });
 
   it('every deploy from the shape before to the last changes one index of each table', () => {
@@ -137,6 +145,11 @@ describe('staged replacement of the deliveries indexes by keys-only ones', () =>
       { table: 'deliveries', index: 'by-endpoint-shard' },
     ]);
     expect(retiredIndexesReadBy('deliver')).toEqual([]);
+    // The variable names each index with its table: an index name may repeat on another table.
+    expect(
+      retiredIndexesOfTable('deliveries/by-status,events/by-status,deliveries/by-x', 'deliveries'),
+    ).toEqual(new Set(['by-status', 'by-x']));
+    expect(retiredIndexesOfTable(undefined, 'deliveries')).toEqual(new Set());
   });
 
   it('refuses any other stage, naming the ones there are', () => {

@@ -892,17 +892,20 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
   }
 
   /**
-   * The deliveries an index page names, read by key in its order (`BatchGetItem`, eventually consistent like the
-   * index). One that expired (TTL) since the index was read is left out; the cursor still moves past it.
+   * The deliveries an index page names, read by key in its order (`BatchGetItem`). Consistent reads: an index
+   * entry is written with its item, so the item it names exists and is at least as new (an eventually consistent
+   * read could miss one just created, and the cursor would move past it for good). One that expired (TTL) or was
+   * deleted since the index was read is left out.
    */
   private async byKeys(keys: readonly Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
     const batches = itemBatchesOf(this.documents);
     const items = await Promise.all(
       keys.map((item) =>
-        batches.get(this.tableName, {
-          event_id: String(item.event_id),
-          endpoint_id: String(item.endpoint_id),
-        }),
+        batches.get(
+          this.tableName,
+          { event_id: String(item.event_id), endpoint_id: String(item.endpoint_id) },
+          { consistent: true },
+        ),
       ),
     );
     return items.filter((item): item is Record<string, unknown> => item !== undefined);

@@ -112,6 +112,8 @@ export const replayDeliveries = async (
 ): Promise<ReplayAccepted> => {
   const wanted = statuses ?? (request.status !== undefined ? [request.status] : undefined);
   const now = ctx.clock.now();
+  // Reserved for the request: a retry after a crash restarts under the same replay and resumes it.
+  const replayId = once ? once.reservedId('rpl') : newId('rpl', now);
   const items: OutboxItem[] = [];
   if (request.event_ids) {
     const missing: string[] = [];
@@ -136,17 +138,14 @@ export const replayDeliveries = async (
             request.endpoint_id,
             request.from,
             request.to,
-            // The statuses wanted, and every delivery a replay restarted: one this very request restarted before
-            // it crashed no longer has the wanted status (the selection below tells which).
+            // The statuses wanted, and what this very request restarted before it crashed (no longer of them).
             (delivery) =>
-              wanted === undefined || wanted.includes(delivery.status) || delivery.replay_id !== undefined,
+              wanted === undefined || wanted.includes(delivery.status) || delivery.replay_id === replayId,
           )
         : await eventsInWindow(ctx, request.from, request.to)),
     );
   }
 
-  // Reserved for the request: a retry after a crash restarts under the same replay and resumes it.
-  const replayId = once ? once.reservedId('rpl') : newId('rpl', now);
   const selected: DeliveryRecord[] = [];
   for (const item of items) {
     const deliveries = await ctx.deliveries.forEvent(item.event_id);
@@ -166,9 +165,15 @@ export const replayDeliveries = async (
   }
 
   const itemsById = new Map(items.map((item) => [item.event_id, item]));
-  // Only the events the replay would send again: old events it would not resend refuse nothing.
+  // Only the events the replay would send again (as the loop below decides): old events it would not resend
+  // refuse nothing.
   const horizon = now.getTime() - ctx.settings.replayHorizonDays * 86_400_000;
-  const tooOld = [...new Set(selected.map((delivery) => delivery.event_id))].filter((eventId) => {
+  const resent = selected.filter(
+    (delivery) =>
+      delivery.replay_id === replayId ||
+      (delivery.status !== 'filtered' && (request.force || REPLAYABLE_STATUSES.includes(delivery.status))),
+  );
+  const tooOld = [...new Set(resent.map((delivery) => delivery.event_id))].filter((eventId) => {
     const item = itemsById.get(eventId);
     return item !== undefined && Date.parse(item.ts) < horizon;
   });

@@ -1204,6 +1204,8 @@ describe('recoverEndpoint: what the endpoint missed, among what it received', ()
         event_type: 'payout.processed',
         ts_id: `${ts}#${eventId}`,
         status: missed.has(index) ? 'skipped' : 'delivered',
+        // Delivered by an earlier replay: what it restarted once is no part of this one.
+        ...(missed.has(index) ? {} : { replay_id: 'rpl_earlier' }),
         created_at: ts,
         updated_at: ts,
         last_attempt: missed.has(index) ? 0 : 1,
@@ -1287,6 +1289,24 @@ describe('recoverEndpoint: what the endpoint missed, among what it received', ()
         until: w.now.value.toISOString(),
       }),
     ).rejects.toThrow('need "force": true');
+    expect(w.sent).toEqual([]);
+    // Selected but not resent (still pending, without force): its age refuses nothing.
+    w.deliveries.set(`${item.event_id}|${endpoint.endpoint_id}`, { ...delivery, status: 'pending' });
+    w.ctx = {
+      ...w.ctx,
+      deliveries: {
+        ...w.ctx.deliveries,
+        query: async () => ({ items: [{ ...delivery, status: 'pending' }] }),
+      },
+    };
+    expect(
+      await replayDeliveries(w.ctx, {
+        from: new Date(w.now.value.getTime() - 9 * 86_400_000).toISOString(),
+        to: w.now.value.toISOString(),
+        endpoint_id: endpoint.endpoint_id,
+        status: 'pending',
+      }),
+    ).toMatchObject({ matched: 1, enqueued: 0, skipped: 1 });
     expect(w.sent).toEqual([]);
   });
 });
