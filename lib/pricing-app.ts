@@ -1,10 +1,11 @@
 import path from 'node:path';
-import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
+import { Annotations, type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { type IndexMigrationStage, parseIndexMigrationStage } from '../functions/definitions';
 import type { OperatorRole } from '../functions/domain/access/principals';
 import type { MachineOperatorRole } from './constructs/operator-roles';
 import { staticEgressFromContext } from './constructs/static-egress';
+import { EDGE_REGION, PricingEdgeStack } from './stacks/edge-stack';
 import { PricingServiceStack } from './stacks/service-stack';
 import { PricingStatefulStack, RECEIPT_RETENTION_YEARS } from './stacks/stateful-stack';
 import { buildWebAppsSync } from './web-build';
@@ -12,6 +13,8 @@ import { buildWebAppsSync } from './web-build';
 export interface PricingStacks {
   readonly stateful: PricingStatefulStack;
   readonly service: PricingServiceStack;
+  /** The site's web ACL in us-east-1: with the site, when the account and region are known at synth. */
+  readonly edge?: PricingEdgeStack;
 }
 
 export interface PricingAppOptions {
@@ -191,10 +194,24 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     ...(retiredIndexes ? { indexStage: retiredIndexes } : {}),
   });
   const tenantRetentionDays = tenantRetentionDaysFromContext(app);
+  const webSite = options.webSite ?? true;
+  // CloudFront-scope WAF lives in us-east-1; a reference to it from another region needs both stacks' account
+  // and region at synth (an environment-agnostic synth goes without it, and says so).
+  const edge =
+    webSite && env.account !== undefined && env.region !== undefined
+      ? new PricingEdgeStack(app, 'PricingEdgeStack', {
+          stackName: `pricing-${stage}-edge`,
+          description:
+            "Pricing service: the console's and the partner portal's web ACL (CloudFront, us-east-1)",
+          env: { account: env.account, region: EDGE_REGION },
+          crossRegionReferences: true,
+        })
+      : undefined;
   const service = new PricingServiceStack(app, 'PricingServiceStack', {
     stackName: `pricing-${stage}-service`,
     description: 'Pricing service: functions, queues, API, scheduler and alarms',
     env,
+    ...(edge ? { crossRegionReferences: true, siteFirewallArn: edge.firewall.webAcl.attrArn } : {}),
     stage,
     tables: stateful.tables,
     keys: stateful.keys,
@@ -210,12 +227,18 @@ export const addPricingStacks = (app: App, options: PricingAppOptions = {}): Pri
     // `-c tenantRetentionDays='{"eu-1":7}'` (or an object in cdk.json): shorter body retention by tenant.
     ...(tenantRetentionDays ? { tenantRetentionDays } : {}),
     // The console and the partner portal, built from web/ into the cloud assembly's directory.
-    ...((options.webSite ?? true) ? { webAssetDir: webPages(app) } : {}),
+    ...(webSite ? { webAssetDir: webPages(app) } : {}),
   });
   service.addStackDependency(stateful);
+  if (webSite && !edge)
+    Annotations.of(service).addWarningV2(
+      'pricing:site-without-edge-firewall',
+      'No account or region at synth: the site has no edge web ACL (give -c account=… -c region=…, or the ' +
+        'CDK_DEFAULT_ variables, to get PricingEdgeStack in us-east-1).',
+    );
 
   Tags.of(app).add('service', 'pricing');
   Tags.of(app).add('stage', stage);
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { stateful, service };
+  return { stateful, service, ...(edge ? { edge } : {}) };
 };

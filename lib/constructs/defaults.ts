@@ -1,9 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as lambdaNodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type { IConstruct } from 'constructs';
 
 /**
  * Secure defaults in one place: every construct in `lib/constructs` reads them from here, so tightening one
@@ -60,4 +61,19 @@ export const acknowledgeApiLoggingRole = (api: apigateway.RestApi): void => {
       'The account-level API Gateway logging role must write to log groups API Gateway creates per API and ' +
       'stage; AWS maintains this managed policy for exactly that role, assumable only by apigateway.amazonaws.com.',
   });
+};
+
+/**
+ * A cdk-nag finding's resource as cdk-nag renders it in the finding id: the stack's partition, region and account
+ * as literals where the stack knows them (a synth with an account and region), else `<AWS::…>` (an
+ * environment-agnostic synth). Acknowledgements written with `<AWS::Region>` alone would not match a deploy.
+ */
+export const nagResource = (scope: IConstruct, pattern: string): string => {
+  const stack = Stack.of(scope);
+  const literal = (value: string, pseudo: string): string =>
+    Token.isUnresolved(value) ? `<${pseudo}>` : value;
+  return pattern
+    .replaceAll('<AWS::Partition>', literal(stack.partition, 'AWS::Partition'))
+    .replaceAll('<AWS::Region>', literal(stack.region, 'AWS::Region'))
+    .replaceAll('<AWS::AccountId>', literal(stack.account, 'AWS::AccountId'));
 };

@@ -1,7 +1,8 @@
-import { ArnFormat, type RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
+import { nagResource } from './defaults';
 import type { EncryptedQueue } from './encrypted-queue';
 import { type ServiceFunction, viaService } from './service-function';
 
@@ -88,18 +89,11 @@ export class SchedulerToQueue extends Construct {
     });
   }
 
-  /** How cdk-nag renders `schedulesArn` in a finding id: literals where the stack knows them, else `<AWS::…>`. */
+  /** How cdk-nag renders `schedulesArn` in a finding id. */
   private nagArnPattern(): string {
-    const stack = Stack.of(this);
-    const literal = (value: string, pseudo: string): string =>
-      Token.isUnresolved(value) ? `<${pseudo}>` : value;
-    return [
-      'arn',
-      literal(stack.partition, 'AWS::Partition'),
-      'scheduler',
-      literal(stack.region, 'AWS::Region'),
-      literal(stack.account, 'AWS::AccountId'),
-      `schedule/${this.groupName}/*`,
-    ].join(':');
+    return nagResource(
+      this,
+      `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${this.groupName}/*`,
+    );
   }
 }

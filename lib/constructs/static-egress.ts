@@ -3,7 +3,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { SECURE_DEFAULTS } from './defaults';
+import { nagResource, SECURE_DEFAULTS } from './defaults';
 import type { FunctionNetwork, ServiceFunction } from './service-function';
 
 /** Availability zones a static egress may span: one NAT gateway and one address per zone. */
@@ -164,7 +164,7 @@ export class StaticEgress extends Construct {
           'calls them to manage the function network interfaces in this VPC.',
       },
       {
-        id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*]',
+        id: `AwsSolutions-IAM5[Resource::${nagResource(this, 'arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*')}]`,
         reason:
           'Lambda creates the function network interfaces itself; their ids are not known in advance. Creation is ' +
           'also bound to this VPC private subnets and security group (named exactly in the same statement).',

@@ -6,7 +6,8 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { WEB_APPS, WEB_SECURITY_HEADERS } from '../web-build';
-import { SECURE_DEFAULTS } from './defaults';
+import type { SiteOriginSecret } from './api-firewall';
+import { nagResource, SECURE_DEFAULTS } from './defaults';
 
 export interface WebSiteProps {
   /** The built pages (`lib/web-build.ts`): `<app>/index.html`, `app.js`, `app.css` per app. */
@@ -16,6 +17,10 @@ export interface WebSiteProps {
    * the API on their own origin (no CORS, the API's authorization unchanged).
    */
   readonly api: apigateway.RestApi;
+  /** Added to every request forwarded to the API (see `ApiFirewall`). */
+  readonly originSecret?: SiteOriginSecret;
+  /** The distribution's CloudFront-scope web ACL (`EdgeFirewall`, us-east-1). */
+  readonly webAclArn?: string;
 }
 
 /**
@@ -125,7 +130,12 @@ export class WebSite extends Construct {
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `${Stack.of(this).stackName} console and partner portal`,
       defaultBehavior: {
-        origin: new origins.RestApiOrigin(props.api),
+        origin: new origins.RestApiOrigin(
+          props.api,
+          props.originSecret
+            ? { customHeaders: { [props.originSecret.header]: props.originSecret.value } }
+            : {},
+        ),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
         cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
@@ -138,19 +148,20 @@ export class WebSite extends Construct {
       enableLogging: true,
       logBucket: logs,
       logFilePrefix: 'cloudfront/',
+      ...(props.webAclArn ? { webAclId: props.webAclArn } : {}),
     });
+    if (!props.webAclArn)
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR2',
+        reason:
+          'Synthesized without an account and region, so without the edge web ACL (a stack in us-east-1): API paths ' +
+          "still reach the regional WAF (managed rules; the site's requests are not counted per edge address). " +
+          'Deploy with an account and region to get it.',
+      });
     Validations.of(this.distribution).acknowledge(
       {
         id: 'AwsSolutions-CFR1',
         reason: 'Operators and partners sign in from anywhere; the API behind refuses whom it does not know.',
-      },
-      {
-        id: 'AwsSolutions-CFR2',
-        reason:
-          'The pages are static files; API paths reach API Gateway, whose regional WAF (ApiFirewall: managed rules ' +
-          'and a per-address rate rule) still inspects them. Its rate rule sees CloudFront edge addresses for the ' +
-          "site's share of the traffic (operators and partners at the same edge share a bucket): a CloudFront-scope " +
-          'web ACL (us-east-1) keyed on the viewer is the next step, recorded in docs/decisions.md.',
       },
       {
         id: 'AwsSolutions-CFR4',
@@ -177,7 +188,7 @@ export class WebSite extends Construct {
       'Action::s3:List*',
       'Action::s3:DeleteObject*',
       'Action::s3:Abort*',
-      'Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*',
+      `Resource::${nagResource(this, 'arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*')}`,
       `Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)}.Arn>/*`,
       // CloudFront invalidations name no resource ARN.
       'Resource::*',

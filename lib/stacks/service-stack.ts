@@ -4,6 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { DEFAULT_FX_SECRETS_PREFIX } from '../../functions/adapters/aws/secrets-manager';
@@ -45,8 +46,9 @@ import {
 import { METRICS_NAMESPACE_ENV_VAR, metricsNamespace } from '../../functions/definitions/objectives';
 import { OPERATOR_ROLES } from '../../functions/domain/access/principals';
 import { EXTERNAL_ID_PREFIX } from '../../functions/domain/webhooks/destinations';
-import { ApiFirewall } from '../constructs/api-firewall';
+import { ApiFirewall, SITE_ORIGIN_SECRET_HEADER, type SiteOriginSecret } from '../constructs/api-firewall';
 import { DeadLetterAlarm } from '../constructs/dead-letter-alarm';
+import { nagResource } from '../constructs/defaults';
 import { EncryptedQueue } from '../constructs/encrypted-queue';
 import { LogSignalAlarm } from '../constructs/log-signal-alarm';
 import { type MachineOperatorRole, OperatorRoles } from '../constructs/operator-roles';
@@ -74,6 +76,8 @@ export interface PricingServiceStackProps extends StackProps {
   readonly stage: string;
   /** The built console and partner portal (`lib/web-build.ts`): served by CloudFront in front of the API when set. */
   readonly webAssetDir?: string;
+  /** The site's CloudFront-scope web ACL (`PricingEdgeStack`, us-east-1), attached to the distribution. */
+  readonly siteFirewallArn?: string;
   /** From the stateful stack: the service tables, keyed as in `TABLES`. */
   readonly tables: Readonly<Record<ServiceTableId, dynamodb.ITable>>;
   /** From the stateful stack: the KMS keys, keyed as in `KEYS`. */
@@ -257,7 +261,13 @@ export class PricingServiceStack extends Stack {
       operators: this.operatorRoles.principals(),
       usagePlanName: shared.usagePlanName,
     });
-    new ApiFirewall(this, 'ApiFirewall', { stage: this.api.api.deploymentStage });
+    // Requests through the site's distribution carry a secret header: the regional web ACL leaves counting them
+    // per address to the edge web ACL, which sees the viewers' addresses.
+    const siteOrigin = props.webAssetDir ? this.siteOriginSecret() : undefined;
+    new ApiFirewall(this, 'ApiFirewall', {
+      stage: this.api.api.deploymentStage,
+      ...(siteOrigin ? { siteOrigin } : {}),
+    });
     for (const [functionId, fn] of Object.entries(this.functions) as [FunctionId, ServiceFunction][]) {
       if (FUNCTION_ACCESS[functionId].registersCallerKeys) this.grantCallerKeyRegistration(fn);
     }
@@ -274,7 +284,12 @@ export class PricingServiceStack extends Stack {
 
     // The console and the partner portal, with the API on the same origin.
     if (props.webAssetDir) {
-      this.webSite = new WebSite(this, 'WebSite', { assetDir: props.webAssetDir, api: this.api.api });
+      this.webSite = new WebSite(this, 'WebSite', {
+        assetDir: props.webAssetDir,
+        api: this.api.api,
+        ...(siteOrigin ? { originSecret: siteOrigin } : {}),
+        ...(props.siteFirewallArn ? { webAclArn: props.siteFirewallArn } : {}),
+      });
       new CfnOutput(this, 'ConsoleUrl', {
         description: 'The operator console (and /portal/: the partner portal), in front of the API',
         value: `https://${this.webSite.distribution.distributionDomainName}/console/`,
@@ -422,6 +437,25 @@ export class PricingServiceStack extends Stack {
     };
   }
 
+  /**
+   * The value CloudFront adds to the API requests it forwards (`SITE_ORIGIN_SECRET_HEADER`), generated in Secrets
+   * Manager and resolved by CloudFormation into the distribution and the regional web ACL.
+   */
+  private siteOriginSecret(): SiteOriginSecret {
+    const secret = new secretsmanager.Secret(this, 'SiteOriginSecret', {
+      description:
+        "Sent by the site's distribution to the API: its requests are counted per viewer at the edge",
+      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'It only exempts requests from the regional per-address count (the edge web ACL counts them per viewer) and ' +
+        'grants no access; changing it is a deploy that updates the distribution and the web ACL together.',
+    });
+    return { header: SITE_ORIGIN_SECRET_HEADER, value: secret.secretValue.unsafeUnwrap() };
+  }
+
   private grantAccess(
     fn: ServiceFunction,
     functionId: FunctionId,
@@ -490,7 +524,7 @@ export class PricingServiceStack extends Stack {
       roles: [fn.role],
     });
     Validations.of(policy).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::*:role/*]',
+      id: `AwsSolutions-IAM5[Resource::${nagResource(this, 'arn:<AWS::Partition>:iam::*:role/*')}]`,
       reason:
         "Partners' roles are in their own accounts, named by each endpoint at run time: the grant is sts:AssumeRole " +
         "only, with the service's external ids only, and never in the service's own account.",
@@ -514,7 +548,7 @@ export class PricingServiceStack extends Stack {
       roles: [fn.role],
     });
     Validations.of(policy).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${DEFAULT_FX_SECRETS_PREFIX}*]`,
+      id: `AwsSolutions-IAM5[Resource::${nagResource(this, `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${DEFAULT_FX_SECRETS_PREFIX}*`)}]`,
       reason:
         'Secrets Manager appends a random suffix to every secret ARN, and a rate policy names its credentials by ' +
         'reference at run time: the grant covers the FX credentials prefix only, read-only.',
@@ -546,7 +580,7 @@ export class PricingServiceStack extends Stack {
       roles: [fn.role],
     });
     Validations.of(policy).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
+      id: `AwsSolutions-IAM5[Resource::${nagResource(this, 'arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*')}]`,
       reason:
         "API Gateway names an API key by an id it generates when the key is created; a revoked caller key's " +
         'API key is deleted by that id. Only DELETE is allowed on it, on API keys only.',

@@ -56,6 +56,20 @@ describe('cdk-nag (AWS Solutions)', () => {
     }
   });
 
+  it('stays clean synthesized with an account and region, as deployed: the edge stack, literal ARNs', () => {
+    const deployed = pricingApp({ nag: true, env: { account: '123456789012', region: 'eu-west-1' } });
+    try {
+      expect(deployed.stacks.edge).toBeDefined();
+      expect(() => deployed.app.synth()).not.toThrow();
+      const report = JSON.parse(
+        readFileSync(join(deployed.outdir, 'validation-report.json'), 'utf8'),
+      ) as ValidationReport;
+      expect(report.pluginReports.flatMap((plugin) => plugin.violations ?? [])).toEqual([]);
+    } finally {
+      deployed.cleanup();
+    }
+  });
+
   it('fails synthesis on a finding (the checks are live)', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'pricing-nag-'));
     try {

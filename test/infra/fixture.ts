@@ -17,13 +17,23 @@ export interface PricingAppFixture {
 
 /**
  * The deployed app, built by the same `addPricingStacks` as `bin/app.ts`, with bundling skipped (TOOLCHAIN
- * gotcha 6) and its cloud assembly in a temporary directory. cdk-nag is off unless asked for, so a template
+ * gotcha 6) and its cloud assembly in a temporary directory; environment-agnostic unless given an `env` (as a
+ * deploy with an account and region is). cdk-nag is off unless asked for, so a template
  * assertion fails on its own behaviour, not on an unrelated finding.
  */
-export const pricingApp = (options: { readonly nag?: boolean } = {}): PricingAppFixture => {
+export const pricingApp = (
+  options: {
+    readonly nag?: boolean;
+    readonly env?: { readonly account: string; readonly region: string };
+  } = {},
+): PricingAppFixture => {
   const outdir = mkdtempSync(join(tmpdir(), 'pricing-infra-'));
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-  const stacks = addPricingStacks(app, { stage: 'test', nag: options.nag ?? false });
+  const stacks = addPricingStacks(app, {
+    stage: 'test',
+    nag: options.nag ?? false,
+    ...(options.env ? { env: options.env } : {}),
+  });
   return { app, stacks, outdir, cleanup: () => rmSync(outdir, { recursive: true, force: true }) };
 };
 

@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MASK, maskSensitive } from '../../functions/shared/logger';
+import {
+  DEFAULT_REQUESTS_PER_IP_PER_5_MINUTES,
+  SITE_ORIGIN_SECRET_HEADER,
+} from '../../lib/constructs/api-firewall';
 import { WEB_SECURITY_HEADERS } from '../../lib/web-build';
 import { logicalIdOf, type PricingAppFixture, pricingApp } from './fixture';
 
@@ -109,5 +114,105 @@ describe('the web site (console and partner portal)', () => {
     );
     expect(code).toContain('/console/config.json');
     expect(code).toContain('execute-api');
+  });
+});
+
+describe("the site's firewalls: a CloudFront-scope web ACL in us-east-1, the regional one counting viewers not edges", () => {
+  let deployed: PricingAppFixture;
+  let templates: { service: Template; edge: Template };
+
+  beforeAll(() => {
+    deployed = pricingApp({ env: { account: '123456789012', region: 'eu-west-1' } });
+    const edge = deployed.stacks.edge;
+    if (!edge) throw new Error('no edge stack');
+    templates = { service: Template.fromStack(deployed.stacks.service), edge: Template.fromStack(edge) };
+  });
+  afterAll(() => deployed.cleanup());
+
+  const rulesOf = (template: Template, scope: string) => {
+    const acls = Object.values(
+      template.findResources('AWS::WAFv2::WebACL', { Properties: { Scope: scope } }),
+    );
+    expect(acls).toHaveLength(1);
+    return acls[0]?.Properties.Rules as { Name: string; Statement: Record<string, unknown> }[];
+  };
+
+  it('puts the web ACL in us-east-1 (WAF CloudFront scope) with the managed rules and a per-viewer rate rule', () => {
+    expect(deployed.stacks.edge?.region).toBe('us-east-1');
+    expect(rulesOf(templates.edge, 'CLOUDFRONT').map((rule) => rule.Name)).toEqual([
+      'AWSManagedRulesCommonRuleSet',
+      'AWSManagedRulesKnownBadInputsRuleSet',
+      'AWSManagedRulesAmazonIpReputationList',
+      'RequestsPerIp',
+    ]);
+    expect(rulesOf(templates.edge, 'CLOUDFRONT').at(-1)?.Statement).toEqual({
+      RateBasedStatement: { Limit: DEFAULT_REQUESTS_PER_IP_PER_5_MINUTES, AggregateKeyType: 'IP' },
+    });
+  });
+
+  it('attaches it to the distribution across regions', () => {
+    const distribution = Object.values(templates.service.findResources('AWS::CloudFront::Distribution'))[0];
+    expect(JSON.stringify(distribution?.Properties.DistributionConfig.WebACLId)).toContain(
+      'SiteFirewallWebAcl',
+    );
+  });
+
+  it("sends the API the site's origin secret, which exempts its requests from the regional per-address count only", () => {
+    const distribution = Object.values(templates.service.findResources('AWS::CloudFront::Distribution'))[0];
+    const origins = distribution?.Properties.DistributionConfig.Origins as {
+      OriginCustomHeaders?: unknown[];
+    }[];
+    const secretRef = {
+      'Fn::Join': [
+        '',
+        [
+          '{{resolve:secretsmanager:',
+          { Ref: expect.stringMatching(/^SiteOriginSecret/) },
+          ':SecretString:::}}',
+        ],
+      ],
+    };
+    const headers = origins.flatMap((origin) => origin.OriginCustomHeaders ?? []);
+    expect(headers).toHaveLength(1);
+    expect(headers[0]).toMatchObject({ HeaderName: SITE_ORIGIN_SECRET_HEADER });
+    const secret = (headers[0] as { HeaderValue: unknown }).HeaderValue;
+    const regional = rulesOf(templates.service, 'REGIONAL');
+    // The managed rules still inspect the site's requests here; only the address count leaves them to the edge.
+    expect(regional.map((rule) => rule.Name)).toEqual(
+      rulesOf(templates.edge, 'CLOUDFRONT').map((rule) => rule.Name),
+    );
+    expect(regional.at(-1)?.Statement).toEqual({
+      RateBasedStatement: {
+        Limit: DEFAULT_REQUESTS_PER_IP_PER_5_MINUTES,
+        AggregateKeyType: 'IP',
+        ScopeDownStatement: {
+          NotStatement: {
+            Statement: {
+              ByteMatchStatement: {
+                FieldToMatch: { SingleHeader: { Name: SITE_ORIGIN_SECRET_HEADER } },
+                PositionalConstraint: 'EXACTLY',
+                SearchString: secret,
+                TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+              },
+            },
+          },
+        },
+      },
+    });
+    expect(secret).toMatchObject(secretRef);
+    // The logger masks a field of that name, should a header map ever be logged.
+    expect(
+      JSON.parse(JSON.stringify({ headers: { [SITE_ORIGIN_SECRET_HEADER]: 'value' } }, maskSensitive)),
+    ).toEqual({
+      headers: { [SITE_ORIGIN_SECRET_HEADER]: MASK },
+    });
+  });
+
+  it('goes without the edge stack, and says so, when synthesized without an account and region', () => {
+    expect(fixture.stacks.edge).toBeUndefined();
+    Annotations.fromStack(fixture.stacks.service).hasWarning(
+      '*',
+      Match.stringLikeRegexp('the site has no edge web ACL'),
+    );
   });
 });
