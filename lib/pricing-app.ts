@@ -164,7 +164,8 @@ const webPages = (app: App): string => {
 };
 
 /**
- * Adds the two stacks to an app: the stateful one (keys, tables, buckets) and the service one that uses them.
+ * Adds the stacks to an app: the stateful one (keys, tables, buckets), the service one that uses them and, with
+ * the site and a known account and region, the edge one (the site's web ACL in us-east-1).
  * Shared by `bin/app.ts` and the infra tests, so the tests check the app that is deployed.
  */
 export const addPricingStacks = (app: App, options: PricingAppOptions = {}): PricingStacks => {

@@ -451,7 +451,8 @@ export class PricingServiceStack extends Stack {
       id: 'AwsSolutions-SMG4',
       reason:
         'It only exempts requests from the regional per-address count (the edge web ACL counts them per viewer) and ' +
-        'grants no access; changing it is a deploy that updates the distribution and the web ACL together.',
+        'grants no access. Its users re-read it only when their own properties change, so a rotation in place ' +
+        'would split them: it is replaced instead (a new secret, so new references), in one deploy.',
     });
     return { header: SITE_ORIGIN_SECRET_HEADER, value: secret.secretValue.unsafeUnwrap() };
   }

@@ -56,8 +56,12 @@ describe('cdk-nag (AWS Solutions)', () => {
     }
   });
 
-  it('stays clean synthesized with an account and region, as deployed: the edge stack, literal ARNs', () => {
-    const deployed = pricingApp({ nag: true, env: { account: '123456789012', region: 'eu-west-1' } });
+  it('stays clean synthesized with an account, a region and cdk.json, as deployed: the edge stack, literal ARNs', () => {
+    const deployed = pricingApp({
+      nag: true,
+      env: { account: '123456789012', region: 'eu-west-1' },
+      cdkJson: true,
+    });
     try {
       expect(deployed.stacks.edge).toBeDefined();
       expect(() => deployed.app.synth()).not.toThrow();

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, CfnElement, Stack } from 'aws-cdk-lib';
@@ -25,10 +25,15 @@ export const pricingApp = (
   options: {
     readonly nag?: boolean;
     readonly env?: { readonly account: string; readonly region: string };
+    /** With `cdk.json`'s context (its feature flags), as the CLI gives it to `bin/app.ts`. */
+    readonly cdkJson?: boolean;
   } = {},
 ): PricingAppFixture => {
   const outdir = mkdtempSync(join(tmpdir(), 'pricing-infra-'));
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const flags = options.cdkJson
+    ? (JSON.parse(readFileSync('cdk.json', 'utf8')) as { context: Record<string, unknown> }).context
+    : {};
+  const app = new App({ outdir, context: { ...flags, 'aws:cdk:bundling-stacks': [] } });
   const stacks = addPricingStacks(app, {
     stage: 'test',
     nag: options.nag ?? false,
