@@ -29,8 +29,8 @@ export type Phase = keyof typeof GOALS;
  */
 export const SHARD_FAMILIES: FamilySizes = (ref) => {
   const { table, index } = ref;
-  if (table === 'events' && index === 'by-day') return DAY_SHARDS;
-  if (table === 'events' && index === 'fanout-pending') return FANOUT_PENDING_SHARDS;
+  if (table === 'events' && index === 'by-day-keys') return DAY_SHARDS;
+  if (table === 'events' && index === 'fanout-pending-keys') return FANOUT_PENDING_SHARDS;
   if (table === 'deliveries' && index === 'by-endpoint-keys') return ENDPOINT_SHARDS;
   if (table === 'deliveries' && index === 'by-status-keys') return STATUS_SHARDS;
   if (table === 'endpointStats' && index === undefined) return STATS_SHARDS;

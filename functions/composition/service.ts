@@ -172,6 +172,11 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
   const reach = reachOf(platform, functionId);
   const documents = () => platform.clients().documents;
   const { env, clock } = platform;
+  // Only a function that queries a replacement index is told to read retired ones instead.
+  const readRetired = (table: 'events' | 'deliveries'): ReadonlySet<string> =>
+    functionId === undefined || retiredIndexesReadBy(functionId).length > 0
+      ? retiredIndexesOfTable(env[READ_RETIRED_INDEXES_ENV_VAR], table)
+      : new Set();
   const deps: ServiceDependencies = lazyObject<ServiceDependencies>({
     clock: () => clock,
     createLogger: () => platform.createLogger,
@@ -227,15 +232,14 @@ export const composeService = (platform: ServicePlatform, functionId?: FunctionI
     }),
     webhooks: () =>
       lazyObject<ServiceDependencies['webhooks']>({
-        events: () => new DynamoEventStore(documents(), reach.table('events'), clock),
+        events: () =>
+          new DynamoEventStore(documents(), reach.table('events'), clock, {
+            readRetiredIndexes: readRetired('events'),
+          }),
         endpoints: () => new DynamoEndpointRepository(documents(), reach.table('endpoints')),
         deliveries: () =>
           new DynamoDeliveryRepository(documents(), reach.table('deliveries'), {
-            // Only a function that queries a replacement index is told to read retired ones instead.
-            readRetiredIndexes:
-              functionId === undefined || retiredIndexesReadBy(functionId).length > 0
-                ? retiredIndexesOfTable(env[READ_RETIRED_INDEXES_ENV_VAR], 'deliveries')
-                : new Set(),
+            readRetiredIndexes: readRetired('deliveries'),
           }),
         replays: () => new DynamoReplayRepository(documents(), reach.table('replays')),
         limiter: () => new DynamoEndpointLimiter(documents(), reach.table('endpointLimits')),

@@ -223,7 +223,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
         indexes: ['by-partner-key', 'by-previous-partner-key'],
       },
       // Producers' events published; event history by day.
-      events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
+      events: { actions: ['GetItem', 'BatchGetItem', 'PutItem'], indexes: ['by-day-keys'] },
       // An event's deliveries, deliveries by endpoint or status; replays and confirmations update them.
       // Listings walk the keys-only indexes and read the deliveries back by key.
       deliveries: {
@@ -296,7 +296,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     // keys' watchdog reads every key's head (Scan), notes its sightings and wake-ups on the place, reads its
     // delivery, and closes the place of one that ended without handing its turn on (Delete, then the next).
     tables: {
-      events: { actions: ['GetItem', 'UpdateItem'], indexes: ['fanout-pending'] },
+      events: { actions: ['GetItem', 'BatchGetItem', 'UpdateItem'], indexes: ['fanout-pending-keys'] },
       // The watchdog reads a stuck head's endpoint (paused by a Retry-After: waiting, not lost).
       endpoints: { actions: ['Scan', 'GetItem'] },
       deliveries: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
@@ -310,7 +310,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
     // with `endpoint_id`), read back by key. The replay's record (its summary an update that keeps the ended
     // deliveries' sets), its tally read to announce it completed (an operational event in the outbox).
     tables: {
-      events: { actions: ['GetItem', 'PutItem'], indexes: ['by-day'] },
+      events: { actions: ['GetItem', 'BatchGetItem', 'PutItem'], indexes: ['by-day-keys'] },
       deliveries: {
         actions: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'],
         indexes: ['by-endpoint-keys'],

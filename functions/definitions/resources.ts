@@ -96,14 +96,37 @@ export const TABLES = {
     partitionKey: { name: 'event_id', type: 'S' },
     stream: 'NEW_AND_OLD_IMAGES',
     timeToLiveAttribute: 'expires_at',
+    // Keys only: an event is rewritten when its fan-out is recorded (and when it is expunged), and an index that
+    // copied the whole event, body included, would be rewritten with it; readers fetch the events by key.
     globalSecondaryIndexes: [
       // Events of one UTC day in time order: listing and replay by time window.
-      { name: 'by-day', partitionKey: { name: 'day', type: 'S' }, sortKey: { name: 'ts_id', type: 'S' } },
+      {
+        name: 'by-day-keys',
+        partitionKey: { name: 'day', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+        projection: 'KEYS_ONLY',
+      },
       // Sparse: only events whose fan-out is not recorded yet carry `fanout_pending`.
+      {
+        name: 'fanout-pending-keys',
+        partitionKey: { name: 'fanout_pending', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+        projection: 'KEYS_ONLY',
+      },
+    ],
+    // The same keys with the whole event copied: replaced by the keys-only indexes above.
+    retiredGlobalSecondaryIndexes: [
+      {
+        name: 'by-day',
+        partitionKey: { name: 'day', type: 'S' },
+        sortKey: { name: 'ts_id', type: 'S' },
+        replacedBy: 'by-day-keys',
+      },
       {
         name: 'fanout-pending',
         partitionKey: { name: 'fanout_pending', type: 'S' },
         sortKey: { name: 'ts_id', type: 'S' },
+        replacedBy: 'fanout-pending-keys',
       },
     ],
   },

@@ -41,10 +41,10 @@ export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
 export const outboxItemSchema = eventEnvelopeSchema.extend({
   /** TTL of the body (epoch seconds). */
   expires_at: z.number().int().positive(),
-  /** UTC day and `<ts>#<event_id>`: the `by-day` index. */
+  /** UTC day and `<ts>#<event_id>`: the day index (`by-day-keys`). */
   day: z.string().optional(),
   ts_id: z.string().optional(),
-  /** Present until the fan-out is recorded (the sparse `fanout-pending` index). */
+  /** Present until the fan-out is recorded (the sparse `fanout-pending-keys` index). */
   fanout_pending: z.string().optional(),
   fanned_out_at: isoTimestamp.optional(),
   /** How many deliveries the fan-out created. */

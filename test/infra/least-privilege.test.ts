@@ -267,8 +267,8 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:GetQueueAttributes': ['queue:deliveryDlq'],
   }),
   webhooks: merge(BASE('webhooks'), TABLE_KEY_WRITE, {
-    // The catalog; the deliveries a listing's keys-only index names.
-    'dynamodb:BatchGetItem': ['table:catalog', 'table:deliveries'],
+    // The catalog; the deliveries and events a listing's keys-only index names.
+    'dynamodb:BatchGetItem': ['table:catalog', 'table:deliveries', 'table:events'],
     'dynamodb:BatchWriteItem': ['table:replays'],
     'dynamodb:DeleteItem': ['table:deliveryOrder', 'table:endpoints', 'table:idempotency'],
     'dynamodb:GetItem': [
@@ -296,7 +296,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
       'table:endpointStats',
       'table:endpoints/index/by-partner-key',
       'table:endpoints/index/by-previous-partner-key',
-      'table:events/index/by-day',
+      'table:events/index/by-day-keys',
       'table:replays',
       'table:senderKeys',
     ],
@@ -357,10 +357,12 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     ],
   }),
   sweeper: merge(BASE('sweeper'), TABLE_KEY_WRITE, {
+    // The events its keys-only index names as not fanned out.
+    'dynamodb:BatchGetItem': ['table:events'],
     'dynamodb:DeleteItem': ['table:deliveryOrder'],
     'dynamodb:GetItem': ['table:deliveries', 'table:deliveryOrder', 'table:endpoints', 'table:events'],
     'dynamodb:PutItem': ['table:deliveries', 'table:deliveryOrder'],
-    'dynamodb:Query': ['table:deliveryOrder', 'table:events/index/fanout-pending'],
+    'dynamodb:Query': ['table:deliveryOrder', 'table:events/index/fanout-pending-keys'],
     'dynamodb:Scan': ['table:deliveryOrder', 'table:endpoints'],
     'dynamodb:UpdateItem': ['table:deliveries', 'table:deliveryOrder', 'table:events'],
     'kms:Decrypt': [VIA_SQS],
@@ -368,8 +370,8 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
     'sqs:SendMessage': ['queue:delivery'],
   }),
   replay: merge(BASE('replay'), TABLE_KEY_WRITE, {
-    // An endpoint's deliveries in a window: its keys-only index, then the deliveries by key.
-    'dynamodb:BatchGetItem': ['table:deliveries'],
+    // A window's events, or an endpoint's deliveries in it: keys-only indexes, then the items by key.
+    'dynamodb:BatchGetItem': ['table:deliveries', 'table:events'],
     'dynamodb:BatchWriteItem': ['table:replays'],
     'dynamodb:DeleteItem': ['table:deliveryOrder'],
     'dynamodb:GetItem': [
@@ -384,7 +386,7 @@ const EXPECTED: Readonly<Record<FunctionId, Record<string, string[]>>> = {
       'table:deliveries',
       'table:deliveries/index/by-endpoint-keys',
       'table:deliveryOrder',
-      'table:events/index/by-day',
+      'table:events/index/by-day-keys',
     ],
     'dynamodb:UpdateItem': ['table:deliveries', 'table:deliveryOrder', 'table:replays'],
     'kms:Decrypt': [VIA_SQS],

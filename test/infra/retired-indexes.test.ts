@@ -1,6 +1,7 @@
 /**
- * A staged index replacement (`retiredGlobalSecondaryIndexes`, context `retiredIndexes`): the deliveries' indexes
- * that copied whole items replaced by keys-only ones in deploys that each add or remove one index per table, the
+ * A staged index replacement (`retiredGlobalSecondaryIndexes`, context `retiredIndexes`): the deliveries' and
+ * events' indexes that copied whole items replaced by keys-only ones in deploys that each add or remove one index
+ * per table, the
  * functions reading a retired index only while its replacement is being built, and granted it while it exists.
  */
 import { App } from 'aws-cdk-lib';
@@ -34,78 +35,93 @@ const synthesize = (stage?: string) => {
   });
   const stateful = Template.fromStack(stacks.stateful).toJSON() as { Resources: Record<string, Resource> };
   const service = Template.fromStack(stacks.service).toJSON() as { Resources: Record<string, Resource> };
-  const deliveries = stateful.Resources[logicalIdOf(stacks.stateful.tables.deliveries)] as Resource;
-  const indexes = (
-    deliveries.Properties.GlobalSecondaryIndexes as {
-      IndexName: string;
-      Projection: { ProjectionType: string };
-    }[]
-  ).map((index) => `${index.IndexName} ${index.Projection.ProjectionType}`);
+  const indexesOf = (table: 'deliveries' | 'events') =>
+    (
+      (stateful.Resources[logicalIdOf(stacks.stateful.tables[table])] as Resource).Properties
+        .GlobalSecondaryIndexes as { IndexName: string; Projection: { ProjectionType: string } }[]
+    ).map((index) => `${index.IndexName} ${index.Projection.ProjectionType}`);
   const readers = Object.fromEntries(
     Object.values(service.Resources)
       .filter((resource) => resource.Type === 'AWS::Lambda::Function')
       .flatMap((resource) => {
         const read = (resource.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
           ?.Variables?.[READ_RETIRED_INDEXES_ENV_VAR];
-        return read === undefined ? [] : [[String(resource.Properties.Description).split(':')[0], read]];
+        return read === undefined
+          ? []
+          : [[String(resource.Properties.Description).split(/[:(]/)[0]?.trim(), read]];
       }),
   );
   const grantedIndexes = JSON.stringify(
     Object.values(service.Resources).filter((resource) => resource.Type === 'AWS::IAM::Policy'),
-  ).match(/\/index\/by-(?:endpoint|status)[a-z-]*"/g);
-  return { indexes, readers, granted: [...new Set(grantedIndexes ?? [])].sort() };
+  ).match(/\/index\/(?:by-endpoint|by-status|by-day|fanout-pending)[a-z-]*"/g);
+  return {
+    indexes: { deliveries: indexesOf('deliveries'), events: indexesOf('events') },
+    readers,
+    granted: [...new Set(grantedIndexes ?? [])].map((match) => match.slice('/index/'.length, -1)).sort(),
+  };
 };
 
-const KEYS_ONLY = ['by-endpoint-keys KEYS_ONLY', 'by-status-keys KEYS_ONLY'];
-const ALL_FOUR = [
-  '/index/by-endpoint-keys"',
-  '/index/by-endpoint-shard"',
-  '/index/by-status"',
-  '/index/by-status-keys"',
-];
+const KEYS_ONLY = {
+  deliveries: ['by-endpoint-keys KEYS_ONLY', 'by-status-keys KEYS_ONLY'],
+  events: ['by-day-keys KEYS_ONLY', 'fanout-pending-keys KEYS_ONLY'],
+};
+const REPLACEMENTS = ['by-day-keys', 'by-endpoint-keys', 'by-status-keys', 'fanout-pending-keys'];
+const RETIRED = ['by-day', 'by-endpoint-shard', 'by-status', 'fanout-pending'];
 
-describe('staged replacement of the deliveries indexes by keys-only ones', () => {
+describe('staged replacement of the deliveries and events indexes by keys-only ones', () => {
   it('a new deployment (and the last stage) has only the keys-only indexes, read and granted', () => {
-    expect(synthesize()).toEqual({
-      indexes: KEYS_ONLY,
-      readers: {},
-      granted: ['/index/by-endpoint-keys"', '/index/by-status-keys"'],
-    });
+    expect(synthesize()).toEqual({ indexes: KEYS_ONLY, readers: {}, granted: REPLACEMENTS });
   });
 
   it('the stages, in deploy order', () => {
     expect(indexMigrationStages()).toEqual(['add-1', 'add-2', 'keep', 'drop-1']);
   });
 
-  it('add-1: the endpoint replacement is built while every function reads the retired indexes, granted them', () => {
+  it('add-1: the first replacement of each table is built while every function reads the retired indexes, granted them', () => {
     const { indexes, readers, granted } = synthesize('add-1');
-    expect(indexes).toEqual(['by-endpoint-keys KEYS_ONLY', 'by-endpoint-shard ALL', 'by-status ALL']);
+    expect(indexes).toEqual({
+      deliveries: ['by-endpoint-keys KEYS_ONLY', 'by-endpoint-shard ALL', 'by-status ALL'],
+      events: ['by-day-keys KEYS_ONLY', 'by-day ALL', 'fanout-pending ALL'],
+    });
+    // Each function that queries a replacement is told what is read instead, with the table.
     expect(Object.keys(readers).sort()).toEqual([
       'Replay for operators, invoked directly',
+      'Sweeper',
       'Webhook operator routes',
     ]);
-    expect(readers['Webhook operator routes']).toBe('deliveries/by-endpoint-shard,deliveries/by-status');
-    expect(granted).toEqual(ALL_FOUR);
+    expect(readers['Sweeper']).toBe(
+      'events/by-day,events/fanout-pending,deliveries/by-endpoint-shard,deliveries/by-status',
+    );
+    expect(granted).toEqual([...REPLACEMENTS, ...RETIRED].sort());
   });
 
-  it('add-2: the status replacement is built; the endpoint one, built, is read', () => {
+  it('add-2: the second replacement is built; the first, built, is read', () => {
     const { indexes, readers, granted } = synthesize('add-2');
-    expect(indexes).toEqual([...KEYS_ONLY, 'by-endpoint-shard ALL', 'by-status ALL']);
-    expect(readers['Webhook operator routes']).toBe('deliveries/by-status');
+    expect(indexes).toEqual({
+      deliveries: [...KEYS_ONLY.deliveries, 'by-endpoint-shard ALL', 'by-status ALL'],
+      events: [...KEYS_ONLY.events, 'by-day ALL', 'fanout-pending ALL'],
+    });
+    expect(readers['Webhook operator routes']).toBe('events/fanout-pending,deliveries/by-status');
     // Still granted what add-1's functions read: they run (with this role) until this deploy replaces them.
-    expect(granted).toEqual(ALL_FOUR);
+    expect(granted).toEqual([...REPLACEMENTS, ...RETIRED].sort());
   });
 
   it('keep, then drop-1: the retired indexes leave one per deploy once nothing reads them, granted while they exist', () => {
     expect(synthesize('keep')).toEqual({
-      indexes: [...KEYS_ONLY, 'by-endpoint-shard ALL', 'by-status ALL'],
+      indexes: {
+        deliveries: [...KEYS_ONLY.deliveries, 'by-endpoint-shard ALL', 'by-status ALL'],
+        events: [...KEYS_ONLY.events, 'by-day ALL', 'fanout-pending ALL'],
+      },
       readers: {},
-      granted: ALL_FOUR,
+      granted: [...REPLACEMENTS, ...RETIRED].sort(),
     });
     expect(synthesize('drop-1')).toEqual({
-      indexes: [...KEYS_ONLY, 'by-status ALL'],
+      indexes: {
+        deliveries: [...KEYS_ONLY.deliveries, 'by-status ALL'],
+        events: [...KEYS_ONLY.events, 'fanout-pending ALL'],
+      },
       readers: {},
-      granted: ['/index/by-endpoint-keys"', '/index/by-status"', '/index/by-status-keys"'],
+      granted: [...REPLACEMENTS, 'by-status', 'fanout-pending'].sort(),
     });
   });
 
@@ -136,12 +152,17 @@ describe('staged replacement of the deliveries indexes by keys-only ones', () =>
   });
 
   it('the functions that read a retired index are those that query its replacement', () => {
-    expect(retiredIndexesReadBy('webhooks').map((entry) => entry.index)).toEqual([
-      'by-endpoint-shard',
-      'by-status',
+    expect(retiredIndexesReadBy('webhooks').map((entry) => `${entry.table}/${entry.index}`)).toEqual([
+      'events/by-day',
+      'deliveries/by-endpoint-shard',
+      'deliveries/by-status',
+    ]);
+    expect(retiredIndexesReadBy('sweeper').map((entry) => `${entry.table}/${entry.index}`)).toEqual([
+      'events/fanout-pending',
     ]);
     expect(retiredIndexesReadBy('replay', parseIndexMigrationStage('add-2'))).toEqual([]);
     expect(retiredIndexesReadBy('replay', parseIndexMigrationStage('add-1'))).toEqual([
+      { table: 'events', index: 'by-day' },
       { table: 'deliveries', index: 'by-endpoint-shard' },
     ]);
     expect(retiredIndexesReadBy('deliver')).toEqual([]);

@@ -104,10 +104,10 @@ describe('webhook tables', () => {
     });
   });
 
-  it('events has the by-day and sparse fanout-pending indexes over ts_id', () => {
+  it('events has the keys-only by-day-keys and sparse fanout-pending-keys indexes over ts_id', () => {
     expect(tableProperties('events').GlobalSecondaryIndexes).toEqual([
-      index('by-day', 'day', 'ts_id'),
-      index('fanout-pending', 'fanout_pending', 'ts_id'),
+      index('by-day-keys', 'day', 'ts_id', 'KEYS_ONLY'),
+      index('fanout-pending-keys', 'fanout_pending', 'ts_id', 'KEYS_ONLY'),
     ]);
   });
 
@@ -482,11 +482,11 @@ describe('webhook grants', () => {
         'deliveries/index/by-status-keys',
         'endpoints/index/by-partner-key',
         'endpoints/index/by-previous-partner-key',
-        'events/index/by-day',
+        'events/index/by-day-keys',
       ],
     },
-    { functionId: 'sweeper', indexes: ['events/index/fanout-pending'] },
-    { functionId: 'replay', indexes: ['deliveries/index/by-endpoint-keys', 'events/index/by-day'] },
+    { functionId: 'sweeper', indexes: ['events/index/fanout-pending-keys'] },
+    { functionId: 'replay', indexes: ['deliveries/index/by-endpoint-keys', 'events/index/by-day-keys'] },
     { functionId: 'admin', indexes: ['apiKeys/index/by-created', 'changeRequests/index/by-created'] },
     { functionId: 'rates', indexes: ['changeRequests/index/by-created'] },
     ...allFunctions

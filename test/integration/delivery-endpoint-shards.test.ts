@@ -6,12 +6,7 @@
  * shard key backfilled (resumably, each once) by `npm run migrate -- endpoint-shards` and by the local stack's
  * start on a table of an older shape.
  */
-import {
-  type ConsumedCapacity,
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { run as migrate } from '../../bin/migrate';
@@ -20,19 +15,13 @@ import { backfillEndpointShards, type MigrationProgress } from '../../functions/
 import { DynamoDeliveryRepository } from '../../functions/adapters/aws/webhook-store';
 import { createTableInput, ensureTable } from '../../functions/adapters/local/bootstrap';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../functions/adapters/local/local-aws';
-import {
-  indexMigrationStages,
-  parseIndexMigrationStage,
-  retiredIndexesReadAt,
-  TABLES,
-  type TableDefinition,
-  tableIndexesAt,
-} from '../../functions/definitions';
+import { TABLES, type TableDefinition } from '../../functions/definitions';
 import { ENDPOINT_SHARDS, endpointShardKey } from '../../functions/domain/webhooks/envelope';
 import { InvalidCursorError } from '../../functions/shared/cursor';
 import { cliWorld } from '../support/cli-world';
 import { deliveryRecord } from '../support/delivery-records';
 import { engineClients, provisionIsolated, uniquePrefix } from '../support/engines';
+import { indexWrites, stagedTables } from '../support/staged-indexes';
 
 const clients = engineClients();
 afterAll(() => destroyAwsClients(clients));
@@ -60,21 +49,6 @@ const OLD_SHAPE: TableDefinition = {
   retiredGlobalSecondaryIndexes: [],
 };
 
-/** The table at a stage of the staged replacement (`-c retiredIndexes=<stage>`). */
-const shapeAt = (stage: string): TableDefinition => ({
-  ...TABLES.deliveries,
-  globalSecondaryIndexes: tableIndexesAt(TABLES.deliveries, parseIndexMigrationStage(stage)),
-  retiredGlobalSecondaryIndexes: [],
-});
-
-/** A repository as a function is composed at a stage: reading the retired indexes of that stage. */
-const repositoryAt = (tableName: string, stage: string) =>
-  new DynamoDeliveryRepository(clients.documents, tableName, {
-    readRetiredIndexes: new Set(
-      retiredIndexesReadAt(TABLES.deliveries, parseIndexMigrationStage(stage)).map((index) => index.name),
-    ),
-  });
-
 /** A table (of the old shape by default) holding `count` deliveries to one endpoint written without the new key. */
 const oldTable = async (count: number, endpointId: string, shape = OLD_SHAPE): Promise<string> => {
   const tableName = `${uniquePrefix()}deliveries`;
@@ -92,29 +66,6 @@ const indexesOf = async (tableName: string) =>
     .filter((index) => index.IndexStatus !== 'DELETING')
     .map((index) => `${index.IndexName} ${index.Projection?.ProjectionType}`)
     .sort();
-
-/** The write units each index consumed while `run` ran (`ReturnConsumedCapacity: INDEXES` on every call). */
-const indexWrites = async (run: () => Promise<unknown>): Promise<Record<string, number>> => {
-  const units: Record<string, number> = {};
-  const name = 'indexWrites';
-  clients.dynamoDb.middlewareStack.add(
-    (next) => async (args) => {
-      (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'INDEXES';
-      const result = await next(args);
-      const consumed = (result.output as { ConsumedCapacity?: ConsumedCapacity }).ConsumedCapacity;
-      for (const [index, used] of Object.entries(consumed?.GlobalSecondaryIndexes ?? {}))
-        units[index] = (units[index] ?? 0) + (used.CapacityUnits ?? 0);
-      return result;
-    },
-    { step: 'initialize', name },
-  );
-  try {
-    await run();
-  } finally {
-    clients.dynamoDb.middlewareStack.remove(name);
-  }
-  return units;
-};
 
 describe('deliveries by endpoint, in shards', () => {
   let deliveries: DynamoDeliveryRepository;
@@ -187,12 +138,14 @@ describe('deliveries by endpoint, in shards', () => {
     // The claim sets the attempt and its lease: no index key, so no index write.
     const now = '2026-11-22T19:00:00.000Z';
     expect(
-      await indexWrites(() => deliveries.claim(created.event_id, 'ep_k', 1, now, '2026-11-22T19:01:00.000Z')),
+      await indexWrites(clients.dynamoDb, () =>
+        deliveries.claim(created.event_id, 'ep_k', 1, now, '2026-11-22T19:01:00.000Z'),
+      ),
     ).toEqual({});
     // The outcome moves the delivery to another status: its key leaves one place of the status index for another.
     const attempt = { attempt: 1, at: now, outcome: 'delivered' as const, http_status: 204, duration_ms: 12 };
     expect(
-      await indexWrites(() =>
+      await indexWrites(clients.dynamoDb, () =>
         deliveries.recordAttempt(created.event_id, 'ep_k', attempt, { status: 'delivered' }, now),
       ),
     ).toEqual({ 'by-status-keys': 2 });
@@ -206,37 +159,18 @@ describe('deliveries by endpoint, in shards', () => {
 
 describe('the staged replacement of the indexes, and deliveries older than the shard key', () => {
   it("each stage reads only indexes its tables have built, on its own shape and on the next stage's", async () => {
-    const stages = [...indexMigrationStages(), 'none'];
     const expected = Array.from({ length: 12 }, (_, minute) => `${record(minute, 'ep_s').event_id}/ep_s`);
-    for (const [position, stage] of stages.entries()) {
-      for (const shape of [stage, stages[position + 1]]) {
-        if (shape === undefined) continue;
-        // The index the stage adds is still being built: not there to be read.
-        const building = shape.startsWith('add-')
-          ? TABLES.deliveries.retiredGlobalSecondaryIndexes?.[Number(shape.slice(4)) - 1]?.replacedBy
-          : undefined;
-        const definition = shape === 'none' ? TABLES.deliveries : shapeAt(shape);
-        const table: TableDefinition = {
-          ...definition,
-          globalSecondaryIndexes: definition.globalSecondaryIndexes?.filter(
-            (index) => index.name !== building,
-          ),
-        };
-        const name = `${uniquePrefix()}deliveries`;
-        await clients.dynamoDb.send(new CreateTableCommand(createTableInput(table, name)));
-        const repository =
-          stage === 'none'
-            ? new DynamoDeliveryRepository(clients.documents, name)
-            : repositoryAt(name, stage);
-        for (let minute = 0; minute < 12; minute += 1)
-          await repository.createIfAbsent(record(minute, 'ep_s'));
-        expect(await listAll(repository, 'ep_s', 5), `stage ${stage} on the ${shape} table`).toEqual(
-          expected,
-        );
-        const pending = await repository.query({ status: 'pending' }, DAY.from, DAY.to, 20);
-        expect(pending.items.map((item) => `${item.event_id}/${item.endpoint_id}`)).toEqual(expected);
-        expect(pending.items[0]).toEqual(record(0, 'ep_s'));
-      }
+    for (const { stage, shape, table, readRetired } of stagedTables(TABLES.deliveries)) {
+      const name = `${uniquePrefix()}deliveries`;
+      await clients.dynamoDb.send(new CreateTableCommand(createTableInput(table, name)));
+      const repository = new DynamoDeliveryRepository(clients.documents, name, {
+        readRetiredIndexes: readRetired,
+      });
+      for (let minute = 0; minute < 12; minute += 1) await repository.createIfAbsent(record(minute, 'ep_s'));
+      expect(await listAll(repository, 'ep_s', 5), `stage ${stage} on the ${shape} table`).toEqual(expected);
+      const pending = await repository.query({ status: 'pending' }, DAY.from, DAY.to, 20);
+      expect(pending.items.map((item) => `${item.event_id}/${item.endpoint_id}`)).toEqual(expected);
+      expect(pending.items[0]).toEqual(record(0, 'ep_s'));
     }
   });
 

@@ -9,7 +9,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLES } from '../../definitions';
+import { type GlobalSecondaryIndexDefinition, TABLES } from '../../definitions';
 import {
   type DeliveryStatus,
   dayKeys,
@@ -94,12 +94,64 @@ const timeIndexQuery =
     };
   };
 
+/** Whether an index of a table copies only keys (its items are read back by key). */
+const keysOnly = (table: 'events' | 'deliveries', indexName: string): boolean =>
+  (TABLES[table].globalSecondaryIndexes as readonly GlobalSecondaryIndexDefinition[]).some(
+    (index) => index.name === indexName && index.projection === 'KEYS_ONLY',
+  );
+
+/**
+ * The items a keys-only index page names, read by their table key in the page's order (`BatchGetItem` through the
+ * client's batcher). Consistent reads: an index entry is written with its item, so the item it names exists and is
+ * at least as new (an eventually consistent read could miss one just created, and a cursor would move past it for
+ * good). One that expired (TTL) or was deleted since the index was read is left out.
+ */
+const itemsByKey = async (
+  documents: DynamoDBDocumentClient,
+  tableName: string,
+  entries: readonly Record<string, unknown>[],
+  keyNames: readonly string[],
+): Promise<Record<string, unknown>[]> => {
+  const batches = itemBatchesOf(documents);
+  const items = await Promise.all(
+    entries.map((entry) =>
+      batches.get(tableName, Object.fromEntries(keyNames.map((name) => [name, String(entry[name])])), {
+        consistent: true,
+      }),
+    ),
+  );
+  return items.filter((item): item is Record<string, unknown> => item !== undefined);
+};
+
+/** Which index a listing reads: its replacement, or the retired one while the replacement is built. */
+const indexRead = (
+  index: { readonly name: string; readonly retired: string },
+  readRetired: ReadonlySet<string> | undefined,
+): string => (readRetired?.has(index.retired) ? index.retired : index.name);
+
 const compareText = (left: string, right: string): number => (left < right ? -1 : left > right ? 1 : 0);
 const endpointsScan = keyCursor('endpoints', { endpoint_id: 'string' });
 /** A listing by status over its shards: the last delivery returned (its `ts_id` and endpoint). */
 const deliveriesByStatus = positionCursor('deliveries-by-status-shards');
 /** A listing by endpoint over its shards: the same position (the endpoint is the tie-breaker, constant here). */
 const deliveriesByEndpointShards = positionCursor('deliveries-by-endpoint-shards');
+
+/** The events' listings: keys-only indexes read back by key (the retired ones, whole, while they are built). */
+const EVENT_INDEX = {
+  day: { name: 'by-day-keys', retired: 'by-day' },
+  pending: { name: 'fanout-pending-keys', retired: 'fanout-pending' },
+} as const satisfies Record<
+  string,
+  {
+    readonly name: (typeof TABLES.events.globalSecondaryIndexes)[number]['name'];
+    readonly retired: (typeof TABLES.events.retiredGlobalSecondaryIndexes)[number]['name'];
+  }
+>;
+
+export interface EventStoreOptions {
+  /** Retired indexes read instead of their replacements while those are built (`READ_RETIRED_INDEXES`). */
+  readonly readRetiredIndexes?: ReadonlySet<string>;
+}
 
 /** The outbox on the events table. */
 export class DynamoEventStore implements EventStore {
@@ -108,7 +160,15 @@ export class DynamoEventStore implements EventStore {
     private readonly tableName: string,
     /** What "expired" is measured against (the service's clock). */
     private readonly clock: Clock = { now: () => new Date() },
+    private readonly options: EventStoreOptions = {},
   ) {}
+
+  /** An index page's events, whole: read back by key from a keys-only index. */
+  private async whole(indexName: string, entries: readonly Record<string, unknown>[]) {
+    return keysOnly('events', indexName)
+      ? itemsByKey(this.documents, this.tableName, entries, ['event_id'])
+      : [...entries];
+  }
 
   async put(item: OutboxItem, completion?: RequestCompletion): Promise<boolean> {
     try {
@@ -193,12 +253,13 @@ export class DynamoEventStore implements EventStore {
 
   /** The oldest `limit` events whose fan-out is not recorded: each marker's partition read, merged by time. */
   async pendingFanout(before: string, limit: number): Promise<OutboxItem[]> {
+    const indexName = indexRead(EVENT_INDEX.pending, this.options.readRetiredIndexes);
     const pages = await Promise.all(
       FANOUT_PENDING_MARKERS.map((marker) =>
         this.documents.send(
           new QueryCommand({
             TableName: this.tableName,
-            IndexName: 'fanout-pending',
+            IndexName: indexName,
             KeyConditionExpression: 'fanout_pending = :pending AND ts_id < :before',
             ExpressionAttributeValues: { ':pending': marker, ':before': before },
             Limit: limit,
@@ -206,18 +267,13 @@ export class DynamoEventStore implements EventStore {
         ),
       ),
     );
-    return pages
+    const oldest = pages
       .flatMap((page) => page.Items ?? [])
-      .map((item) => outboxItemSchema.parse(item))
-      .sort((left, right) => compareText(left.ts_id ?? '', right.ts_id ?? ''))
+      .sort((left, right) => compareText(String(left.ts_id ?? ''), String(right.ts_id ?? '')))
       .slice(0, limit);
+    return (await this.whole(indexName, oldest)).map((item) => outboxItemSchema.parse(item));
   }
 
-  /**
-   * A day's events in time order: the day's shards (and its plain key, for events written before the shards)
-   * read side by side and merged by `ts_id`, unique per event. The cursor is the last `ts_id` returned: the next
-   * page reads each shard after it, so no shard's position has to be carried.
-   */
   /**
    * A day's events in time order: the day's shards (and its plain key, for events written before the shards)
    * merged by `ts_id` (`sharded-query.ts`: each shard read only as far as the page needs). The cursor is the last
@@ -234,17 +290,18 @@ export class DynamoEventStore implements EventStore {
     // `#` sorts before every ULID character, `~` after: the window covers every id at its ends.
     const upper = `${to}#~`;
     if (`${from}#` > upper || (after && after.sort > upper)) return { items: [] };
+    const indexName = indexRead(EVENT_INDEX.day, this.options.readRetiredIndexes);
     const page = await mergedPage(
       {
         keys: dayKeys(day),
-        query: timeIndexQuery(this.documents, this.tableName, 'by-day', 'day', upper),
+        query: timeIndexQuery(this.documents, this.tableName, indexName, 'day', upper),
         sortOf: (item) => String(item.ts_id),
         tieOf: (item) => String(item.event_id),
       },
       { lower: `${from}#`, limit, ...(after ? { after } : {}) },
     );
     return {
-      items: page.items.flatMap((item) => this.live(item) ?? []),
+      items: (await this.whole(indexName, page.items)).flatMap((item) => this.live(item) ?? []),
       ...(page.next ? { cursor: eventsByDay.encode(page.next) } : {}),
     };
   }
@@ -544,12 +601,6 @@ const DELIVERY_INDEX = {
     readonly key: string;
   }
 >;
-
-/** Whether an index of the deliveries copies only keys (its items are read back by key). */
-const keysOnly = (indexName: string): boolean =>
-  TABLES.deliveries.globalSecondaryIndexes.some(
-    (index) => index.name === indexName && index.projection === 'KEYS_ONLY',
-  );
 
 /**
  * The status index is written on every status change of every delivery: one key per status would be one
@@ -873,8 +924,8 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
     const upper = `${to}#~`;
     // A cursor past the window (reused with an earlier `to`): nothing is left in it.
     if (after && after.sort > upper) return { items: [] };
-    const { name, retired, key } = DELIVERY_INDEX[index];
-    const indexName = this.options.readRetiredIndexes?.has(retired) ? retired : name;
+    const { key } = DELIVERY_INDEX[index];
+    const indexName = indexRead(DELIVERY_INDEX[index], this.options.readRetiredIndexes);
     const page = await mergedPage(
       {
         keys,
@@ -884,31 +935,13 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
       },
       { lower: `${from}#`, limit, ...(after ? { after } : {}) },
     );
-    const items = keysOnly(indexName) ? await this.byKeys(page.items) : page.items;
+    const items = keysOnly('deliveries', indexName)
+      ? await itemsByKey(this.documents, this.tableName, page.items, ['event_id', 'endpoint_id'])
+      : page.items;
     return {
       items: items.map(decoded) as unknown as DeliveryRecord[],
       ...(page.next ? { cursor: codec.encode(page.next) } : {}),
     };
-  }
-
-  /**
-   * The deliveries an index page names, read by key in its order (`BatchGetItem`). Consistent reads: an index
-   * entry is written with its item, so the item it names exists and is at least as new (an eventually consistent
-   * read could miss one just created, and the cursor would move past it for good). One that expired (TTL) or was
-   * deleted since the index was read is left out.
-   */
-  private async byKeys(keys: readonly Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
-    const batches = itemBatchesOf(this.documents);
-    const items = await Promise.all(
-      keys.map((item) =>
-        batches.get(
-          this.tableName,
-          { event_id: String(item.event_id), endpoint_id: String(item.endpoint_id) },
-          { consistent: true },
-        ),
-      ),
-    );
-    return items.filter((item): item is Record<string, unknown> => item !== undefined);
   }
 }
 

@@ -138,11 +138,11 @@ export const timeKey = (ts: string, eventId: string): string => `${ts}#${eventId
 /** The UTC day (`YYYY-MM-DD`) of an ISO timestamp. */
 export const dayOf = (ts: string): string => ts.slice(0, 10);
 
-/** Marks an outbox item whose fan-out is not recorded yet (the sparse `fanout-pending` index). */
+/** Marks an outbox item whose fan-out is not recorded yet (the sparse fan-out-pending index). */
 export const FANOUT_PENDING = 'yes';
 
 /**
- * The `fanout-pending` index is written twice per event (marked, then unmarked): one marker value for every event
+ * The fan-out-pending index is written twice per event (marked, then unmarked): one marker value for every event
  * would be one index partition at 2 writes per event. The marker carries a shard of the event id instead
  * (`yes#0` … `yes#15`), so 16 partitions share the writes; the sweeper reads them all (docs/capacity.md §8a).
  */
@@ -162,16 +162,16 @@ export const FANOUT_PENDING_MARKERS: readonly string[] = [
 ];
 
 /**
- * The `by-day` index gets one write per event: one key per day would be one partition for every event of the day
+ * The day index gets one write per event: one key per day would be one partition for every event of the day
  * (about 500 events/s). Its key carries a shard of the event id too (`2026-11-26#0` … `#15`); a day's listing reads
  * the 16 and the plain day of events written before, merged by time.
  */
 export const DAY_SHARDS = 16;
 
-/** The `by-day` key of an event: its UTC day and the shard of its id. */
+/** The day index key of an event: its UTC day and the shard of its id. */
 export const dayKey = (ts: string, eventId: string): string => `${dayOf(ts)}#${shardOf(eventId, DAY_SHARDS)}`;
 
-/** Every `by-day` key of a day: each shard's, and the plain day of events written before the shards. */
+/** Every day index key of a day: each shard's, and the plain day of events written before the shards. */
 export const dayKeys = (day: string): string[] => [
   day,
   ...Array.from({ length: DAY_SHARDS }, (_, shard) => `${day}#${shard}`),
