@@ -271,7 +271,10 @@ export class DynamoEventStore implements EventStore {
       .flatMap((page) => page.Items ?? [])
       .sort((left, right) => compareText(String(left.ts_id ?? ''), String(right.ts_id ?? '')))
       .slice(0, limit);
-    return (await this.whole(indexName, oldest)).map((item) => outboxItemSchema.parse(item));
+    // Read back consistently: one whose fan-out was recorded since the index was read is no longer pending.
+    return (await this.whole(indexName, oldest))
+      .filter((item) => item.fanout_pending !== undefined)
+      .map((item) => outboxItemSchema.parse(item));
   }
 
   /**

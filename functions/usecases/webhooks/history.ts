@@ -179,13 +179,19 @@ export const listEvents = async (
   const items: EventSummary[] = [];
   for (let index = start; index < days.length; index += 1) {
     const day = days[index] as string;
-    const page = await ctx.events.byDay(day, from, to, limit - items.length, inner);
-    inner = undefined;
-    for (const item of page.items)
-      items.push(summaryOf(item.event_id, item.type, item.ts, await ctx.deliveries.forEvent(item.event_id)));
+    // A page may come back short with more of the day behind it (events past their expiry, not yet deleted, are
+    // left out): the day is read on until the page is full or the day has no more.
+    do {
+      const page = await ctx.events.byDay(day, from, to, limit - items.length, inner);
+      inner = page.cursor;
+      for (const item of page.items)
+        items.push(
+          summaryOf(item.event_id, item.type, item.ts, await ctx.deliveries.forEvent(item.event_id)),
+        );
+    } while (inner !== undefined && items.length < limit);
     if (items.length >= limit) {
-      const next = page.cursor
-        ? dayCursor.encode({ day, inner: page.cursor })
+      const next = inner
+        ? dayCursor.encode({ day, inner })
         : index + 1 < days.length
           ? dayCursor.encode({ day: days[index + 1] as string })
           : undefined;
