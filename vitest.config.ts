@@ -61,7 +61,8 @@ export default defineConfig({
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
           isolate: false,
-          // Apps synthesized without an outdir leave their assemblies in the file's own temporary directory.
+          // Apps synthesized without an outdir leave their assemblies in the run's own temporary directory.
+          globalSetup: ['test/support/private-tmpdir.global-setup.ts'],
           setupFiles: ['test/support/private-tmpdir.setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,

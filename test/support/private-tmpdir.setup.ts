@@ -1,19 +1,17 @@
 /**
- * A temporary directory of the test file's own: `os.tmpdir()` points into it while the file runs, and it is
- * removed afterwards with whatever was left there. The CDK's `App` without an `outdir` makes a `cdk.out…`
- * directory under the system's temporary directory that nothing removes; the infra tests leave none behind.
+ * A temporary directory of the test process's own, inside the run's (`private-tmpdir.global-setup.ts`, which
+ * removes it at the end): `os.tmpdir()` points into it while the infra files run. The CDK's `App` without an
+ * `outdir` makes a `cdk.out…` directory under the system's temporary directory that nothing removes; the infra
+ * tests leave none behind.
+ *
+ * One per process, not one per file: the CDK keeps the first temporary directory it sees for the life of the
+ * process (`FileSystem.tmpdir`, where custom resource providers such as the cross-region references' are staged),
+ * so a directory removed after one file would break the next file's synthesis in the same process.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { inject } from 'vitest';
 
-const previous = process.env.TMPDIR;
-const own = mkdtempSync(join(tmpdir(), 'pricing-test-tmp-'));
+const own = join(inject('privateTmpRoot'), `process-${process.pid}`);
+mkdirSync(own, { recursive: true });
 process.env.TMPDIR = own;
-
-afterAll(() => {
-  if (previous === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = previous;
-  rmSync(own, { recursive: true, force: true });
-});
