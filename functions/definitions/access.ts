@@ -222,8 +222,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionId, FunctionAccess>> = {
         actions: ['GetItem', 'Scan', 'PutItem', 'UpdateItem', 'DeleteItem'],
         indexes: ['by-partner-key', 'by-previous-partner-key'],
       },
-      // Producers' events published; event history by day.
-      events: { actions: ['GetItem', 'BatchGetItem', 'PutItem'], indexes: ['by-day-keys'] },
+      // Producers' events published; event history by day; a body expunged (the item updated in place).
+      events: { actions: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'], indexes: ['by-day-keys'] },
       // An event's deliveries, deliveries by endpoint or status; replays and confirmations update them.
       // Listings walk the keys-only indexes and read the deliveries back by key.
       deliveries: {

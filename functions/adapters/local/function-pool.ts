@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import type { FunctionDefinition } from '../../definitions';
+import type { FunctionDefinition, FunctionId } from '../../definitions';
+import { asFunction } from './iam-guard';
 
 export type LambdaHandler<Event, Result> = (event: Event, context: Context) => Promise<Result>;
 
@@ -51,7 +52,7 @@ export class FunctionPool<Event, Result> {
   private create(): LambdaHandler<Event, Result> {
     this.instances += 1;
     try {
-      return this.createInstance();
+      return asFunction(this.definition.id as FunctionId, () => this.createInstance());
     } catch (error) {
       this.instances -= 1;
       throw error;
@@ -96,7 +97,13 @@ export class FunctionPool<Event, Result> {
       );
     });
     try {
-      const result = await Promise.race([instance(event, contextFor(this.definition, deadline)), timeout]);
+      // Its calls are its function's: checked against the function's grants (iam-guard.ts).
+      const result = await Promise.race([
+        asFunction(this.definition.id as FunctionId, () =>
+          instance(event, contextFor(this.definition, deadline)),
+        ),
+        timeout,
+      ]);
       this.release(instance);
       return result;
     } catch (error) {

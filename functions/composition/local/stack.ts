@@ -27,6 +27,7 @@ import { ADMIN_ROLES } from '../../adapters/local/config';
 import { type DynamoDbLocalProcess, startDynamoDbLocalOnFreePort } from '../../adapters/local/dynamodb-local';
 import { type FauxqsServer, startFauxqsServer } from '../../adapters/local/fauxqs';
 import { FunctionPool, type LambdaHandler } from '../../adapters/local/function-pool';
+import { enforceFunctionGrants } from '../../adapters/local/iam-guard';
 import { InProcessMetrics } from '../../adapters/local/in-process-metrics';
 import {
   assertPortFree,
@@ -51,6 +52,7 @@ import {
   type RateLimit,
   type ServiceTableId,
   SWEEPER_RATE_MINUTES,
+  TABLES,
   TUNABLE_SETTINGS,
 } from '../../definitions';
 import { type CallerScope, STOREFRONT_SCOPES } from '../../domain/access/principals';
@@ -248,6 +250,14 @@ export const startLocalStack = async (options: LocalStackOptions): Promise<Local
       s3: clients.s3,
       ...(visibility ? { visibilityTimeoutSeconds: visibility } : {}),
     });
+    // As in AWS, a function reaches only what its declaration grants (the CDK builds its role from the same).
+    // The local stack's own tables (its scheduler's, its stream checkpoints) stand for AWS services: not checked.
+    const tableIds = new Map(
+      (Object.entries(resources.tableNames) as [ServiceTableId, string][])
+        .filter(([id]) => TABLES[id]?.scope === 'service')
+        .map(([id, name]) => [name, id]),
+    );
+    enforceFunctionGrants(clients.dynamoDb, (name) => tableIds.get(name));
     const keys = await loadOrCreateLocalKeys(path.join(root, 'keys'));
     // The twin of EventBridge Scheduler one-time schedules: the functions' (in process) and the AWS twin's (bundles).
     const scheduler = new LocalOneTimeScheduler(
