@@ -86,6 +86,33 @@ export interface KeyDefinition {
   readonly localFile: string;
 }
 
+/**
+ * An index in time order (`ts_id`) on one partition key that copies keys only, and the index of the same keys that
+ * copied whole items, which it replaces (kept while an existing deployment moves, `retiredGlobalSecondaryIndexes`).
+ */
+const keysOnlyTimeIndex = <const Name extends string, const Retired extends string>(
+  name: Name,
+  partition: string,
+  retired: Retired,
+) => {
+  const keys = {
+    partitionKey: { name: partition, type: 'S' },
+    sortKey: { name: 'ts_id', type: 'S' },
+  } as const;
+  return {
+    index: { name, ...keys, projection: 'KEYS_ONLY' },
+    retired: { name: retired, ...keys, replacedBy: name },
+  } as const;
+};
+
+// Events of one UTC day in time order: listing and replay by time window.
+const EVENTS_BY_DAY = keysOnlyTimeIndex('by-day-keys', 'day', 'by-day');
+// Sparse: only events whose fan-out is not recorded yet carry `fanout_pending`.
+const EVENTS_FANOUT_PENDING = keysOnlyTimeIndex('fanout-pending-keys', 'fanout_pending', 'fanout-pending');
+// `<endpoint_id>#<shard of the event id>` (ENDPOINT_SHARDS), written once at creation.
+const DELIVERIES_BY_ENDPOINT = keysOnlyTimeIndex('by-endpoint-keys', 'endpoint_shard', 'by-endpoint-shard');
+const DELIVERIES_BY_STATUS = keysOnlyTimeIndex('by-status-keys', 'status', 'by-status');
+
 export const TABLES = {
   events: {
     id: 'events',
@@ -98,37 +125,9 @@ export const TABLES = {
     timeToLiveAttribute: 'expires_at',
     // Keys only: an event is rewritten when its fan-out is recorded (and when it is expunged), and an index that
     // copied the whole event, body included, would be rewritten with it; readers fetch the events by key.
-    globalSecondaryIndexes: [
-      // Events of one UTC day in time order: listing and replay by time window.
-      {
-        name: 'by-day-keys',
-        partitionKey: { name: 'day', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        projection: 'KEYS_ONLY',
-      },
-      // Sparse: only events whose fan-out is not recorded yet carry `fanout_pending`.
-      {
-        name: 'fanout-pending-keys',
-        partitionKey: { name: 'fanout_pending', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        projection: 'KEYS_ONLY',
-      },
-    ],
+    globalSecondaryIndexes: [EVENTS_BY_DAY.index, EVENTS_FANOUT_PENDING.index],
     // The same keys with the whole event copied: replaced by the keys-only indexes above.
-    retiredGlobalSecondaryIndexes: [
-      {
-        name: 'by-day',
-        partitionKey: { name: 'day', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        replacedBy: 'by-day-keys',
-      },
-      {
-        name: 'fanout-pending',
-        partitionKey: { name: 'fanout_pending', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        replacedBy: 'fanout-pending-keys',
-      },
-    ],
+    retiredGlobalSecondaryIndexes: [EVENTS_BY_DAY.retired, EVENTS_FANOUT_PENDING.retired],
   },
   endpoints: {
     id: 'endpoints',
@@ -158,37 +157,10 @@ export const TABLES = {
     timeToLiveAttribute: 'expires_at',
     // Keys only: a delivery is rewritten by its claim and its outcome, and an index that copied the whole item
     // would be rewritten with it (docs/capacity.md §6); listings read the items back by key (`BatchGetItem`).
-    globalSecondaryIndexes: [
-      // `<endpoint_id>#<shard of the event id>` (ENDPOINT_SHARDS), written once at creation.
-      {
-        name: 'by-endpoint-keys',
-        partitionKey: { name: 'endpoint_shard', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        projection: 'KEYS_ONLY',
-      },
-      {
-        name: 'by-status-keys',
-        partitionKey: { name: 'status', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        projection: 'KEYS_ONLY',
-      },
-    ],
+    globalSecondaryIndexes: [DELIVERIES_BY_ENDPOINT.index, DELIVERIES_BY_STATUS.index],
     // The same keys with every attribute copied: replaced by the keys-only indexes above (docs/decisions.md,
     // "keys-only delivery indexes").
-    retiredGlobalSecondaryIndexes: [
-      {
-        name: 'by-endpoint-shard',
-        partitionKey: { name: 'endpoint_shard', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        replacedBy: 'by-endpoint-keys',
-      },
-      {
-        name: 'by-status',
-        partitionKey: { name: 'status', type: 'S' },
-        sortKey: { name: 'ts_id', type: 'S' },
-        replacedBy: 'by-status-keys',
-      },
-    ],
+    retiredGlobalSecondaryIndexes: [DELIVERIES_BY_ENDPOINT.retired, DELIVERIES_BY_STATUS.retired],
   },
   endpointLimits: {
     id: 'endpoint-limits',
