@@ -428,6 +428,11 @@ const replaySelection = {
   status: z.enum(DELIVERY_STATUSES).optional(),
 };
 
+/** A `from`/`to` window is in order (either end may be absent). */
+const windowInOrder = (query: { readonly from?: string; readonly to?: string }): boolean =>
+  !query.from || !query.to || query.from <= query.to;
+const WINDOW_IN_ORDER = { message: 'from must not be after to', path: ['from'] };
+
 /** Exactly one of `event_ids` or a whole, ordered `from`/`to` window. */
 const selectsOnce = <T extends z.ZodType<{ event_ids?: unknown; from?: string; to?: string }>>(schema: T) =>
   schema
@@ -438,10 +443,7 @@ const selectsOnce = <T extends z.ZodType<{ event_ids?: unknown; from?: string; t
       message: 'a window needs both from and to',
       path: ['to'],
     })
-    .refine((body) => body.from === undefined || body.to === undefined || body.from <= body.to, {
-      message: 'from must not be after to',
-      path: ['from'],
-    });
+    .refine(windowInOrder, WINDOW_IN_ORDER);
 
 /** `POST /webhooks/replay` (C15): exactly one of `event_ids` or a `from`/`to` window. */
 export const replayRequestSchema = selectsOnce(
@@ -453,12 +455,6 @@ export const replayRequestSchema = selectsOnce(
 );
 export type ReplayRequest = z.infer<typeof replayRequestSchema>;
 
-/** A `from`/`to` window is in order (either end may be absent). */
-const windowInOrder = (query: { readonly from?: string; readonly to?: string }): boolean =>
-  !query.from || !query.to || query.from <= query.to;
-const WINDOW_IN_ORDER = { message: 'from must not be after to', path: ['from'] };
-
-/** `GET /webhooks/events` query. */
 /** A page of events in a window, by delivery status. */
 const eventsWindowQuery = {
   status: z.enum(DELIVERY_STATUSES).optional(),
@@ -468,6 +464,7 @@ const eventsWindowQuery = {
   cursor: z.string().max(2048).optional(),
 };
 
+/** `GET /webhooks/events` query. */
 export const listEventsQuerySchema = z
   .strictObject({ ...eventsWindowQuery, endpoint_id: endpointIdSchema.optional() })
   .refine(windowInOrder, WINDOW_IN_ORDER);

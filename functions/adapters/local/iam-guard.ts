@@ -35,6 +35,15 @@ export class LocalAccessDeniedError extends Error {
   }
 }
 
+/** The action each kind of transaction item needs. */
+const TRANSACT_ACTIONS: Readonly<Record<string, TableItemAction>> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
+
 /** The item actions and index queries one call needs: `[action, table name, index name?]`. */
 const needs = (operation: string, input: Record<string, unknown>): [TableItemAction, string, string?][] => {
   const table = typeof input.TableName === 'string' ? input.TableName : undefined;
@@ -61,18 +70,7 @@ const needs = (operation: string, input: Record<string, unknown>): [TableItemAct
         (input.TransactItems as Record<string, { TableName?: string } | undefined>[] | undefined) ?? []
       ).flatMap((item): [TableItemAction, string][] => {
         const [kind, body] = Object.entries(item).find(([, value]) => value !== undefined) ?? [];
-        const action: TableItemAction | undefined =
-          kind === 'Put'
-            ? 'PutItem'
-            : kind === 'Update'
-              ? 'UpdateItem'
-              : kind === 'Delete'
-                ? 'DeleteItem'
-                : kind === 'ConditionCheck'
-                  ? 'ConditionCheckItem'
-                  : kind === 'Get'
-                    ? 'GetItem'
-                    : undefined;
+        const action = kind === undefined ? undefined : TRANSACT_ACTIONS[kind];
         return action && body?.TableName ? [[action, body.TableName]] : [];
       });
     default:

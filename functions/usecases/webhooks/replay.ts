@@ -40,48 +40,55 @@ export interface ReplayAccepted {
   readonly skipped: number;
 }
 
-/** Pages of a window's replayable events, gathered until none is left (refused beyond the replay's bound). */
-const gathered = async (
-  pages: (
-    cursor: string | undefined,
-  ) => Promise<{ items: readonly (OutboxItem | undefined)[]; cursor?: string }>,
+/** An event that can be sent again: its body neither expunged nor expired. */
+const replayable = (item: OutboxItem | undefined): item is OutboxItem =>
+  item !== undefined && item.expunged_at === undefined;
+
+/**
+ * Pages gathered `into` one list until none is left, refused as soon as the list passes the replay's bound (across
+ * every call that gathers into the same list).
+ */
+const gathered = async <T>(
+  pages: (cursor: string | undefined) => Promise<{ items: readonly T[]; cursor?: string }>,
   what: string,
-): Promise<OutboxItem[]> => {
-  const items: OutboxItem[] = [];
+  into: T[] = [],
+): Promise<T[]> => {
   let cursor: string | undefined;
   do {
     const page = await pages(cursor);
-    // An expunged event is never sent again; one whose body expired cannot be.
-    for (const item of page.items) if (item && item.expunged_at === undefined) items.push(item);
+    into.push(...page.items);
     cursor = page.cursor;
-    if (items.length > MAX_REPLAY_DELIVERIES)
+    if (into.length > MAX_REPLAY_DELIVERIES)
       throw new ReplayRefusedError(
         'invalid_request',
         `the window holds more than ${MAX_REPLAY_DELIVERIES} ${what}: replay a shorter window`,
       );
   } while (cursor);
-  return items;
+  return into;
 };
 
 const eventsInWindow = async (ctx: Pick<WebhookContext, 'events'>, from: string, to: string) => {
   const items: OutboxItem[] = [];
   for (const day of daysBetween(from, to))
-    items.push(...(await gathered((cursor) => ctx.events.byDay(day, from, to, 500, cursor), 'events')));
-  if (items.length > MAX_REPLAY_DELIVERIES)
-    throw new ReplayRefusedError(
-      'invalid_request',
-      `the window holds more than ${MAX_REPLAY_DELIVERIES} events: replay a shorter window`,
+    await gathered(
+      async (cursor) => {
+        const page = await ctx.events.byDay(day, from, to, 500, cursor);
+        return { items: page.items.filter(replayable), ...(page.cursor ? { cursor: page.cursor } : {}) };
+      },
+      'events',
+      items,
     );
   return items;
 };
 
 /**
- * The events of one endpoint's deliveries in the window, through the deliveries' endpoint index: a replay or a
- * recovery of one endpoint reads its own deliveries, not every event of the window. Only the deliveries `kept`
+ * One endpoint's deliveries in the window, with their events, through the deliveries' endpoint index: a replay or
+ * a recovery of one endpoint reads its own deliveries, not every event of the window. Only the deliveries `kept`
  * count against the replay's bound and have their event read: recovering the few deliveries an endpoint missed
- * in a window of thousands it received reads, and is bounded by, those few.
+ * in a window of thousands it received reads, and is bounded by, those few. The deliveries are the selection
+ * itself (read back consistently), not read again through their events.
  */
-const endpointEventsInWindow = (
+const endpointDeliveriesInWindow = (
   ctx: Pick<WebhookContext, 'events' | 'deliveries'>,
   endpointId: string,
   from: string,
@@ -90,8 +97,15 @@ const endpointEventsInWindow = (
 ) =>
   gathered(async (cursor) => {
     const page = await ctx.deliveries.query({ endpointId }, from, to, 200, cursor);
+    const pairs = await Promise.all(
+      page.items
+        .filter(kept)
+        .map(async (delivery) => ({ delivery, item: await ctx.events.get(delivery.event_id) })),
+    );
     return {
-      items: await Promise.all(page.items.filter(kept).map((delivery) => ctx.events.get(delivery.event_id))),
+      items: pairs.filter((pair): pair is { delivery: DeliveryRecord; item: OutboxItem } =>
+        replayable(pair.item),
+      ),
       ...(page.cursor ? { cursor: page.cursor } : {}),
     };
   }, 'deliveries');
@@ -115,6 +129,8 @@ export const replayDeliveries = async (
   // Reserved for the request: a retry after a crash restarts under the same replay and resumes it.
   const replayId = once ? once.reservedId('rpl') : newId('rpl', now);
   const items: OutboxItem[] = [];
+  /** One endpoint's deliveries in a window, already selected by its index. */
+  let windowed: DeliveryRecord[] | undefined;
   if (request.event_ids) {
     const missing: string[] = [];
     for (const eventId of [...new Set(request.event_ids)]) {
@@ -130,24 +146,24 @@ export const replayDeliveries = async (
           missing_event_ids: missing,
         },
       );
-  } else if (request.from && request.to) {
-    items.push(
-      ...(request.endpoint_id
-        ? await endpointEventsInWindow(
-            ctx,
-            request.endpoint_id,
-            request.from,
-            request.to,
-            // The statuses wanted, and what this very request restarted before it crashed (no longer of them).
-            (delivery) =>
-              wanted === undefined || wanted.includes(delivery.status) || delivery.replay_id === replayId,
-          )
-        : await eventsInWindow(ctx, request.from, request.to)),
+  } else if (request.from && request.to && request.endpoint_id) {
+    const pairs = await endpointDeliveriesInWindow(
+      ctx,
+      request.endpoint_id,
+      request.from,
+      request.to,
+      // The statuses wanted, and what this very request restarted before it crashed (no longer of them).
+      (delivery) =>
+        wanted === undefined || wanted.includes(delivery.status) || delivery.replay_id === replayId,
     );
+    items.push(...pairs.map((pair) => pair.item));
+    windowed = pairs.map((pair) => pair.delivery);
+  } else if (request.from && request.to) {
+    items.push(...(await eventsInWindow(ctx, request.from, request.to)));
   }
 
-  const selected: DeliveryRecord[] = [];
-  for (const item of items) {
+  const selected: DeliveryRecord[] = windowed ?? [];
+  for (const item of windowed ? [] : items) {
     const deliveries = await ctx.deliveries.forEvent(item.event_id);
     selected.push(
       ...deliveries.filter(
@@ -168,11 +184,15 @@ export const replayDeliveries = async (
   // Only the events the replay would send again (as the loop below decides): old events it would not resend
   // refuse nothing.
   const horizon = now.getTime() - ctx.settings.replayHorizonDays * 86_400_000;
-  const resent = selected.filter(
-    (delivery) =>
-      delivery.replay_id === replayId ||
-      (delivery.status !== 'filtered' && (request.force || REPLAYABLE_STATUSES.includes(delivery.status))),
-  );
+  /**
+   * Whether the loop below sends a selected delivery again: one this very request restarted (resumed after a
+   * crash), else one in a final state (with `force`, any); a filtered delivery was never meant for its endpoint:
+   * not even `force` sends it.
+   */
+  const resends = (delivery: DeliveryRecord): boolean =>
+    delivery.replay_id === replayId ||
+    (delivery.status !== 'filtered' && (request.force || REPLAYABLE_STATUSES.includes(delivery.status)));
+  const resent = selected.filter(resends);
   const tooOld = [...new Set(resent.map((delivery) => delivery.event_id))].filter((eventId) => {
     const item = itemsById.get(eventId);
     return item !== undefined && Date.parse(item.ts) < horizon;
@@ -271,9 +291,7 @@ export const replayDeliveries = async (
     // `force` also restarts a delivery still pending or retrying (say its message was dead-lettered by the
     // queue after repeated consumer failures): the replay's attempt claims first, and the older chain's next
     // message, carrying the same or a lower attempt number, is dropped by the claim.
-    // A filtered delivery was never meant for its endpoint: not even `force` sends it.
-    if (delivery.status === 'filtered') continue;
-    if (!request.force && !REPLAYABLE_STATUSES.includes(delivery.status)) continue;
+    if (!resends(delivery)) continue;
     const attempt = await ctx.deliveries.startReplay(
       delivery.event_id,
       delivery.endpoint_id,

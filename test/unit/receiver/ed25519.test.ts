@@ -43,8 +43,6 @@ const nowOf = (vector: (typeof vectors)[number]) =>
     ? new Date(vector.headers['X-Timestamp'] as string)
     : new Date(Number(vector.headers['webhook-timestamp']) * 1000);
 
-const failureOf = verificationFailureOf;
-
 describe('Ed25519 vectors (docs/webhook-signature-vectors.json)', () => {
   it('cover both schemes with one published key', () => {
     expect(new Set(vectors.map((vector) => vector.scheme))).toEqual(new Set(['native', 'standard-webhooks']));
@@ -74,9 +72,9 @@ describe('Ed25519 vectors (docs/webhook-signature-vectors.json)', () => {
       };
       expect(verifyWebhook(input).event_id).toBe('evt_01JQ4S6T1X5V8R2W3Y4Z5A6B7C');
       // Replayed to another endpoint's receiver: the signed envelope names the endpoint it was for.
-      expect(failureOf(() => verifyWebhook({ ...input, endpointId: 'ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7Z' }))).toBe(
-        'endpoint_mismatch',
-      );
+      expect(
+        verificationFailureOf(() => verifyWebhook({ ...input, endpointId: 'ep_01JQ4S6T1X5V8R2W3Y4Z5A6B7Z' })),
+      ).toBe('endpoint_mismatch');
       // Another key under the same id, a changed body, or no key of that id: refused.
       const other = jwkOf({
         kid: jwk.kid,
@@ -84,12 +82,14 @@ describe('Ed25519 vectors (docs/webhook-signature-vectors.json)', () => {
         created_at: '',
         activates_at: '',
       });
-      expect(failureOf(() => verifyWebhook({ ...input, publicKeys: [other] }))).toBe('signature_mismatch');
-      expect(failureOf(() => verifyWebhook({ ...input, body: `${vector.body} ` }))).toBe(
+      expect(verificationFailureOf(() => verifyWebhook({ ...input, publicKeys: [other] }))).toBe(
+        'signature_mismatch',
+      );
+      expect(verificationFailureOf(() => verifyWebhook({ ...input, body: `${vector.body} ` }))).toBe(
         'signature_mismatch',
       );
       expect(
-        failureOf(() =>
+        verificationFailureOf(() =>
           verifyWebhook({ ...input, headers: { ...input.headers, 'X-Signature-Key-Id': 'whk_other' } }),
         ),
       ).toBe('signature_mismatch');
@@ -113,7 +113,7 @@ describe('Ed25519 vectors (docs/webhook-signature-vectors.json)', () => {
       endpointId: vector.endpoint_id,
       now: nowOf(vector),
     };
-    expect(failureOf(() => verifyWebhook(input))).toBe('malformed_header');
+    expect(verificationFailureOf(() => verifyWebhook(input))).toBe('malformed_header');
     expect(() => verifyWebhook({ ...input, endpointId: undefined })).toThrow(/endpointId/);
     expect(kidOf(input.headers)).toBe(vector.kid);
     expect(() => verifyWebhook({ ...input, publicKeys: [] })).toThrow(RangeError);
@@ -215,7 +215,7 @@ describe('JwksCache', () => {
       endpointId: vector.endpoint_id,
       now: new Date(),
     };
-    expect(failureOf(() => verifyWebhook(input))).toBe('signature_mismatch');
+    expect(verificationFailureOf(() => verifyWebhook(input))).toBe('signature_mismatch');
     // The same signer over a clean path verifies: the refusal is the line break's.
     const clean = '/webhooks/v1/catalog';
     const signed = nativeAsymmetricSignature(

@@ -1216,13 +1216,15 @@ describe('recoverEndpoint: what the endpoint missed, among what it received', ()
     }
     const listed = [...w.deliveries.values()].sort((a, b) => a.ts_id.localeCompare(b.ts_id));
     let pages = 0;
+    const indexes = new Set<string>();
     w.ctx = {
       ...w.ctx,
       deliveries: {
         ...w.ctx.deliveries,
         // The endpoint index, 200 a page, as the store pages it.
-        query: async (_index, from, to, limit, cursor) => {
+        query: async (index, from, to, limit, cursor) => {
           pages += 1;
+          indexes.add(JSON.stringify(index));
           const inWindow = listed.filter((d) => d.ts_id >= `${from}#` && d.ts_id <= `${to}#~`);
           const start = cursor === undefined ? 0 : Number(cursor);
           const items = inWindow.slice(start, start + limit);
@@ -1246,6 +1248,8 @@ describe('recoverEndpoint: what the endpoint missed, among what it received', ()
     });
     expect(accepted).toMatchObject({ matched: 2, enqueued: 2, skipped: 0 });
     expect(pages).toBe(Math.ceil(count / 200));
+    // Through the endpoint's own index, never a status listing of every endpoint.
+    expect([...indexes]).toEqual([JSON.stringify({ endpointId })]);
     // The two missed events only, not one read per delivery of the window.
     expect(w.eventReads).toBe(2);
     expect(w.sent.map((sent) => (sent.body as DeliveryMessage).event_id).sort()).toEqual(

@@ -33,8 +33,6 @@ const request = {
   body: Buffer.from(BODY),
 };
 
-const failure = verificationFailureOf;
-
 /** The request as a receiver gets it: the signed body and path, the headers with the event id beside them. */
 const received = (headers: Record<string, string>) => ({
   body: BODY,
@@ -62,11 +60,13 @@ describe('signedRequestHeaders', () => {
       const input = received(headers);
       for (const secret of [newer, older])
         expect(verifyWebhook({ ...input, secrets: [secret] }).event_id).toBe(request.id);
-      expect(failure(() => verifyWebhook({ ...input, secrets: [secretOf()] }))).toBe('signature_mismatch');
+      expect(verificationFailureOf(() => verifyWebhook({ ...input, secrets: [secretOf()] }))).toBe(
+        'signature_mismatch',
+      );
       if (scheme === 'native')
-        expect(failure(() => verifyWebhook({ ...input, path: '/hooks', secrets: [newer] }))).toBe(
-          'signature_mismatch',
-        );
+        expect(
+          verificationFailureOf(() => verifyWebhook({ ...input, path: '/hooks', secrets: [newer] })),
+        ).toBe('signature_mismatch');
     },
   );
 
@@ -90,7 +90,9 @@ describe('signedRequestHeaders', () => {
         created_at: '',
         activates_at: '',
       });
-      expect(failure(() => verifyWebhook({ ...input, publicKeys: [other] }))).toBe('signature_mismatch');
+      expect(verificationFailureOf(() => verifyWebhook({ ...input, publicKeys: [other] }))).toBe(
+        'signature_mismatch',
+      );
     },
   );
 
