@@ -31,9 +31,10 @@ import {
   replayProgressResponseSchema,
   testEventResponseSchema,
 } from '../../functions/schemas/webhooks';
-import { type Api, type Credential, createApi } from '../shared/api';
+import type { Api, Credential } from '../shared/api';
 import {
   Alert,
+  CredentialForm,
   describeError,
   Field,
   Frame,
@@ -42,10 +43,10 @@ import {
   LineChart,
   Loading,
   Notice,
+  Pages,
   SecretOnce,
   Select,
   SignIn,
-  saveCredential,
   Table,
   useLoad,
   useRoute,
@@ -1064,6 +1065,9 @@ const loadSiteConfig = async (): Promise<SiteConfig | undefined> => {
   return parsed.success ? parsed.data : undefined;
 };
 
+/** Who the operator is: the first call of a sign-in, and the session's identity. */
+const whoAmI = (api: Api) => api.get('/admin/me', operatorIdentityResponseSchema);
+
 /** In AWS: the temporary credentials of an operator role (C27), kept in this tab only. */
 const AwsSignIn = (props: {
   readonly config: SiteConfig;
@@ -1072,35 +1076,30 @@ const AwsSignIn = (props: {
   const [accessKeyId, setAccessKeyId] = useState('');
   const [secretAccessKey, setSecretAccessKey] = useState('');
   const [sessionToken, setSessionToken] = useState('');
-  const [error, setError] = useState<string>();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const credential: Credential = {
-      kind: 'aws',
-      accessKeyId: accessKeyId.trim(),
-      secretAccessKey: secretAccessKey.trim(),
-      ...(sessionToken.trim() ? { sessionToken: sessionToken.trim() } : {}),
-      region: props.config.region,
-      apiOrigin: props.config.api_origin,
-    };
-    try {
-      await createApi(credential).get('/admin/me', operatorIdentityResponseSchema);
-      saveCredential(credential);
-      props.onSignedIn(credential);
-    } catch (caught) {
-      setError(describeError(caught));
-    }
-  };
   return (
-    <form onSubmit={submit} aria-describedby="aws-help">
-      <p id="aws-help">
-        Temporary credentials of your operator role (
-        <code>
-          aws sts assume-role --role-arn &lt;OperatorRole…Arn&gt; --role-session-name &lt;you&gt;
-          --source-identity &lt;you&gt;
-        </code>
-        ), kept in this tab only.
-      </p>
+    <CredentialForm
+      helpId="aws-help"
+      help={
+        <>
+          Temporary credentials of your operator role (
+          <code>
+            aws sts assume-role --role-arn &lt;OperatorRole…Arn&gt; --role-session-name &lt;you&gt;
+            --source-identity &lt;you&gt;
+          </code>
+          ), kept in this tab only.
+        </>
+      }
+      credential={() => ({
+        kind: 'aws',
+        accessKeyId: accessKeyId.trim(),
+        secretAccessKey: secretAccessKey.trim(),
+        ...(sessionToken.trim() ? { sessionToken: sessionToken.trim() } : {}),
+        region: props.config.region,
+        apiOrigin: props.config.api_origin,
+      })}
+      check={whoAmI}
+      onSignedIn={props.onSignedIn}
+    >
       <Field
         label="Access key id"
         name="access_key_id"
@@ -1123,27 +1122,16 @@ const AwsSignIn = (props: {
         value={sessionToken}
         onInput={setSessionToken}
       />
-      <Alert message={error} />
-      <button type="submit">Sign in</button>
-    </form>
+    </CredentialForm>
   );
 };
 
 // ——— The app ———
 
-const TITLES: Readonly<Record<string, string>> = Object.fromEntries(NAV);
-
 const Console = () => {
   const route = useRoute();
   const config = useLoad(loadSiteConfig, []);
-  const {
-    api,
-    who: me,
-    setCredential,
-    signOut,
-  } = useSignedIn(['operator', 'aws'], (signedIn) =>
-    signedIn.get('/admin/me', operatorIdentityResponseSchema),
-  );
+  const { api, who: me, setCredential, signOut } = useSignedIn(['operator', 'aws'], whoAmI);
   if (!api) {
     return (
       <Frame product="Pricing console" nav={[]} current="" title="Sign in">
@@ -1156,7 +1144,7 @@ const Console = () => {
             kind="operator"
             label="Operator token"
             hint="Your operator token (the local stack's banner lists them); it is kept in this tab only."
-            check={(candidate) => candidate.get('/admin/me', operatorIdentityResponseSchema)}
+            check={whoAmI}
             onSignedIn={setCredential}
           />
         )}
@@ -1176,7 +1164,6 @@ const Console = () => {
     );
   const session: Session = { api, me: me.data };
   const [section = 'change-requests', id] = route;
-  const title = id ? `${TITLES[section] ?? section}: ${id}` : (TITLES[section] ?? 'Not found');
   const page = (() => {
     switch (section) {
       case 'change-requests':
@@ -1192,21 +1179,20 @@ const Console = () => {
       case 'objectives':
         return <Objectives session={session} />;
       default:
-        return <p>No such page.</p>;
+        return undefined;
     }
   })();
   return (
-    <Frame
+    <Pages
       product="Pricing console"
       nav={NAV}
-      current={section}
-      title={title}
+      route={route}
+      section={section}
+      id={id}
       who={`${me.data.identity} (${me.data.roles.join(', ')})`}
       onSignOut={signOut}
-    >
-      {/* A new page for a new route: nothing of the last one (a verdict, a secret, a late answer) stays. */}
-      <div key={route.join('/')}>{page}</div>
-    </Frame>
+      page={page}
+    />
   );
 };
 

@@ -29,6 +29,7 @@ import {
   go,
   href,
   Loading,
+  Pages,
   Select,
   SignIn,
   useLoad,
@@ -227,16 +228,12 @@ const Verify = ({ session }: { readonly session: Session }) => {
   );
 };
 
-const TITLES: Readonly<Record<string, string>> = Object.fromEntries(NAV);
+/** The partner's endpoint: the first call of a sign-in, and the session's endpoint. */
+const whoAmI = (api: Api) => api.get('/partner/endpoint', endpointResponseSchema);
 
 const Portal = () => {
   const route = useRoute();
-  const {
-    api,
-    who: endpoint,
-    setCredential,
-    signOut,
-  } = useSignedIn(['partner'], (signedIn) => signedIn.get('/partner/endpoint', endpointResponseSchema));
+  const { api, who: endpoint, setCredential, signOut } = useSignedIn(['partner'], whoAmI);
   if (!api || endpoint.error) {
     return (
       <Frame product="Partner portal" nav={[]} current="" title="Sign in">
@@ -245,7 +242,7 @@ const Portal = () => {
           kind="partner"
           label="Partner key"
           hint="The partner key issued with your endpoint (pk_…); it is kept in this tab only."
-          check={(candidate) => candidate.get('/partner/endpoint', endpointResponseSchema)}
+          check={whoAmI}
           onSignedIn={(signedIn) => {
             setCredential(signedIn);
             // The same key again after a refusal: read the endpoint anew.
@@ -258,7 +255,6 @@ const Portal = () => {
   if (!endpoint.data) return <Loading />;
   const session: Session = { api, endpoint: endpoint.data };
   const [section = 'endpoint', id] = route;
-  const title = id ? `${TITLES[section] ?? section}: ${id}` : (TITLES[section] ?? 'Not found');
   const page = (() => {
     switch (section) {
       case 'endpoint':
@@ -268,21 +264,20 @@ const Portal = () => {
       case 'verify':
         return <Verify session={session} />;
       default:
-        return <p>No such page.</p>;
+        return undefined;
     }
   })();
   return (
-    <Frame
+    <Pages
       product="Partner portal"
       nav={NAV}
-      current={section}
-      title={title}
+      route={route}
+      section={section}
+      id={id}
       who={endpoint.data.endpoint_id}
       onSignOut={signOut}
-    >
-      {/* A new page for a new route: nothing of the last one (a verdict, a secret, a late answer) stays. */}
-      <div key={route.join('/')}>{page}</div>
-    </Frame>
+      page={page}
+    />
   );
 };
 

@@ -315,19 +315,22 @@ export const Frame = (props: {
   );
 };
 
-/** Sign-in: the credential is kept in this tab only; the first call proves it. */
-export const SignIn = (props: {
-  readonly kind: TokenCredential['kind'];
-  readonly label: string;
-  readonly hint: string;
+/**
+ * A sign-in form: the credential its fields make is proved by a first call (`check`), then kept in this tab only;
+ * a refusal is announced in the form.
+ */
+export const CredentialForm = (props: {
+  readonly helpId: string;
+  readonly help: ComponentChildren;
+  readonly credential: () => Credential;
   readonly check: (api: Api) => Promise<unknown>;
   readonly onSignedIn: (credential: Credential) => void;
+  readonly children: ComponentChildren;
 }) => {
-  const [token, setToken] = useState('');
   const [error, setError] = useState<string>();
   const submit = async (event: JSX.TargetedEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const credential: Credential = { kind: props.kind, token: token.trim() };
+    const credential = props.credential();
     try {
       await props.check(createApi(credential));
       saveCredential(credential);
@@ -337,12 +340,67 @@ export const SignIn = (props: {
     }
   };
   return (
-    <form onSubmit={submit} aria-describedby="signin-help">
-      <p id="signin-help">{props.hint}</p>
-      <Field label={props.label} name="token" type="password" value={token} onInput={setToken} required />
+    <form onSubmit={submit} aria-describedby={props.helpId}>
+      <p id={props.helpId}>{props.help}</p>
+      {props.children}
       <Alert message={error} />
       <button type="submit">Sign in</button>
     </form>
+  );
+};
+
+/** Sign-in with a token (an operator's locally, a partner's key). */
+export const SignIn = (props: {
+  readonly kind: TokenCredential['kind'];
+  readonly label: string;
+  readonly hint: string;
+  readonly check: (api: Api) => Promise<unknown>;
+  readonly onSignedIn: (credential: Credential) => void;
+}) => {
+  const [token, setToken] = useState('');
+  return (
+    <CredentialForm
+      helpId="signin-help"
+      help={props.hint}
+      credential={() => ({ kind: props.kind, token: token.trim() })}
+      check={props.check}
+      onSignedIn={props.onSignedIn}
+    >
+      <Field label={props.label} name="token" type="password" value={token} onInput={setToken} required />
+    </CredentialForm>
+  );
+};
+
+/**
+ * An app's signed-in pages: the frame with its navigation, the page's title from it (`<section>: <id>` on an
+ * item's page), and a new page for a new route, so nothing of the last one (a verdict, a secret, a late answer)
+ * stays. `page` is undefined for a route the app does not have.
+ */
+export const Pages = (props: {
+  readonly product: string;
+  readonly nav: readonly (readonly [string, string])[];
+  readonly route: readonly string[];
+  readonly section: string;
+  readonly id: string | undefined;
+  readonly who: string;
+  readonly onSignOut: () => void;
+  readonly page: ComponentChildren | undefined;
+}) => {
+  const titles: Readonly<Record<string, string>> = Object.fromEntries(props.nav);
+  const title = props.id
+    ? `${titles[props.section] ?? props.section}: ${props.id}`
+    : (titles[props.section] ?? 'Not found');
+  return (
+    <Frame
+      product={props.product}
+      nav={props.nav}
+      current={props.section}
+      title={title}
+      who={props.who}
+      onSignOut={props.onSignOut}
+    >
+      <div key={props.route.join('/')}>{props.page ?? <p>No such page.</p>}</div>
+    </Frame>
   );
 };
 
