@@ -44,7 +44,7 @@ export class BucketWithAccessLogs extends Construct {
   constructor(scope: Construct, id: string, props: BucketWithAccessLogsProps) {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? SECURE_DEFAULTS.statefulRemovalPolicy;
-    this.accessLogBucket = props.accessLogBucket ?? this.createAccessLogBucket(removalPolicy);
+    this.accessLogBucket = props.accessLogBucket ?? accessLogBucket(this, 'AccessLogs', { removalPolicy });
     this.bucket = new s3.Bucket(this, 'Bucket', {
       encryption: s3.BucketEncryption.KMS,
       encryptionKey: props.encryptionKey,
@@ -79,29 +79,38 @@ export class BucketWithAccessLogs extends Construct {
       removalPolicy,
     });
   }
-
-  private createAccessLogBucket(removalPolicy: RemovalPolicy): s3.Bucket {
-    const accessLogBucket = new s3.Bucket(this, 'AccessLogs', {
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      versioned: true,
-      enforceSSL: true,
-      minimumTLSVersion: 1.2,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      lifecycleRules: [
-        {
-          expiration: Duration.days(SECURE_DEFAULTS.accessLogRetentionDays),
-          noncurrentVersionExpiration: Duration.days(1),
-        },
-      ],
-      removalPolicy,
-    });
-    Validations.of(accessLogBucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason:
-        'This is the server access log destination itself; logging its own accesses into itself would loop, and ' +
-        'S3 delivers access logs with its service principal only (bucket policy scoped to the source bucket).',
-    });
-    return accessLogBucket;
-  }
 }
+
+/**
+ * A bucket that receives access logs: private, encrypted, TLS 1.2+ only, versioned, each log kept
+ * `accessLogRetentionDays`. CloudFront's standard logs are written with an ACL (`objectOwnership:
+ * OBJECT_WRITER`); S3's server access logs need none.
+ */
+export const accessLogBucket = (
+  scope: Construct,
+  id: string,
+  props: { readonly removalPolicy: RemovalPolicy; readonly objectOwnership?: s3.ObjectOwnership },
+): s3.Bucket => {
+  const bucket = new s3.Bucket(scope, id, {
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    versioned: true,
+    enforceSSL: true,
+    minimumTLSVersion: 1.2,
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: props.objectOwnership ?? s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    lifecycleRules: [
+      {
+        expiration: Duration.days(SECURE_DEFAULTS.accessLogRetentionDays),
+        noncurrentVersionExpiration: Duration.days(1),
+      },
+    ],
+    removalPolicy: props.removalPolicy,
+  });
+  Validations.of(bucket).acknowledge({
+    id: 'AwsSolutions-S1',
+    reason:
+      'This is an access log destination itself; logging its own accesses into itself would loop, and the ' +
+      'services deliver their logs with their own principals.',
+  });
+  return bucket;
+};

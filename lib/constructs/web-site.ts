@@ -7,7 +7,8 @@ import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { WEB_APPS, WEB_SECURITY_HEADERS } from '../web-build';
 import type { SiteOriginSecret } from './api-firewall';
-import { nagResource, SECURE_DEFAULTS } from './defaults';
+import { accessLogBucket } from './bucket-with-access-logs';
+import { nagResource } from './defaults';
 
 export interface WebSiteProps {
   /** The built pages (`lib/web-build.ts`): `<app>/index.html`, `app.js`, `app.css` per app. */
@@ -61,22 +62,15 @@ export class WebSite extends Construct {
   constructor(scope: Construct, id: string, props: WebSiteProps) {
     super(scope, id);
     const apps = Object.keys(WEB_APPS);
-    const logs = new s3.Bucket(this, 'Logs', {
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      // CloudFront's standard logs are written with an ACL.
-      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
-      lifecycleRules: [{ expiration: Duration.days(SECURE_DEFAULTS.accessLogRetentionDays) }],
+    // CloudFront's standard logs are written with an ACL.
+    const logs = accessLogBucket(this, 'Logs', {
       removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(logs).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: 'The log bucket of the web site: logging its own access would log into itself.',
+      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
     });
     this.bucket = new s3.Bucket(this, 'Bucket', {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
+      minimumTLSVersion: 1.2,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: true,
