@@ -62,6 +62,7 @@ import {
   segment,
   statusOptions,
   TestEvent,
+  whereOf,
 } from '../shared/deliveries';
 import { verifyReceiptInBrowser } from '../shared/receipt-verify';
 import '../shared/styles.css';
@@ -712,7 +713,7 @@ const Endpoints = ({ session }: { readonly session: Session }) => {
             <a key="id" href={href('endpoints', endpoint.endpoint_id)}>
               {endpoint.endpoint_id}
             </a>,
-            endpoint.url ?? endpoint.destination?.type ?? '',
+            whereOf(endpoint),
             endpoint.topics.join(', ') || 'all',
             endpoint.status,
           ])}
@@ -842,11 +843,7 @@ const EndpointDetail = ({
   if (endpoint.loading && !endpoint.data) return <Loading />;
   if (!endpoint.data) return <Alert message={endpoint.error} />;
   const view = endpoint.data;
-  const where =
-    view.url ??
-    (view.destination?.type === 'sqs'
-      ? `sqs: ${view.destination.queue_url}`
-      : `eventbridge: ${view.destination?.event_bus_arn ?? ''}`);
+  const where = whereOf(view);
   return (
     <>
       <dl class="facts">
@@ -1071,7 +1068,7 @@ const whoAmI = (api: Api) => api.get('/admin/me', operatorIdentityResponseSchema
 /** In AWS: the temporary credentials of an operator role (C27), kept in this tab only. */
 const AwsSignIn = (props: {
   readonly config: SiteConfig;
-  readonly onSignedIn: (credential: Credential) => void;
+  readonly onSignedIn: (credential: Credential, me: z.infer<typeof operatorIdentityResponseSchema>) => void;
 }) => {
   const [accessKeyId, setAccessKeyId] = useState('');
   const [secretAccessKey, setSecretAccessKey] = useState('');
@@ -1131,21 +1128,21 @@ const AwsSignIn = (props: {
 const Console = () => {
   const route = useRoute();
   const config = useLoad(loadSiteConfig, []);
-  const { api, who: me, setCredential, signOut } = useSignedIn(['operator', 'aws'], whoAmI);
+  const { api, who: me, signIn, signOut } = useSignedIn(['operator', 'aws'], whoAmI);
   if (!api) {
     return (
       <Frame product="Pricing console" nav={[]} current="" title="Sign in">
         {config.loading ? (
           <Loading />
         ) : config.data ? (
-          <AwsSignIn config={config.data} onSignedIn={setCredential} />
+          <AwsSignIn config={config.data} onSignedIn={signIn} />
         ) : (
           <SignIn
             kind="operator"
             label="Operator token"
             hint="Your operator token (the local stack's banner lists them); it is kept in this tab only."
             check={whoAmI}
-            onSignedIn={setCredential}
+            onSignedIn={signIn}
           />
         )}
       </Frame>

@@ -45,6 +45,7 @@ import {
   segment,
   statusOptions,
   TestEvent,
+  whereOf,
 } from '../shared/deliveries';
 import { guideSnippet } from '../shared/receiving-guide';
 import '../shared/styles.css';
@@ -66,7 +67,7 @@ const EndpointPage = ({ session }: { readonly session: Session }) => {
         <dt>Endpoint</dt>
         <dd>{view.endpoint_id}</dd>
         <dt>Where</dt>
-        <dd>{view.url ?? view.destination?.type ?? ''}</dd>
+        <dd>{whereOf(view)}</dd>
         <dt>Topics</dt>
         <dd>{view.topics.join(', ') || 'all'}</dd>
         <dt>Event types</dt>
@@ -233,7 +234,7 @@ const whoAmI = (api: Api) => api.get('/partner/endpoint', endpointResponseSchema
 
 const Portal = () => {
   const route = useRoute();
-  const { api, who: endpoint, setCredential, signOut } = useSignedIn(['partner'], whoAmI);
+  const { api, who: endpoint, signIn, signOut } = useSignedIn(['partner'], whoAmI);
   if (!api || endpoint.error) {
     return (
       <Frame product="Partner portal" nav={[]} current="" title="Sign in">
@@ -243,8 +244,8 @@ const Portal = () => {
           label="Partner key"
           hint="The partner key issued with your endpoint (pk_…); it is kept in this tab only."
           check={whoAmI}
-          onSignedIn={(signedIn) => {
-            setCredential(signedIn);
+          onSignedIn={(signedIn, answer) => {
+            signIn(signedIn, answer);
             // The same key again after a refusal: read the endpoint anew.
             endpoint.reload();
           }}

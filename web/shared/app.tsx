@@ -319,12 +319,13 @@ export const Frame = (props: {
  * A sign-in form: the credential its fields make is proved by a first call (`check`), then kept in this tab only;
  * a refusal is announced in the form.
  */
-export const CredentialForm = (props: {
+export const CredentialForm = <T,>(props: {
   readonly helpId: string;
   readonly help: ComponentChildren;
   readonly credential: () => Credential;
-  readonly check: (api: Api) => Promise<unknown>;
-  readonly onSignedIn: (credential: Credential) => void;
+  readonly check: (api: Api) => Promise<T>;
+  /** With the check's answer, so the app need not ask again. */
+  readonly onSignedIn: (credential: Credential, answer: T) => void;
   readonly children: ComponentChildren;
 }) => {
   const [error, setError] = useState<string>();
@@ -332,9 +333,9 @@ export const CredentialForm = (props: {
     event.preventDefault();
     const credential = props.credential();
     try {
-      await props.check(createApi(credential));
+      const answer = await props.check(createApi(credential));
       saveCredential(credential);
-      props.onSignedIn(credential);
+      props.onSignedIn(credential, answer);
     } catch (caught) {
       setError(describeError(caught));
     }
@@ -350,12 +351,12 @@ export const CredentialForm = (props: {
 };
 
 /** Sign-in with a token (an operator's locally, a partner's key). */
-export const SignIn = (props: {
+export const SignIn = <T,>(props: {
   readonly kind: TokenCredential['kind'];
   readonly label: string;
   readonly hint: string;
-  readonly check: (api: Api) => Promise<unknown>;
-  readonly onSignedIn: (credential: Credential) => void;
+  readonly check: (api: Api) => Promise<T>;
+  readonly onSignedIn: (credential: Credential, answer: T) => void;
 }) => {
   const [token, setToken] = useState('');
   return (
@@ -418,12 +419,26 @@ export const Code = ({ label, text }: { readonly label: string; readonly text: s
  */
 export const useSignedIn = <T,>(kinds: readonly Credential['kind'][], whoAmI: (api: Api) => Promise<T>) => {
   const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential(kinds));
+  // What the sign-in form's own call answered: not asked again for the same credential.
+  const [proved, setProved] = useState<{ readonly key: string; readonly who: T }>();
   // One client per credential, not per render.
   const api = useMemo(() => (credential ? createApi(credential) : undefined), [credential]);
-  const who = useLoad(async () => (api ? whoAmI(api) : undefined), [credentialKey(credential)]);
+  const key = credentialKey(credential);
+  const who = useLoad(async () => {
+    if (proved && proved.key === key) {
+      setProved(undefined);
+      return proved.who;
+    }
+    return api ? whoAmI(api) : undefined;
+  }, [key]);
+  /** Signed in with a credential whose `whoAmI` the form has just answered. */
+  const signIn = (signedIn: Credential, answer: T) => {
+    setProved({ key: credentialKey(signedIn), who: answer });
+    setCredential(signedIn);
+  };
   const signOut = () => {
     saveCredential(undefined);
     setCredential(undefined);
   };
-  return { api, who, setCredential, signOut };
+  return { api, who, signIn, signOut };
 };

@@ -8,6 +8,7 @@ import type * as z from 'zod';
 import { DELIVERY_STATUSES } from '../../functions/domain/webhooks/envelope';
 import { EVENT_TYPES } from '../../functions/schemas/event-types';
 import type {
+  endpointResponseSchema,
   endpointStatsResponseSchema,
   eventHistoryResponseSchema,
   eventsPageResponseSchema,
@@ -29,6 +30,15 @@ export const statusOptions = (hidden: readonly string[] = []): (readonly [string
 ];
 
 /** Every event type of the catalog (its single source), for test events. */
+/** Where an endpoint's deliveries go: its URL, or its queue or event bus in the partner's account. */
+export const whereOf = (endpoint: z.infer<typeof endpointResponseSchema>): string =>
+  endpoint.url ??
+  (endpoint.destination?.type === 'sqs'
+    ? `sqs: ${endpoint.destination.queue_url}`
+    : endpoint.destination
+      ? `eventbridge: ${endpoint.destination.event_bus_arn}`
+      : '');
+
 export const EVENT_TYPE_NAMES: readonly string[] = EVENT_TYPES.map((definition) => definition.type);
 
 /** One path segment of an API path (an id from the URL may hold any character). */
