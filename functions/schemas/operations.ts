@@ -831,7 +831,7 @@ export const OPERATION_SCHEMAS: Readonly<Record<string, OperationSchemas>> = {
     description:
       'With the partner key of an endpoint: the events fanned out to that endpoint with `from ≤ ts ≤ to` ' +
       '(default: the last 24 hours), oldest first, as the endpoint receives them (`attempt` 1). Events whose ' +
-      'bodies expired (30 days) are left out.',
+      "bodies expired (30 days), and events the endpoint's filter kept from it, are left out.",
     query: partnerEventsQuerySchema,
     response: { status: 200, schema: partnerEventsResponseSchema, description: 'A page of envelopes.' },
     errors: [400],

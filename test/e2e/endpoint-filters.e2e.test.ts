@@ -86,6 +86,16 @@ describe('payload filters (C31)', () => {
     expect(replay.body.enqueued).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(world.receiver.requests.filter((request) => request.path.includes('/filtered/'))).toHaveLength(3);
+
+    // The partner's resync gives what its endpoint was meant to get: not the 2 its filter kept from it.
+    const resync = await fetch(`${world.stack.url}/partner/events?limit=50`, {
+      headers: { authorization: `Bearer ${String(created.body.partner_key)}` },
+    });
+    expect(resync.status).toBe(200);
+    const resynced = ((await resync.json()) as { items: { event_id: string }[] }).items.map(
+      (item) => item.event_id,
+    );
+    expect(resynced.sort()).toEqual([events[1], events[2], events[4]].sort());
   });
 
   it('refuses a bad filter at registration with a 400 naming its path, and PATCH replaces or removes it', async () => {

@@ -66,9 +66,15 @@ export const authenticatePartner = async (
 };
 
 /**
+ * Whether a delivery is the partner's to see: an event its endpoint's filter kept from it was never meant for it,
+ * so every partner route treats it as one the endpoint never got.
+ */
+const meantFor = (delivery: { readonly status: string }): boolean => delivery.status !== 'filtered';
+
+/**
  * `GET /partner/events` (resync, delivery guarantee 4): the events fanned out to the partner's endpoint with
  * `from ≤ ts ≤ to`, oldest first, as the endpoint receives them (its pinned version, `attempt` 1). Events whose
- * bodies expired are left out.
+ * bodies expired, and events its filter kept from it, are left out.
  */
 export const partnerEvents = async (
   ctx: Pick<WebhookContext, 'clock' | 'events' | 'deliveries'>,
@@ -86,7 +92,7 @@ export const partnerEvents = async (
   );
   const version = isEnvelopeVersion(endpoint.version) ? endpoint.version : LATEST_ENVELOPE_VERSION;
   const items: Envelope[] = [];
-  for (const delivery of page.items) {
+  for (const delivery of page.items.filter(meantFor)) {
     const item = await ctx.events.get(delivery.event_id);
     if (item) items.push(renderEnvelope(item, version, 1));
   }
@@ -106,7 +112,7 @@ export const partnerDeliveries = async (
   // An event its filter kept from the endpoint is not the partner's to see (it never received it).
   return {
     ...page,
-    items: page.items.filter((item) => item.deliveries.every((delivery) => delivery.status !== 'filtered')),
+    items: page.items.filter((item) => item.deliveries.every(meantFor)),
   };
 };
 
@@ -133,7 +139,7 @@ export const partnerReplay = async (
       const deliveries = await Promise.all(batch.map((id) => ctx.deliveries.get(id, endpoint.endpoint_id)));
       batch.forEach((id, index) => {
         const delivery = deliveries[index];
-        if (delivery && delivery.status !== 'filtered') eventIds?.push(id);
+        if (delivery && meantFor(delivery)) eventIds?.push(id);
       });
     }
     if (eventIds.length === 0)
@@ -158,7 +164,7 @@ export const partnerDelivery = async (
 ) => {
   const own = await ctx.deliveries.get(eventId, endpoint.endpoint_id);
   // Filtered out: the endpoint never received it, so neither does the partner see it.
-  if (!own || own.status === 'filtered') throw new EventNotFoundError(eventId);
+  if (!own || !meantFor(own)) throw new EventNotFoundError(eventId);
   const shown = await showEvent(ctx, eventId);
   return {
     event_id: shown.event_id,
