@@ -24,6 +24,7 @@ export const CHANGELOG = {
         '2026-11-26 (signing): an endpoint may ask for signing_algorithm ed25519: the signature is v1a (X-Signature: v1a=<base64> over the canonical string, or webhook-signature: v1a,<base64> in Standard Webhooks mode) by the service key named in X-Signature-Key-Id, whose public half is in GET /webhooks/jwks.json.',
         '2026-11-26 (delivery): an endpoint may have auth: static headers it asked for, or Authorization: Bearer <token> of its OAuth 2.0 client credentials (a 401 makes the service fetch a new token and send again once, within the same attempt).',
         '2026-11-26 (delivery): an endpoint may have a destination: an Amazon SQS queue (the envelope as the message body, the signature headers as message attributes, the signed path /<topic>; a FIFO queue groups by the ordering key) or an EventBridge bus (the envelope as the detail, the event type as detail-type), reached through the partner role with the external id the service made for the endpoint.',
+        "2026-11-27 (resync): GET /partner/events leaves out the events an endpoint's filter kept from it, as the endpoint never received them.",
       ],
     },
   ],
