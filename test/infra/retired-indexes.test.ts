@@ -130,6 +130,7 @@ describe('staged replacement of the deliveries and events indexes by keys-only o
       ...indexMigrationStages().map((stage) => parseIndexMigrationStage(stage)),
       undefined,
     ];
+    let retiring = 0;
     for (const table of Object.values(TABLES) as TableDefinition[]) {
       const before = (table.retiredGlobalSecondaryIndexes ?? []).map((index) => index.name);
       const shapes = [
@@ -141,14 +142,23 @@ describe('staged replacement of the deliveries and events indexes by keys-only o
         ],
         ...stages.map((stage) => tableIndexesAt(table, stage).map((index) => index.name)),
       ];
+      let total = 0;
       for (let step = 1; step < shapes.length; step += 1) {
         const [previous, next] = [new Set(shapes[step - 1]), new Set(shapes[step])];
         const changed =
           [...previous].filter((name) => !next.has(name)).length +
           [...next].filter((name) => !previous.has(name)).length;
         expect(changed, `${table.id}, deploy ${step}`).toBeLessThanOrEqual(1);
+        total += changed;
       }
+      // Every replacement added and every retired index removed, ending on the definition's own indexes.
+      expect(total, table.id).toBe(2 * before.length);
+      expect(shapes.at(-1), table.id).toEqual(
+        (table.globalSecondaryIndexes ?? []).map((index) => index.name),
+      );
+      retiring += before.length;
     }
+    expect(retiring).toBe(4);
   });
 
   it('the functions that read a retired index are those that query its replacement', () => {

@@ -93,9 +93,12 @@ describe('the web site (console and partner portal)', () => {
       HttpVersion: string;
     };
     expect(config.CacheBehaviors.map((behavior) => behavior.PathPattern)).toEqual(['/console*', '/portal*']);
+    const headersPolicy = Object.keys(service.findResources('AWS::CloudFront::ResponseHeadersPolicy'))[0];
     for (const behavior of config.CacheBehaviors) {
       expect(behavior.ViewerProtocolPolicy).toBe('redirect-to-https');
       expect(behavior.ResponseHeadersPolicyId).toBeDefined();
+      // The site's own policy (the security headers), not a managed one.
+      expect(behavior.ResponseHeadersPolicyId).toEqual({ Ref: headersPolicy });
       expect(behavior.FunctionAssociations).toHaveLength(1);
     }
     // The API: HTTPS only, every method, nothing cached, the viewer's headers but not its host.
@@ -106,6 +109,10 @@ describe('the web site (console and partner portal)', () => {
       OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
     });
     expect(config.Logging).toBeDefined();
+    expect(config.Logging).toMatchObject({
+      Bucket: { 'Fn::GetAtt': [expect.stringMatching(/^WebSiteLogs/), 'RegionalDomainName'] },
+      Prefix: 'cloudfront/',
+    });
     expect(config.HttpVersion).toBe('http2and3');
     service.hasOutput('ConsoleUrl', Match.anyValue());
     // The console's config (the API it signs for) is answered at the edge, with the API's URL resolved at deploy.
